@@ -1,0 +1,96 @@
+# trainersim Makefile. Versions are pinned in go.mod (Kubeflow Trainer, JobSet,
+# controller-runtime, k8s.io/*) and hack/controlplane/go.mod (the Kubernetes
+# control plane and KWOK); everything below reads them from there.
+
+SHELL := /usr/bin/env bash -o pipefail
+PROJECT_DIR := $(shell pwd)
+GO ?= go
+BIN_DIR := $(PROJECT_DIR)/bin
+
+CONTROLPLANE_MOD := $(PROJECT_DIR)/hack/controlplane
+KWOK_MOD := $(PROJECT_DIR)/hack/kwok
+K8S_VERSION := $(shell sed -n 's/^require k8s.io\/kubernetes v//p;s/^\tk8s.io\/kubernetes v\([^ ]*\).*/\1/p' $(CONTROLPLANE_MOD)/go.mod | head -n1)
+ASSETS_DIR := $(BIN_DIR)/k8s/$(K8S_VERSION)
+ASSETS := $(addprefix $(ASSETS_DIR)/,kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
+K8S_LDFLAGS := -s -w \
+	-X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(K8S_VERSION))) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) \
+	-X k8s.io/client-go/pkg/version.gitVersion=v$(K8S_VERSION)
+
+SIMCTL := $(BIN_DIR)/simctl
+REPORT_DIR ?= $(PROJECT_DIR)/reports/out
+
+.PHONY: help
+help: ## Show the targets.
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+##@ Set-up
+
+.PHONY: assets
+assets: $(ASSETS) ## Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok into bin/k8s/<version>/ (about 8 minutes the first time).
+
+$(ASSETS_DIR)/kube-apiserver $(ASSETS_DIR)/kube-controller-manager $(ASSETS_DIR)/kube-scheduler: $(CONTROLPLANE_MOD)/go.mod
+	@mkdir -p $(ASSETS_DIR)
+	@echo "building $(notdir $@) v$(K8S_VERSION) from the Go module proxy"
+	cd $(CONTROLPLANE_MOD) && $(GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/$(notdir $@)
+
+$(ASSETS_DIR)/etcd: $(CONTROLPLANE_MOD)/go.mod
+	@mkdir -p $(ASSETS_DIR)
+	@echo "building etcd from the Go module proxy"
+	cd $(CONTROLPLANE_MOD) && $(GO) build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
+
+$(ASSETS_DIR)/kwok: $(KWOK_MOD)/go.mod
+	@mkdir -p $(ASSETS_DIR)
+	@echo "building kwok from the Go module proxy"
+	cd $(KWOK_MOD) && $(GO) build -trimpath -ldflags '-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
+
+##@ Generated files
+
+TRAINER_ROOT = $(shell $(GO) list -m -f '{{.Dir}}' github.com/kubeflow/trainer/v2)
+JOBSET_ROOT = $(shell $(GO) list -m -f '{{.Dir}}' sigs.k8s.io/jobset)
+SCHEDULER_PLUGINS_ROOT = $(shell $(GO) list -m -f '{{.Dir}}' sigs.k8s.io/scheduler-plugins)
+DEFAULT_RUNTIMES := deepspeed_distributed.yaml jax_distributed.yaml mlx_distributed.yaml \
+	torch_distributed.yaml xgboost_distributed.yaml torchtune/llama3_2/llama3_2_1B.yaml \
+	torchtune/llama3_2/llama3_2_3B.yaml torchtune/qwen2_5/qwen2_5_1.5B.yaml
+
+.PHONY: fixtures
+fixtures: ## Copy CRDs, webhook manifests and default runtimes from the module cache into fixtures/.
+	$(GO) mod download github.com/kubeflow/trainer/v2 sigs.k8s.io/jobset sigs.k8s.io/scheduler-plugins
+	rm -rf fixtures/crds fixtures/webhooks fixtures/runtimes
+	mkdir -p fixtures/crds/trainer fixtures/crds/jobset fixtures/crds/scheduler-plugins fixtures/webhooks fixtures/runtimes
+	install -m 0644 $(TRAINER_ROOT)/manifests/base/crds/trainer.kubeflow.org_*.yaml fixtures/crds/trainer/
+	install -m 0644 $(JOBSET_ROOT)/config/components/crd/bases/*.yaml fixtures/crds/jobset/
+	install -m 0644 $(SCHEDULER_PLUGINS_ROOT)/manifests/coscheduling/crd.yaml fixtures/crds/scheduler-plugins/
+	install -m 0644 $(TRAINER_ROOT)/manifests/base/webhook/manifests.yaml fixtures/webhooks/trainer.yaml
+	install -m 0644 $(JOBSET_ROOT)/config/components/webhook/manifests.yaml fixtures/webhooks/jobset.yaml
+	for f in $(DEFAULT_RUNTIMES); do install -m 0644 $(TRAINER_ROOT)/manifests/base/runtimes/$$f fixtures/runtimes/$$(basename $$f); done
+
+.PHONY: verify
+verify: fixtures ## Fail when generated files drift from go.mod.
+	@git diff --exit-code --stat -- fixtures && test -z "$$(git ls-files --others --exclude-standard -- fixtures)" \
+		|| { echo "fixtures/ is out of date with go.mod: run 'make fixtures' and commit"; git ls-files --others --exclude-standard -- fixtures; exit 1; }
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+##@ Build, run, test
+
+.PHONY: build
+build: ## Build bin/simctl.
+	$(GO) build -o $(SIMCTL) ./cmd/simctl
+
+.PHONY: run
+run: assets build ## Start the cluster, run the smoke check on simulated GPU nodes, shut down.
+	$(SIMCTL) smoke
+
+.PHONY: up
+up: assets build ## Start the cluster and keep it up until Ctrl-C (kubeconfig in bin/kubeconfig).
+	$(SIMCTL) up --kubeconfig $(BIN_DIR)/kubeconfig
+
+.PHONY: test
+test: assets ## Run unit tests and the envtest suites.
+	$(GO) test ./... -timeout 30m
+
+.PHONY: bench
+bench: assets ## Measure start times: bare envtest against the full harness.
+	$(GO) test ./sim/ -run '^$$' -bench . -benchtime 3x -timeout 30m
