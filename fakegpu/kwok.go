@@ -1,0 +1,124 @@
+package fakegpu
+
+import (
+	_ "embed"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// kwokConfig is the multi-document kwok configuration: one
+// KwokConfiguration and the Stages that make kwok play the kubelet.
+//
+//go:embed kwok/config.yaml
+var kwokConfig []byte
+
+// Values of the embedded KwokConfiguration that KwokArgs also passes as
+// flags. Flags win over any config file, so passing them keeps a stray
+// $KWOK_WORKDIR/kwok.yaml from changing them.
+const (
+	// KwokNodeIP is the address kwok reports as every managed Node's
+	// InternalIP and every Pod's hostIP: loopback, so that anything dialing
+	// a "kubelet" (the API server's logs, exec and port-forward proxy) stays
+	// on this machine.
+	KwokNodeIP = "127.0.0.1"
+	// KwokNodeLeaseDurationSeconds is the duration of the Lease kwok holds
+	// for each managed Node, renewed every quarter of it: the kubelet's
+	// default of 40s.
+	KwokNodeLeaseDurationSeconds = 40
+	// KwokPodCIDR is the range kwok gives Pod IPs from. The addresses only
+	// appear in Pod and EndpointSlice status; nothing connects to them. It
+	// differs from kwok's default, 10.0.0.0/24, which is also envtest's
+	// Service range, so that no Pod shares an address with a Service (the
+	// first Pod would get the kubernetes Service's 10.0.0.1).
+	KwokPodCIDR = "10.244.0.0/16"
+)
+
+// KwokWorkDirEnv is the environment variable that sets kwok's work
+// directory (default ~/.kwok). kwok reads <workdir>/kwok.yaml, if it exists,
+// before the --config files, and its KwokConfiguration and Stages would mix
+// with ours (the first KwokConfiguration wins). The process runner should
+// set it to an empty directory of its own, e.g. KwokWorkDirEnv+"="+tmpDir.
+const KwokWorkDirEnv = "KWOK_WORKDIR"
+
+// KwokConfig returns the configuration for the kwok binary, to be written to
+// a file and passed with --config (see KwokArgs). It is a multi-document
+// YAML: a KwokConfiguration (config.kwok.x-k8s.io/v1alpha1) followed by the
+// Stages (kwok.x-k8s.io/v1alpha1), in this order:
+//
+//   - node-initialize makes a managed Node Ready (kubelet conditions,
+//     addresses, node info), keeping the capacity it was created with;
+//   - node-heartbeat-with-lease re-posts the conditions every 10m to 10m10s,
+//     while kwok renews the Node's Lease every 10s;
+//   - pod-ready moves a bound Pod to Running with running, ready
+//     containers, a podIP and Ready conditions;
+//   - pod-terminate makes a Pod that is being deleted Failed, as a kubelet
+//     does when it stops it, so that finalizer owners such as the Job
+//     controller release it;
+//   - pod-delete removes a terminal Pod that is being deleted (grace period
+//     0), leaving finalizers to their owners as kwok does.
+//
+// There is no pod-complete stage: Pods stay Running until they are deleted.
+//
+// The returned slice is a copy; callers may modify it.
+func KwokConfig() []byte {
+	return slices.Clone(kwokConfig)
+}
+
+// KwokArgs returns the arguments (without the program name) for the kwok
+// binary of sigs.k8s.io/kwok v0.8.0, talking to the API server described by
+// the kubeconfig file at kubeconfigPath and configured by the file at
+// configPath, which must hold KwokConfig. Run it with KwokWorkDirEnv set to a
+// directory of its own.
+//
+// Each flag and why it is there:
+//
+//   - --kubeconfig: the API server to play the kubelet for. Without it kwok
+//     falls back to ~/.kube/config or the in-cluster config, i.e. possibly a
+//     real cluster.
+//   - --config: the Stages and options of KwokConfig. Without Stages kwok
+//     refuses to start ("no stages found").
+//   - --manage-all-nodes=false, --manage-nodes-with-annotation-selector and
+//     --manage-nodes-with-label-selector: manage only Nodes carrying the
+//     marker NodeGroup.Nodes sets (kwok requires both selectors to match),
+//     never a Node someone else registered. kwok refuses to start when no
+//     Node selection is given, and when manage-all-nodes is combined with
+//     the selectors, so it is pinned to false here.
+//   - --server-address= (empty) and --node-port=0: kwok starts its HTTP
+//     server (healthz, metrics, logs/exec/port-forward for Pods, debugging
+//     and pprof handlers) only if one of these is set, and a non-zero
+//     node port alone makes it listen on 0.0.0.0. Passing both empty keeps
+//     kwok from listening on any address at all.
+//   - --node-ip=127.0.0.1 (KwokNodeIP): the InternalIP of every Node and the
+//     hostIP of every Pod, so nothing ever dials a non-loopback "kubelet".
+//   - --node-lease-duration-seconds=40 (KwokNodeLeaseDurationSeconds): hold
+//     and renew a Lease in kube-node-lease for each Node, as the kubelet
+//     does. Without it (0) kwok keeps no leases; the node-lifecycle
+//     controller would then see a heartbeat only every ~10 minutes, mark
+//     the Nodes NotReady, taint them and evict their Pods.
+//   - --cidr=10.244.0.0/16 (KwokPodCIDR): where Pod IPs come from; kwok's
+//     default overlaps envtest's Service range.
+func KwokArgs(kubeconfigPath, configPath string) []string {
+	return []string{
+		"--kubeconfig=" + kubeconfigPath,
+		"--config=" + csvQuote(configPath),
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector=" + KwokNodeAnnotationSelector,
+		"--manage-nodes-with-label-selector=" + KwokNodeLabelSelector,
+		"--server-address=",
+		"--node-port=0",
+		"--node-ip=" + KwokNodeIP,
+		"--cidr=" + KwokPodCIDR,
+		"--node-lease-duration-seconds=" + strconv.Itoa(KwokNodeLeaseDurationSeconds),
+	}
+}
+
+// csvQuote quotes s for a pflag string-slice flag such as kwok's --config,
+// which splits its value as a CSV record: a path containing a comma or a
+// double quote would otherwise become several paths.
+func csvQuote(s string) string {
+	if !strings.ContainsAny(s, ",\"\r\n") && strings.TrimSpace(s) == s {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
