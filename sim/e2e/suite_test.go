@@ -1,0 +1,61 @@
+// Package e2e_test proves, on a real trainersim cluster, that a TrainJob with
+// runtime patches becomes Pods created by the Job controller, placed by the
+// scheduler on simulated GPU nodes and moved to Running by KWOK; and that
+// simctl up serves a usable cluster and leaves nothing behind when killed.
+package e2e_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim"
+)
+
+// Named timeouts, long enough for a loaded 2-core CI machine.
+const (
+	// podsRunningTimeout bounds TrainJob create -> Pods Running.
+	podsRunningTimeout = 90 * time.Second
+	// unschedulableTimeout bounds TrainJob create -> scheduler verdict.
+	unschedulableTimeout = 90 * time.Second
+	// consistentlyPending is how long Pending Pods must stay Pending.
+	consistentlyPending = 3 * time.Second
+	// simctlReadyTimeout bounds simctl up's start.
+	simctlReadyTimeout = 3 * time.Minute
+	// processExitTimeout bounds how long children may outlive a killed simctl.
+	processExitTimeout = 15 * time.Second
+	pollInterval       = 250 * time.Millisecond
+)
+
+var (
+	env *sim.Environment
+	k8s client.Client
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "trainersim e2e suite")
+}
+
+var _ = BeforeSuite(func(ctx context.Context) {
+	env = &sim.Environment{Nodes: []fakegpu.NodeGroup{
+		{Profile: "nvidia-h100-80gb", Count: 2},
+		{Profile: "cpu", Count: 1},
+	}}
+	Expect(env.Start(ctx)).To(Succeed())
+	k8s = env.Client()
+	for _, t := range env.Timings() {
+		GinkgoWriter.Printf("%-28s ready at %s\n", t.Name, t.ReadyAt)
+	}
+}, NodeTimeout(sim.DefaultStartTimeout+time.Minute))
+
+var _ = AfterSuite(func() {
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})

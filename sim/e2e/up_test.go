@@ -1,0 +1,143 @@
+package e2e_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/fakegpu"
+)
+
+var _ = Describe("simctl up", Ordered, func() {
+	var (
+		session    *gexec.Session
+		kubeconfig string
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		simctl, err := gexec.Build("github.com/trainersim/trainersim/cmd/simctl")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(gexec.CleanupBuildArtifacts)
+		kubeconfig = filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+		cmd := exec.Command(simctl, "up", "--kubeconfig", kubeconfig)
+		session, err = gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { session.Kill() })
+		Eventually(session).WithTimeout(simctlReadyTimeout).Should(gbytes.Say(`cluster ready in`))
+		for _, component := range []string{"kube-apiserver+etcd", "kube-controller-manager", "kube-scheduler", "kwok", "trainer+jobset-controllers", "nodes"} {
+			Expect(session.Out.Contents()).To(ContainSubstring(component), "no progress line for %s", component)
+		}
+	}, NodeTimeout(simctlReadyTimeout+time.Minute))
+
+	It("writes a kubeconfig that shows the GPU nodes with their labels, taints and allocatable GPUs", func(ctx SpecContext) {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		Expect(err).NotTo(HaveOccurred())
+		c, err := client.New(cfg, client.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		var nodes corev1.NodeList
+		Expect(c.List(ctx, &nodes)).To(Succeed())
+		byProfile := map[string]int{}
+		for _, n := range nodes.Items {
+			profile := n.Labels[fakegpu.ProfileLabel]
+			byProfile[profile]++
+			if profile != "nvidia-h100-80gb" {
+				continue
+			}
+			Expect(n.Labels).To(HaveKeyWithValue("nvidia.com/gpu.present", "true"))
+			Expect(n.Labels).To(HaveKeyWithValue("nvidia.com/gpu.count", "8"))
+			Expect(n.Labels).To(HaveKey("nvidia.com/gpu.product"))
+			Expect(n.Spec.Taints).To(ContainElement(corev1.Taint{Key: "nvidia.com/gpu", Value: "present", Effect: corev1.TaintEffectNoSchedule}))
+			gpus := n.Status.Allocatable[fakegpu.ResourceGPU]
+			Expect(gpus.Value()).To(BeEquivalentTo(8))
+		}
+		Expect(byProfile).To(Equal(map[string]int{"nvidia-h100-80gb": 2, "cpu": 1}))
+	})
+
+	It("leaves no process behind when killed with SIGKILL", func(ctx SpecContext) {
+		children := childProcesses(session.Command.Process.Pid)
+		names := map[string]bool{}
+		for _, name := range children {
+			names[name] = true
+		}
+		for _, want := range []string{"kube-apiserver", "etcd", "kube-controller", "kube-scheduler", "kwok"} {
+			Expect(names).To(HaveKey(want), "simctl has no %s child: %v", want, children)
+		}
+		Expect(session.Command.Process.Signal(syscall.SIGKILL)).To(Succeed())
+		Eventually(session).WithTimeout(processExitTimeout).Should(gexec.Exit())
+		Eventually(func() []string {
+			var alive []string
+			for pid, name := range children {
+				if processAlive(pid) {
+					alive = append(alive, fmt.Sprintf("%s (pid %d)", name, pid))
+				}
+			}
+			return alive
+		}).WithTimeout(processExitTimeout).WithPolling(pollInterval).Should(BeEmpty())
+	})
+})
+
+// childProcesses maps the pid of every direct child of parent to its command
+// name (at most 15 characters, as the kernel keeps it), read from /proc.
+func childProcesses(parent int) map[int]string {
+	children := map[int]string{}
+	entries, err := os.ReadDir("/proc")
+	Expect(err).NotTo(HaveOccurred())
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		name, ppid, _, ok := procStat(pid)
+		if ok && ppid == parent {
+			children[pid] = name
+		}
+	}
+	return children
+}
+
+// processAlive reports whether pid exists and is not a zombie.
+func processAlive(pid int) bool {
+	_, _, state, ok := procStat(pid)
+	return ok && state != "Z" && state != "X"
+}
+
+// procStat reads the command name, parent pid and state of pid.
+func procStat(pid int) (name string, ppid int, state string, ok bool) {
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return "", 0, "", false
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(f).ReadString('\n')
+	if err != nil && line == "" {
+		return "", 0, "", false
+	}
+	// pid (comm) state ppid ...; comm may contain spaces and parentheses.
+	open, end := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
+	if open < 0 || end < open {
+		return "", 0, "", false
+	}
+	fields := strings.Fields(line[end+1:])
+	if len(fields) < 2 {
+		return "", 0, "", false
+	}
+	ppid, err = strconv.Atoi(fields[1])
+	if err != nil {
+		return "", 0, "", false
+	}
+	return line[open+1 : end], ppid, fields[0], true
+}

@@ -1,0 +1,123 @@
+// Package controllers wires the real Kubeflow Trainer and JobSet controllers
+// and webhooks into one controller-runtime manager, the way the Trainer's own
+// integration framework (test/integration/framework) and JobSet's main.go do.
+// Nothing here re-implements either project: it only calls their setup code.
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	ctrlpkg "sigs.k8s.io/controller-runtime/pkg/controller"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	jobsetcontrollers "sigs.k8s.io/jobset/pkg/controllers"
+	jobsetwebhooks "sigs.k8s.io/jobset/pkg/webhooks"
+	schedulerpluginsv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	trainercontroller "github.com/kubeflow/trainer/v2/pkg/controller"
+	runtimecore "github.com/kubeflow/trainer/v2/pkg/runtime/core"
+	trainerwebhooks "github.com/kubeflow/trainer/v2/pkg/webhooks"
+)
+
+// NewScheme returns a private scheme with the types the Trainer's and
+// JobSet's managers register in their main packages, plus
+// CustomResourceDefinitions, which the harness reads.
+func NewScheme() (*apiruntime.Scheme, error) {
+	s := apiruntime.NewScheme()
+	for _, add := range []func(*apiruntime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		apiextensionsv1.AddToScheme,
+		trainer.AddToScheme,
+		jobsetv1alpha2.AddToScheme,
+		schedulerpluginsv1alpha1.AddToScheme,
+		volcanov1beta1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return nil, fmt.Errorf("failed to build scheme: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Options configures NewManager.
+type Options struct {
+	// Config reaches the API server.
+	Config *rest.Config
+	// Scheme is the scheme from NewScheme.
+	Scheme *apiruntime.Scheme
+	// WebhookHost, WebhookPort and WebhookCertDir are where the webhook
+	// server listens and the serving certificate it uses (from envtest's
+	// WebhookInstallOptions).
+	WebhookHost    string
+	WebhookPort    int
+	WebhookCertDir string
+	// Logger receives the controllers' logs.
+	Logger logr.Logger
+}
+
+// NewManager builds a manager running the Trainer controllers and webhooks
+// (runtimecore.New, controller.SetupControllers, webhooks.Setup) and the
+// JobSet controllers and webhooks (SetupJobSetIndexes, SetupPodIndexes, the
+// JobSet and Pod reconcilers, webhooks.Setup). ctx bounds the field indexers
+// and must live as long as the manager.
+func NewManager(ctx context.Context, o Options) (ctrl.Manager, error) {
+	mgr, err := ctrl.NewManager(o.Config, ctrl.Options{
+		Scheme:                 o.Scheme,
+		Logger:                 o.Logger,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// Several environments may live in one process (benchmarks, tests):
+		// controller names repeat, as in the Trainer's integration framework.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host:    o.WebhookHost,
+			Port:    o.WebhookPort,
+			CertDir: o.WebhookCertDir,
+		}),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create manager: %w", err)
+	}
+
+	runtimes, err := runtimecore.New(ctx, mgr.GetClient(), mgr.GetFieldIndexer(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("failed to set up trainer runtimes: %w", err)
+	}
+	if name, err := trainercontroller.SetupControllers(mgr, runtimes, ctrlpkg.Options{SkipNameValidation: ptr.To(true)}); err != nil {
+		return nil, fmt.Errorf("failed to set up trainer controller %s: %w", name, err)
+	}
+	if name, err := trainerwebhooks.Setup(mgr, runtimes); err != nil {
+		return nil, fmt.Errorf("failed to set up trainer webhook %s: %w", name, err)
+	}
+
+	if err := jobsetcontrollers.SetupJobSetIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, fmt.Errorf("failed to set up jobset indexes: %w", err)
+	}
+	if err := jobsetcontrollers.SetupPodIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, fmt.Errorf("failed to set up jobset pod indexes: %w", err)
+	}
+	jobSets := jobsetcontrollers.NewJobSetReconciler(mgr.GetClient(), mgr.GetScheme(), mgr.GetEventRecorder("jobset"))
+	if err := jobSets.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("failed to set up jobset controller: %w", err)
+	}
+	pods := jobsetcontrollers.NewPodReconciler(mgr.GetClient(), mgr.GetScheme(), mgr.GetEventRecorder("pod"))
+	if err := pods.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("failed to set up jobset pod controller: %w", err)
+	}
+	if err := jobsetwebhooks.Setup(mgr); err != nil {
+		return nil, fmt.Errorf("failed to set up jobset webhooks: %w", err)
+	}
+	return mgr, nil
+}

@@ -1,0 +1,189 @@
+// Package proc runs the control-plane binaries the harness starts itself
+// (kube-controller-manager, kube-scheduler, kwok) as child processes that die
+// with the harness, even when the harness is killed with SIGKILL.
+//
+// On Linux every child gets its own process group and a parent-death signal
+// (SIGKILL). Processes that another library starts (envtest's kube-apiserver
+// and etcd) are covered by WrapWithParentDeathSignal, which puts a small
+// wrapper script in front of the real binary.
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Process is one child process. Name, Path and Args are set by the caller;
+// LogPath, when set, receives the process's stdout and stderr.
+type Process struct {
+	// Name is the short name used in errors, for example "kube-scheduler".
+	Name string
+	// Path is the absolute path of the binary.
+	Path string
+	// Args are the command-line arguments, without the binary.
+	Args []string
+	// LogPath is the file that receives stdout and stderr. Empty: discarded.
+	LogPath string
+	// Env is added to the harness's own environment. Nil adds nothing.
+	Env []string
+
+	cmd     *exec.Cmd
+	logFile *os.File
+	done    chan struct{}
+	waitErr error
+	stop    sync.Once
+}
+
+// Start starts the process. It returns once the process has been forked.
+func (p *Process) Start() error {
+	p.cmd = exec.Command(p.Path, p.Args...)
+	p.cmd.SysProcAttr = sysProcAttr()
+	if p.Env != nil {
+		p.cmd.Env = append(os.Environ(), p.Env...)
+	}
+	p.cmd.Stdout = io.Discard
+	p.cmd.Stderr = io.Discard
+	if p.LogPath != "" {
+		f, err := os.Create(p.LogPath)
+		if err != nil {
+			return fmt.Errorf("failed to create log file of %s: %w", p.Name, err)
+		}
+		p.logFile = f
+		p.cmd.Stdout = f
+		p.cmd.Stderr = f
+	}
+	if err := p.cmd.Start(); err != nil {
+		p.closeLog()
+		return fmt.Errorf("failed to start %s: %w", p.Name, err)
+	}
+	p.done = make(chan struct{})
+	go func() {
+		p.waitErr = p.cmd.Wait()
+		p.closeLog()
+		close(p.done)
+	}()
+	return nil
+}
+
+// Exited is closed when the process has exited.
+func (p *Process) Exited() <-chan struct{} { return p.done }
+
+// ExitError describes how the process ended; valid after Exited is closed.
+func (p *Process) ExitError() error {
+	if p.waitErr == nil {
+		return fmt.Errorf("%s exited", p.Name)
+	}
+	return fmt.Errorf("%s exited: %w", p.Name, p.waitErr)
+}
+
+// Pid is the process id, 0 before Start.
+func (p *Process) Pid() int {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// Stop sends SIGTERM to the process group and waits up to grace for the
+// process to exit, then sends SIGKILL. It is safe to call more than once.
+func (p *Process) Stop(grace time.Duration) error {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return nil
+	}
+	p.stop.Do(func() {
+		signalGroup(p.cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(grace):
+			signalGroup(p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+	})
+	return nil
+}
+
+// LogTail returns up to the last n lines of the process log, for error
+// messages when a component fails to become healthy.
+func (p *Process) LogTail(n int) string {
+	if p.LogPath == "" {
+		return ""
+	}
+	b, err := os.ReadFile(p.LogPath)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (p *Process) closeLog() {
+	if p.logFile != nil {
+		_ = p.logFile.Close()
+	}
+}
+
+// WaitUntil polls check every interval until it returns nil, the context ends
+// or the process exits. The error names the component and, when the process
+// died, carries the tail of its log.
+func (p *Process) WaitUntil(ctx context.Context, interval time.Duration, check func(context.Context) error) error {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	var last error
+	for {
+		if last = check(ctx); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not become healthy: %w (last check: %v)", p.Name, ctx.Err(), last)
+		case <-p.done:
+			return fmt.Errorf("%w before it became healthy; last log lines:\n%s", p.ExitError(), p.LogTail(20))
+		case <-ticker.C:
+		}
+	}
+}
+
+// WrapWithParentDeathSignal writes an executable wrapper named name into dir
+// that execs target with a parent-death signal of SIGKILL, so that a process
+// started by code the harness does not control (envtest) still dies with the
+// harness. It returns the wrapper's path. Where setpriv(1) from util-linux is
+// not available the wrapper execs target directly, and the caller is told so
+// by the returned bool being false.
+func WrapWithParentDeathSignal(dir, name, target string) (string, bool, error) {
+	setpriv, err := exec.LookPath("setpriv")
+	protected := err == nil && parentDeathSignalSupported
+	script := fmt.Sprintf("#!/bin/sh\nexec %q \"$@\"\n", target)
+	if protected {
+		script = fmt.Sprintf("#!/bin/sh\nexec %q --pdeathsig KILL -- %q \"$@\"\n", setpriv, target)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		return "", false, fmt.Errorf("failed to write wrapper for %s: %w", name, err)
+	}
+	return path, protected, nil
+}
+
+// ErrNotExecutable is returned by CheckExecutable for a path that is missing
+// or not an executable file.
+var ErrNotExecutable = errors.New("not an executable file")
+
+// CheckExecutable reports whether path is an executable regular file.
+func CheckExecutable(path string) error {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("%s: %w", path, ErrNotExecutable)
+	}
+	return nil
+}

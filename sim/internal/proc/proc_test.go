@@ -1,0 +1,128 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const testTimeout = 10 * time.Second
+
+func TestStopEndsTheProcessGroup(t *testing.T) {
+	dir := t.TempDir()
+	// The shell starts a grandchild in the same process group; Stop must end both.
+	p := &Process{Name: "sleeper", Path: "/bin/sh", Args: []string{"-c", "sleep 300 & echo $! > " + filepath.Join(dir, "grandchild") + "; wait"}, LogPath: filepath.Join(dir, "log")}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	grandchild := waitForPidFile(t, filepath.Join(dir, "grandchild"))
+	if err := p.Stop(testTimeout); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Exited():
+	default:
+		t.Fatal("process still running after Stop")
+	}
+	waitGone(t, grandchild)
+	if err := p.Stop(testTimeout); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+}
+
+func TestWaitUntilReportsAnEarlyExitWithTheLog(t *testing.T) {
+	p := &Process{Name: "crasher", Path: "/bin/sh", Args: []string{"-c", "echo boom: bad flag; exit 3"}, LogPath: filepath.Join(t.TempDir(), "log")}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	err := p.WaitUntil(ctx, 10*time.Millisecond, func(context.Context) error { return errors.New("not yet") })
+	if err == nil {
+		t.Fatal("WaitUntil returned nil for a process that exited")
+	}
+	for _, want := range []string{"crasher exited", "exit status 3", "boom: bad flag"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestWaitUntilTimesOutWithTheLastCheck(t *testing.T) {
+	p := &Process{Name: "idle", Path: "/bin/sleep", Args: []string{"300"}}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(testTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err := p.WaitUntil(ctx, 10*time.Millisecond, func(context.Context) error { return errors.New("healthz 500") })
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "healthz 500") {
+		t.Errorf("got %v, want a deadline error naming the last check", err)
+	}
+}
+
+// TestParentDeathSignal kills a parent with SIGKILL and checks that its
+// child, started through WrapWithParentDeathSignal, dies with it.
+func TestParentDeathSignal(t *testing.T) {
+	if _, err := exec.LookPath("setpriv"); err != nil || !parentDeathSignalSupported {
+		t.Fatal("setpriv(1) from util-linux is needed for kube-apiserver and etcd to die with the harness")
+	}
+	dir := t.TempDir()
+	wrapper, protected, err := WrapWithParentDeathSignal(dir, "sleep", "/bin/sleep")
+	if err != nil || !protected {
+		t.Fatalf("wrapper: protected=%v err=%v", protected, err)
+	}
+	// The parent is a shell that starts the wrapped child and reports its pid.
+	parent := exec.Command("/bin/sh", "-c", wrapper+" 300 & echo $! > "+filepath.Join(dir, "child")+"; wait")
+	if err := parent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child := waitForPidFile(t, filepath.Join(dir, "child"))
+	if err := parent.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = parent.Wait()
+	waitGone(t, child)
+}
+
+func waitForPidFile(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pid
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no pid in %s", path)
+	return 0
+}
+
+// waitGone waits until pid no longer runs (a zombie counts as gone).
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for time.Now().Before(deadline) {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return
+		}
+		if fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(fields) > 0 && fields[0] == "Z" {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d still runs", pid)
+}
