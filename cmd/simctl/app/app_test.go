@@ -1,0 +1,100 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := Run(context.Background(), Streams{In: strings.NewReader(""), Out: &out, Err: &errOut}, args)
+	return out.String(), errOut.String(), ExitCode(err)
+}
+
+func TestHelpGolden(t *testing.T) {
+	for name, args := range map[string][]string{
+		"root":     {"--help"},
+		"up":       {"up", "--help"},
+		"smoke":    {"smoke", "--help"},
+		"profiles": {"profiles", "--help"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, _, code := run(t, args...)
+			if code != ExitOK {
+				t.Fatalf("exit code %d, want 0", code)
+			}
+			path := filepath.Join("testdata", "help-"+name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("failed to read golden file (run with -update): %v", err)
+			}
+			if diff := cmp.Diff(string(want), out); diff != "" {
+				t.Errorf("help mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		wantStderr string
+	}{
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"unknown flag", []string{"up", "--kubeconfig", "k", "--bogus"}, "unknown flag: --bogus"},
+		{"missing kubeconfig", []string{"up"}, `required flag(s) "kubeconfig" not set`},
+		{"unknown profile", []string{"up", "--kubeconfig", "k", "--nodes", "nvidia-b200=1"}, `unknown profile "nvidia-b200"`},
+		{"bad count", []string{"smoke", "--nodes", "cpu=zero"}, `invalid --nodes`},
+		{"extra argument", []string{"profiles", "extra"}, `unknown command "extra"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := run(t, tc.args...)
+			if code != ExitUsage {
+				t.Errorf("exit code %d, want %d", code, ExitUsage)
+			}
+			if !strings.Contains(stderr, tc.wantStderr) {
+				t.Errorf("stderr %q does not contain %q", stderr, tc.wantStderr)
+			}
+		})
+	}
+}
+
+func TestMissingAssetsIsAClusterError(t *testing.T) {
+	t.Setenv("KUBEBUILDER_ASSETS", "")
+	t.Chdir(t.TempDir())
+	_, stderr, code := run(t, "smoke", "--assets", t.TempDir())
+	if code != ExitCluster {
+		t.Errorf("exit code %d, want %d", code, ExitCluster)
+	}
+	if !strings.Contains(stderr, "run 'make assets'") {
+		t.Errorf("stderr %q does not tell to run make assets", stderr)
+	}
+}
+
+func TestProfilesListsEveryProfile(t *testing.T) {
+	out, _, code := run(t, "profiles")
+	if code != ExitOK {
+		t.Fatalf("exit code %d", code)
+	}
+	for _, want := range []string{"nvidia-h100-80gb   8", "nvidia-tesla-v100  4", "cpu                0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("profiles output lacks %q:\n%s", want, out)
+		}
+	}
+}
