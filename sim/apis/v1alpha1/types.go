@@ -1,0 +1,371 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Scenario is one reproducible story of managers writing to the cluster.
+type Scenario struct {
+	// APIVersion must be sim.trainersim.dev/v1alpha1.
+	APIVersion string `json:"apiVersion"`
+	// Kind must be Scenario.
+	Kind string `json:"kind"`
+	// Metadata names the scenario and labels it for --label selection.
+	Metadata Metadata `json:"metadata"`
+	// Spec is what the scenario sets up, does and expects.
+	Spec ScenarioSpec `json:"spec"`
+}
+
+// Metadata identifies a scenario.
+type Metadata struct {
+	// Name identifies the scenario in reports and in --run; unique in a run.
+	Name string `json:"name"`
+	// Labels select scenarios with --label key=value.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// Annotations carry free-form notes, for example the upstream source.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// ScenarioSpec is the body of a scenario.
+type ScenarioSpec struct {
+	// Description says what a reader should learn from the scenario.
+	// +optional
+	Description string `json:"description,omitempty"`
+	// Nodes are the simulated nodes this scenario gets for itself. Pods of
+	// the scenario are scheduled only onto them.
+	// +optional
+	Nodes []NodeGroup `json:"nodes,omitempty"`
+	// Setup objects are created, as the harness admin, before the first
+	// step: runtimes, ServiceAccounts, PersistentVolumeClaims, ...
+	// Namespaced objects without a namespace go into the scenario's own.
+	// +optional
+	Setup []SetupObject `json:"setup,omitempty"`
+	// Actors are the named managers that write in steps.
+	// +optional
+	Actors []Actor `json:"actors,omitempty"`
+	// Steps run in order; the first failing step ends the scenario.
+	Steps []Step `json:"steps"`
+}
+
+// NodeGroup asks for Count simulated nodes of a fakegpu profile.
+type NodeGroup struct {
+	// Profile is a node profile: nvidia-h100-80gb, nvidia-a100-80gb,
+	// nvidia-tesla-v100, nvidia-l4 or cpu (simctl profiles lists them).
+	Profile string `json:"profile"`
+	// Count is how many nodes of the profile; at least 1.
+	Count int `json:"count"`
+	// Labels are added to the profile's node labels.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// Taints are added to the profile's taints.
+	// +optional
+	Taints []Taint `json:"taints,omitempty"`
+}
+
+// Taint is a node taint.
+type Taint struct {
+	// Key of the taint.
+	Key string `json:"key"`
+	// Value of the taint.
+	// +optional
+	Value string `json:"value,omitempty"`
+	// Effect: NoSchedule, PreferNoSchedule or NoExecute.
+	Effect string `json:"effect"`
+}
+
+// SetupObject is an object created before the first step, given inline or by
+// a path under fixtures/.
+type SetupObject struct {
+	// Object is the object, inline.
+	// +optional
+	Object Object `json:"object,omitempty"`
+	// Path is a YAML file (one or more documents) relative to the fixtures/
+	// directory of the trainersim checkout.
+	// +optional
+	Path string `json:"path,omitempty"`
+}
+
+// Actor is a named manager: the identity a step writes as.
+type Actor struct {
+	// Name is how steps refer to the actor.
+	Name string `json:"name"`
+	// FieldManager is sent with every write of the actor; server-side apply
+	// and managedFields record it.
+	FieldManager string `json:"fieldManager"`
+	// User, when set, makes the actor's requests impersonate this user, so
+	// that RBAC applies to them.
+	// +optional
+	User string `json:"user,omitempty"`
+	// Groups are impersonated along with User.
+	// +optional
+	Groups []string `json:"groups,omitempty"`
+}
+
+// Step is one thing the scenario does: at most one of create, apply, patch,
+// update, delete, get or concurrently, and/or an expect, which is checked
+// after the step's write when there is one.
+type Step struct {
+	// Name identifies the step in reports; update.from refers to it.
+	Name string `json:"name"`
+	// Actor writes the step's object. Empty: the harness admin, field
+	// manager simctl.
+	// +optional
+	Actor string `json:"actor,omitempty"`
+
+	// Create creates the object (POST).
+	// +optional
+	Create Object `json:"create,omitempty"`
+	// Apply server-side applies the object as the actor's field manager.
+	// +optional
+	Apply Object `json:"apply,omitempty"`
+	// Force takes over conflicting fields on apply.
+	// +optional
+	Force bool `json:"force,omitempty"`
+	// Patch patches an existing object.
+	// +optional
+	Patch *Patch `json:"patch,omitempty"`
+	// Update replaces an object (PUT).
+	// +optional
+	Update *Update `json:"update,omitempty"`
+	// Delete deletes an object.
+	// +optional
+	Delete *Target `json:"delete,omitempty"`
+	// Get reads an object and keeps it, with its resourceVersion, for a
+	// later update.from: the first half of a read-modify-write.
+	// +optional
+	Get *Target `json:"get,omitempty"`
+	// FieldValidation is sent with the write: Ignore, Warn or Strict.
+	// Empty: the server's default (Warn).
+	// +optional
+	FieldValidation string `json:"fieldValidation,omitempty"`
+
+	// Concurrently runs its writes in goroutines released together.
+	// +optional
+	Concurrently *Concurrently `json:"concurrently,omitempty"`
+
+	// ExpectError asserts that the step's write is refused, and how.
+	// +optional
+	ExpectError *ExpectError `json:"expectError,omitempty"`
+	// Expect is polled after the step's write, if any, until it holds.
+	// +optional
+	Expect *Expect `json:"expect,omitempty"`
+}
+
+// Object is a Kubernetes object or a fragment of one, as YAML. Namespaced
+// objects without metadata.namespace go into the scenario's namespace.
+type Object map[string]any
+
+// Target names an existing object.
+type Target struct {
+	// APIVersion of the object. Empty: trainer.kubeflow.org/v1alpha1 for
+	// kind TrainJob, v1 for core kinds.
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+	// Kind of the object, for example TrainJob.
+	Kind string `json:"kind"`
+	// Name of the object.
+	Name string `json:"name"`
+	// Namespace of the object. Empty: the scenario's namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// Patch types.
+const (
+	// PatchMerge is a JSON merge patch (RFC 7386).
+	PatchMerge = "merge"
+	// PatchJSON is a JSON patch (RFC 6902), test operations included.
+	PatchJSON = "json"
+)
+
+// Patch is a JSON merge patch or a JSON patch.
+type Patch struct {
+	// Type is merge or json.
+	Type string `json:"type"`
+	// Target is the object to patch.
+	Target Target `json:"target"`
+	// Body is the patch: an object for merge, a list of operations for json.
+	Body any `json:"body"`
+}
+
+// Update is a full replace (PUT). Either Object is the whole object, or From
+// names an earlier step whose object (as the server returned it then, with
+// that step's resourceVersion) is sent again with Set merged into it.
+type Update struct {
+	// Object is the whole object to send.
+	// +optional
+	Object Object `json:"object,omitempty"`
+	// From is the name of an earlier step (a write, or a get) whose returned
+	// object is the base. Its resourceVersion is kept, so the update
+	// conflicts if the object changed since.
+	// +optional
+	From string `json:"from,omitempty"`
+	// Set is merged into the base (JSON merge patch semantics) before it is
+	// sent.
+	// +optional
+	Set Object `json:"set,omitempty"`
+}
+
+// Concurrently is a group of writes released at the same instant.
+type Concurrently struct {
+	// Writes each run in their own goroutine, all released together by a
+	// barrier. Each is a step with a write and optionally expectError.
+	Writes []Step `json:"writes"`
+	// Outcomes asserts how many writes of the group ended each way.
+	// +optional
+	Outcomes *Outcomes `json:"outcomes,omitempty"`
+}
+
+// Outcomes counts how the writes of a concurrent group ended. Unset counts
+// are not checked.
+type Outcomes struct {
+	// Succeeded is the number of writes the server accepted.
+	// +optional
+	Succeeded *int `json:"succeeded,omitempty"`
+	// Conflicts is the number of writes refused with HTTP 409.
+	// +optional
+	Conflicts *int `json:"conflicts,omitempty"`
+	// Rejected is the number of writes refused otherwise.
+	// +optional
+	Rejected *int `json:"rejected,omitempty"`
+}
+
+// ExpectError asserts a refused write. Every set field must match.
+type ExpectError struct {
+	// Status is the HTTP status code, for example 403, 409 or 422.
+	// +optional
+	Status int `json:"status,omitempty"`
+	// Reason is the Status reason, for example Forbidden, Conflict, Invalid.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// MessageContains must be a substring of the server's message.
+	// +optional
+	MessageContains string `json:"messageContains,omitempty"`
+	// MessageMatches is a regular expression the message must match.
+	// +optional
+	MessageMatches string `json:"messageMatches,omitempty"`
+	// ConflictManager is the field manager a server-side apply conflict
+	// names ("conflict with \"<manager>\"").
+	// +optional
+	ConflictManager string `json:"conflictManager,omitempty"`
+}
+
+// Expect is a set of expectations polled together until all hold.
+type Expect struct {
+	// Within is how long to poll, for example 30s. Zero: 30s.
+	// +optional
+	Within Duration `json:"within,omitempty"`
+	// Pods asserts the Pods selected by a label selector.
+	// +optional
+	Pods *PodExpectation `json:"pods,omitempty"`
+	// Objects asserts objects by partial match.
+	// +optional
+	Objects []ObjectExpectation `json:"objects,omitempty"`
+	// Events asserts that events were recorded.
+	// +optional
+	Events []EventExpectation `json:"events,omitempty"`
+}
+
+// DefaultWithin is the polling time of an Expect without within.
+const DefaultWithin = 30 * time.Second
+
+// PodExpectation asserts the Pods of the scenario's namespace that match
+// Selector. The harness's own scheduling isolation (a nodeSelector key and a
+// toleration, both trainersim.dev/scenario) is removed from every Pod before
+// it is matched or reported.
+type PodExpectation struct {
+	// Selector selects the Pods. Empty: every Pod of the namespace.
+	// +optional
+	Selector *LabelSelector `json:"selector,omitempty"`
+	// Count is the exact number of selected Pods.
+	// +optional
+	Count *int `json:"count,omitempty"`
+	// NodeProfile is the fakegpu profile of the node every Pod is bound to.
+	// +optional
+	NodeProfile string `json:"nodeProfile,omitempty"`
+	// Phase every Pod is in: Pending, Running, Succeeded or Failed.
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// SchedulingReason is a substring of every Pod's PodScheduled message
+	// (or its reason), for Pods the scheduler could not place.
+	// +optional
+	SchedulingReason string `json:"schedulingReason,omitempty"`
+	// All is a partial Pod every selected Pod must match.
+	// +optional
+	All Object `json:"all,omitempty"`
+	// Any is a partial Pod at least one selected Pod must match.
+	// +optional
+	Any Object `json:"any,omitempty"`
+	// Exact lists these paths (dot-separated, from the Pod's root) whose
+	// lists must match item for item, in order, instead of as subsets.
+	// +optional
+	Exact []string `json:"exact,omitempty"`
+}
+
+// LabelSelector selects by labels.
+type LabelSelector struct {
+	// MatchLabels must all be present with these values.
+	// +optional
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+}
+
+// ObjectExpectation asserts one object by partial match.
+type ObjectExpectation struct {
+	// Target is the object.
+	Target Target `json:"target"`
+	// Match is a partial object: maps match as subsets, and every item of an
+	// expected list must match some item of the actual list.
+	// +optional
+	Match Object `json:"match,omitempty"`
+	// Exact lists paths (dot-separated) whose lists must match item for
+	// item, in order.
+	// +optional
+	Exact []string `json:"exact,omitempty"`
+	// Absent asserts that the object does not exist.
+	// +optional
+	Absent bool `json:"absent,omitempty"`
+}
+
+// EventExpectation asserts that an event was recorded in the scenario's
+// namespace.
+type EventExpectation struct {
+	// InvolvedKind is the kind of the object the event is about.
+	// +optional
+	InvolvedKind string `json:"involvedKind,omitempty"`
+	// InvolvedName is the name of the object the event is about.
+	// +optional
+	InvolvedName string `json:"involvedName,omitempty"`
+	// Reason is the event's reason, exactly.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// MessageContains must be a substring of the event's message.
+	// +optional
+	MessageContains string `json:"messageContains,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("60s").
+type Duration struct{ time.Duration }
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a duration string such as 60s or 1m30s.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string such as 60s: %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("invalid duration %q: %w", s, err)
+	}
+	if v < 0 {
+		return fmt.Errorf("invalid duration %q: must not be negative", s)
+	}
+	d.Duration = v
+	return nil
+}

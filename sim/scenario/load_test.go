@@ -1,0 +1,440 @@
+package scenario
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+)
+
+// testFixtures is the fixtures directory of the testdata scenarios.
+const testFixtures = "testdata/fixtures"
+
+// invalid maps each testdata/invalid-*.yaml to every problem it must
+// produce, in order.
+var invalid = map[string][]string{
+	"invalid-unknown-field-top.yaml": {
+		`testdata/invalid-unknown-field-top.yaml:6:1: unknown field "steps"`,
+	},
+	"invalid-unknown-field-deep.yaml": {
+		`testdata/invalid-unknown-field-deep.yaml:9:5: spec.actors[0]: unknown field "fieldmanager" (did you mean "fieldManager"?)`,
+		`testdata/invalid-unknown-field-deep.yaml:18:11: spec.steps[0].concurrently.writes[0].expectError: unknown field "statusCode"`,
+		`testdata/invalid-unknown-field-deep.yaml:26:9: spec.steps[1].expect.pods: unknown field "nodeprofile" (did you mean "nodeProfile"?)`,
+		`testdata/invalid-unknown-field-deep.yaml:29:11: spec.steps[1].expect.pods.selector: unknown field "matchExpressions"`,
+	},
+	"invalid-api-version.yaml": {
+		`testdata/invalid-api-version.yaml:2:13: apiVersion: unsupported apiVersion "chainsaw.kyverno.io/v1alpha1", expected "sim.trainersim.dev/v1alpha1"`,
+	},
+	"invalid-kind.yaml": {
+		`testdata/invalid-kind.yaml:3:7: kind: unsupported kind "Test", expected "Scenario"`,
+	},
+	"invalid-unknown-actor.yaml": {
+		`testdata/invalid-unknown-actor.yaml:14:12: spec.steps[0].actor: unknown actor "kuee" (declared actors: sdk, kueue)`,
+	},
+	"invalid-unknown-profile.yaml": {
+		`testdata/invalid-unknown-profile.yaml:8:14: spec.nodes[0].profile: unknown profile "nvidia-b200" (known profiles: cpu, nvidia-a100-80gb, nvidia-h100-80gb, nvidia-l4, nvidia-tesla-v100)`,
+		`testdata/invalid-unknown-profile.yaml:9:12: spec.nodes[0].count: must be at least 1, found 0`,
+		`testdata/invalid-unknown-profile.yaml:12:15: spec.nodes[0].taints[0].effect: unknown taint effect "NoEvict": must be NoSchedule, PreferNoSchedule or NoExecute`,
+		`testdata/invalid-unknown-profile.yaml:17:22: spec.steps[0].expect.pods.nodeProfile: unknown profile "h100" (known profiles: cpu, nvidia-a100-80gb, nvidia-h100-80gb, nvidia-l4, nvidia-tesla-v100)`,
+	},
+	"invalid-malformed-yaml.yaml": {
+		`testdata/invalid-malformed-yaml.yaml:9: invalid YAML: did not find expected ',' or '}'`,
+	},
+	"invalid-wrong-type.yaml": {
+		`testdata/invalid-wrong-type.yaml:7:11: metadata.labels[gpus]: expected a string, found integer 8 (quote it to make it a string)`,
+		`testdata/invalid-wrong-type.yaml:10:5: spec.nodes: expected a list, found a mapping`,
+		`testdata/invalid-wrong-type.yaml:14:19: spec.actors[0].fieldManager: expected a string, found a list`,
+		`testdata/invalid-wrong-type.yaml:17:12: spec.steps[0].force: expected true or false, found string "yes"`,
+		`testdata/invalid-wrong-type.yaml:18:13: spec.steps[0].create: expected a mapping, found string "a ConfigMap"`,
+		`testdata/invalid-wrong-type.yaml:20:15: spec.steps[0].expectError.status: expected an integer, found string "403"`,
+		`testdata/invalid-wrong-type.yaml:24:16: spec.steps[1].expect.pods.count: expected an integer, found string "two"`,
+		`testdata/invalid-wrong-type.yaml:25:19: spec.steps[1].expect.pods.selector: expected a mapping, found a list`,
+	},
+	"invalid-missing-required.yaml": {
+		`testdata/invalid-missing-required.yaml:2:1: missing required field "kind"`,
+		`testdata/invalid-missing-required.yaml:4:3: metadata: missing required field "name"`,
+		`testdata/invalid-missing-required.yaml:7:5: spec.nodes[0]: missing required field "profile"`,
+		`testdata/invalid-missing-required.yaml:9:5: spec.actors[0]: missing required field "fieldManager"`,
+		`testdata/invalid-missing-required.yaml:11:5: spec.steps[0]: missing required field "name"`,
+		`testdata/invalid-missing-required.yaml:14:15: spec.steps[0].patch.target: missing required field "name"`,
+		`testdata/invalid-missing-required.yaml:15:7: spec.steps[0].patch.body: required field has no value`,
+	},
+	"invalid-duplicate-step-name.yaml": {
+		`testdata/invalid-duplicate-step-name.yaml:10:11: spec.steps[1].name: duplicate step name "read" (first used by spec.steps[0] at line 8)`,
+		`testdata/invalid-duplicate-step-name.yaml:12:11: spec.steps[2].name: must not be empty`,
+	},
+	"invalid-update-from.yaml": {
+		`testdata/invalid-update-from.yaml:14:13: spec.steps[1].update.from: step "read" (spec.steps[5]) comes later: from names an earlier step`,
+		`testdata/invalid-update-from.yaml:17:13: spec.steps[2].update.from: a step cannot update from itself: from names an earlier step`,
+		`testdata/invalid-update-from.yaml:20:13: spec.steps[3].update.from: step "wait" has no write or get whose object could be the base`,
+		`testdata/invalid-update-from.yaml:23:13: spec.steps[4].update.from: no step is named "nowhere"`,
+		`testdata/invalid-update-from.yaml:27:5: spec.steps[6].update: update takes object or from, not both`,
+		`testdata/invalid-update-from.yaml:31:5: spec.steps[7].update: update needs object or from`,
+		`testdata/invalid-update-from.yaml:32:7: spec.steps[7].update.set: set is only valid with from`,
+	},
+	"invalid-unknown-fixture.yaml": {
+		`testdata/invalid-unknown-fixture.yaml:8:11: spec.setup[0].path: unknown fixture "runtimes/torch-distributed.yaml": no such file in testdata/fixtures`,
+		`testdata/invalid-unknown-fixture.yaml:9:11: spec.setup[1].path: fixture path "../../fixtures/runtimes/torch_distribute..." must be relative to the fixtures directory testdata/fixtures and stay inside it`,
+		`testdata/invalid-unknown-fixture.yaml:10:11: spec.setup[2].path: fixture "runtimes" is a directory in testdata/fixtures, not a file`,
+		`testdata/invalid-unknown-fixture.yaml:11:5: spec.setup[3]: a setup entry needs object or path`,
+		`testdata/invalid-unknown-fixture.yaml:12:5: spec.setup[4]: a setup entry takes object or path, not both`,
+		`testdata/invalid-unknown-fixture.yaml:14:5: spec.setup[5].object: the object needs apiVersion`,
+	},
+	"invalid-two-writes.yaml": {
+		`testdata/invalid-two-writes.yaml:10:5: spec.steps[0].apply: a step has at most one of create, apply, patch, update, delete, get or concurrently; found create and apply`,
+		`testdata/invalid-two-writes.yaml:11:5: spec.steps[1]: a step needs a write (create, apply, patch, update, delete, get or concurrently) or an expect`,
+		`testdata/invalid-two-writes.yaml:13:12: spec.steps[2].force: force is only valid with apply`,
+		`testdata/invalid-two-writes.yaml:14:22: spec.steps[2].fieldValidation: unknown fieldValidation "strict": must be Ignore, Warn or Strict`,
+		`testdata/invalid-two-writes.yaml:18:22: spec.steps[3].fieldValidation: fieldValidation is only valid with create, apply, patch or update`,
+		`testdata/invalid-two-writes.yaml:19:5: spec.steps[3].expectError: expectError is not valid with get: a get is not a write`,
+		`testdata/invalid-two-writes.yaml:21:5: spec.steps[4].expectError: expectError needs a write (create, apply, patch, update or delete)`,
+	},
+	"invalid-bad-regexp.yaml": {
+		`testdata/invalid-bad-regexp.yaml:11:15: spec.steps[0].expectError.status: 42 is not an HTTP status code (100 to 599)`,
+		"testdata/invalid-bad-regexp.yaml:12:23: spec.steps[0].expectError.messageMatches: invalid regular expression: error parsing regexp: missing closing ): `not found (llm`",
+	},
+	"invalid-duration.yaml": {
+		`testdata/invalid-duration.yaml:10:15: spec.steps[0].expect.within: invalid duration "60": time: missing unit in duration "60"`,
+		`testdata/invalid-duration.yaml:14:15: spec.steps[1].expect.within: expected a duration such as 60s or 1m30s, found integer 60`,
+		`testdata/invalid-duration.yaml:18:15: spec.steps[2].expect.within: invalid duration "-1s": must not be negative`,
+	},
+	"invalid-name.yaml": {
+		`testdata/invalid-name.yaml:5:9: metadata.name: invalid scenario name "SDK_and_Kueue": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?') (the name becomes part of a namespace name)`,
+	},
+	"invalid-patch.yaml": {
+		`testdata/invalid-patch.yaml:10:13: spec.steps[0].patch.type: unknown patch type "strategic": must be merge or json`,
+		`testdata/invalid-patch.yaml:17:7: spec.steps[1].patch.body: a merge patch body must be a mapping, found a list`,
+		`testdata/invalid-patch.yaml:22:7: spec.steps[2].patch.body: a json patch body must be a list of operations, found a mapping`,
+		`testdata/invalid-patch.yaml:26:38: spec.steps[3].patch.target.name: must not be empty`,
+		`testdata/invalid-patch.yaml:28:13: spec.steps[3].patch.body[0].op: unknown op "append": must be add, remove, replace, move, copy or test`,
+		`testdata/invalid-patch.yaml:30:9: spec.steps[3].patch.body[1]: the operation needs op: add, remove, replace, move, copy or test`,
+		`testdata/invalid-patch.yaml:31:9: spec.steps[3].patch.body[2]: the add operation needs value`,
+		`testdata/invalid-patch.yaml:32:15: spec.steps[3].patch.body[2].path: "spec/suspend" is not a JSON pointer: it must be empty or start with /`,
+		`testdata/invalid-patch.yaml:33:9: spec.steps[3].patch.body[3]: the move operation needs from`,
+		`testdata/invalid-patch.yaml:35:9: spec.steps[3].patch.body[4]: the remove operation needs path`,
+		`testdata/invalid-patch.yaml:36:9: spec.steps[3].patch.body[5]: a json patch operation must be a mapping, found string "not an operation"`,
+	},
+	"invalid-concurrently.yaml": {
+		`testdata/invalid-concurrently.yaml:12:12: spec.steps[0].actor: a concurrently step has no actor of its own: set actor on each of its writes`,
+		`testdata/invalid-concurrently.yaml:14:7: spec.steps[0].concurrently.writes: a concurrently group needs at least 2 writes, found 1`,
+		`testdata/invalid-concurrently.yaml:18:5: spec.steps[0].expectError: expectError is not valid on a concurrently step: put it on its writes`,
+		`testdata/invalid-concurrently.yaml:22:9: spec.steps[1].concurrently.writes[0]: a concurrent write needs its own actor`,
+		`testdata/invalid-concurrently.yaml:26:9: spec.steps[1].concurrently.writes[1].get: get is not a write: a concurrently group holds create, apply, patch, update and delete writes`,
+		`testdata/invalid-concurrently.yaml:29:9: spec.steps[1].concurrently.writes[2].concurrently: concurrently cannot be nested`,
+		`testdata/invalid-concurrently.yaml:34:9: spec.steps[1].concurrently.writes[3].expect: expect is not allowed inside concurrently: put it in a step after the group`,
+		`testdata/invalid-concurrently.yaml:36:15: spec.steps[1].concurrently.writes[4].name: duplicate step name "alone" (first used by spec.steps[0] at line 11)`,
+		`testdata/invalid-concurrently.yaml:38:24: spec.steps[1].concurrently.writes[4].update.from: step "no actor" runs concurrently with this write: from names an earlier step`,
+		`testdata/invalid-concurrently.yaml:39:7: spec.steps[1].concurrently.outcomes: outcomes count 6 writes, but the group has 5`,
+		`testdata/invalid-concurrently.yaml:42:19: spec.steps[1].concurrently.outcomes.rejected: must not be negative, found -1`,
+	},
+	"invalid-objects.yaml": {
+		`testdata/invalid-objects.yaml:9:19: spec.actors[0].fieldManager: must not be empty`,
+		`testdata/invalid-objects.yaml:10:5: spec.actors[0].groups: groups are impersonated only along with a user: set user too`,
+		`testdata/invalid-objects.yaml:11:11: spec.actors[1].name: duplicate actor name "a" (first declared by spec.actors[0])`,
+		`testdata/invalid-objects.yaml:15:5: spec.steps[0].create: the object needs apiVersion`,
+		`testdata/invalid-objects.yaml:22:7: spec.steps[1].apply.metadata: the object needs metadata.name`,
+		`testdata/invalid-objects.yaml:25:19: spec.steps[2].create.apiVersion: expected a string, found number 1`,
+		`testdata/invalid-objects.yaml:27:24: spec.steps[2].create.metadata.name: expected a string, found number 123`,
+		`testdata/invalid-objects.yaml:32:7: spec.steps[3].create.metadata: expected a mapping, found a list`,
+	},
+	"invalid-expect.yaml": {
+		`testdata/invalid-expect.yaml:9:5: spec.steps[0].expect: expect needs at least one of pods, objects or events`,
+		`testdata/invalid-expect.yaml:13:16: spec.steps[1].expect.pods.count: must not be negative, found -1`,
+		`testdata/invalid-expect.yaml:14:16: spec.steps[1].expect.pods.phase: unknown phase "Completed": must be Pending, Running, Succeeded or Failed`,
+		`testdata/invalid-expect.yaml:18:24: spec.steps[2].expect.objects[0].target.kind: must not be empty`,
+		`testdata/invalid-expect.yaml:19:17: spec.steps[2].expect.objects[0].absent: absent cannot be combined with match or exact`,
+	},
+	"invalid-duplicate-key.yaml": {
+		`testdata/invalid-duplicate-key.yaml:6:3: metadata: duplicate key "name" (first at line 5)`,
+		`testdata/invalid-duplicate-key.yaml:14:22: spec.steps[0].create.data: duplicate key "a" (first at line 14)`,
+	},
+	"invalid-alias-cycle.yaml": {
+		`testdata/invalid-alias-cycle.yaml:13:13: spec.steps[0].create.data: alias *obj refers to a node that contains it`,
+	},
+	"invalid-multiple-documents.yaml": {
+		`testdata/invalid-multiple-documents.yaml:11:1: a second YAML document: a scenario file holds exactly one Scenario`,
+	},
+	"invalid-empty.yaml": {
+		`testdata/invalid-empty.yaml: empty file: a scenario file holds one Scenario`,
+	},
+	"invalid-not-a-mapping.yaml": {
+		`testdata/invalid-not-a-mapping.yaml:2:1: a scenario must be a mapping, found a list`,
+	},
+}
+
+// messages returns the lines of err, which must be nil or an *Errors whose
+// entries all name a file.
+func messages(t *testing.T, err error) []string {
+	t.Helper()
+	if err == nil {
+		return nil
+	}
+	var errs *Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("error is a %T, want *Errors: %v", err, err)
+	}
+	var out []string
+	for _, e := range *errs {
+		if e.File == "" {
+			t.Errorf("error without a file: %v", e)
+		}
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+func TestLoadInvalid(t *testing.T) {
+	for name, want := range invalid {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("testdata", name)
+			files, err := LoadPaths([]string{path}, Options{FixturesDir: testFixtures})
+			if len(files) != 0 {
+				t.Errorf("LoadPaths returned %d files, want none", len(files))
+			}
+			if diff := cmp.Diff(want, messages(t, err)); diff != "" {
+				t.Errorf("errors mismatch (-want +got):\n%s", diff)
+			}
+			// LoadFile reports the same, and Error() joins the lines.
+			_, err = LoadFile(path, Options{FixturesDir: testFixtures})
+			if err == nil {
+				t.Fatal("LoadFile succeeded")
+			}
+			if diff := cmp.Diff(strings.Join(want, "\n"), err.Error()); diff != "" {
+				t.Errorf("LoadFile error mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadValid(t *testing.T) {
+	paths, err := filepath.Glob("testdata/valid-*.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no testdata/valid-*.yaml: %v", err)
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			f, err := LoadFile(path, Options{FixturesDir: testFixtures})
+			if err != nil {
+				t.Fatalf("LoadFile: %v", err)
+			}
+			if f.Path != path || f.Scenario == nil || f.Scenario.Metadata.Name == "" {
+				t.Errorf("LoadFile returned %+v", f)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := CheckSchemaLine(path, data); e != nil {
+				t.Errorf("CheckSchemaLine: %v", e)
+			}
+		})
+	}
+	// Together: names are unique across the valid files.
+	files, err := LoadPaths(paths, Options{FixturesDir: testFixtures})
+	if err != nil {
+		t.Fatalf("LoadPaths: %v", err)
+	}
+	if len(files) != len(paths) {
+		t.Errorf("LoadPaths returned %d files, want %d", len(files), len(paths))
+	}
+}
+
+// TestEveryTestdataFileIsTested keeps the table and the files in step.
+func TestEveryTestdataFileIsTested(t *testing.T) {
+	paths, err := filepath.Glob("testdata/invalid-*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk := map[string]bool{}
+	for _, p := range paths {
+		onDisk[filepath.Base(p)] = true
+		if _, ok := invalid[filepath.Base(p)]; !ok {
+			t.Errorf("%s is not in the invalid table", p)
+		}
+	}
+	for name := range invalid {
+		if !onDisk[name] {
+			t.Errorf("invalid table names %s, which is not in testdata", name)
+		}
+	}
+}
+
+func TestNormativeExample(t *testing.T) {
+	f, err := LoadFile("testdata/valid-normative-example.yaml", Options{FixturesDir: testFixtures})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := f.Scenario
+	count := 2
+	wantPods := &v1alpha1.PodExpectation{
+		Selector:    &v1alpha1.LabelSelector{MatchLabels: map[string]string{"jobset.sigs.k8s.io/replicatedjob-name": "node"}},
+		Count:       &count,
+		NodeProfile: "nvidia-h100-80gb",
+		Phase:       "Running",
+		All: v1alpha1.Object{"spec": map[string]any{
+			"nodeSelector": map[string]any{"node-pool": "gpu-training"},
+			"tolerations": []any{map[string]any{
+				"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule",
+			}},
+		}},
+	}
+	if diff := cmp.Diff(wantPods, sc.Spec.Steps[3].Expect.Pods); diff != "" {
+		t.Errorf("pods expectation mismatch (-want +got):\n%s", diff)
+	}
+	if got := sc.Spec.Steps[3].Expect.Within.Duration.String(); got != "1m0s" {
+		t.Errorf("within = %s, want 1m0s", got)
+	}
+	wantErr := &v1alpha1.ExpectError{Status: 403, MessageContains: "RuntimePatches can only be modified when the TrainJob is suspended"}
+	if diff := cmp.Diff(wantErr, sc.Spec.Steps[4].ExpectError); diff != "" {
+		t.Errorf("expectError mismatch (-want +got):\n%s", diff)
+	}
+	// Quoted "8" stays a string in a free-form object; numNodes is a number.
+	trainer := sc.Spec.Steps[0].Create["spec"].(map[string]any)["trainer"].(map[string]any)
+	if diff := cmp.Diff(map[string]any{
+		"numNodes":         int64(2),
+		"resourcesPerNode": map[string]any{"limits": map[string]any{"nvidia.com/gpu": "8"}},
+	}, normalize(trainer)); diff != "" {
+		t.Errorf("trainer mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]any{"spec": map[string]any{"suspend": false}}, sc.Spec.Steps[2].Patch.Body); diff != "" {
+		t.Errorf("patch body mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// normalize turns the float64 numbers encoding/json decodes into int64 when
+// they are whole, for comparison.
+func normalize(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range v {
+			out[k] = normalize(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = normalize(x)
+		}
+		return out
+	case float64:
+		if v == float64(int64(v)) {
+			return int64(v)
+		}
+	}
+	return v
+}
+
+func TestAnchorsAndMergeKeys(t *testing.T) {
+	f, err := LoadFile("testdata/valid-anchors.yaml", Options{FixturesDir: testFixtures})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]v1alpha1.Actor{
+		{Name: "sdk", FieldManager: "kubeflow-sdk"},
+		{Name: "sdk-copy", FieldManager: "kubeflow-sdk"},
+	}, f.Scenario.Spec.Actors); diff != "" {
+		t.Errorf("actors mismatch (-want +got):\n%s", diff)
+	}
+	want := v1alpha1.Object{
+		"apiVersion": "v1",
+		"kind":       "ConfigMap",
+		"metadata": map[string]any{
+			"name":        "shared",
+			"labels":      map[string]any{"a": "b"},
+			"annotations": map[string]any{"note": "merged"},
+		},
+	}
+	if diff := cmp.Diff(want, f.Scenario.Spec.Steps[1].Apply); diff != "" {
+		t.Errorf("apply mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestDuplicateScenarioNamesAcrossFiles(t *testing.T) {
+	files, err := LoadPaths([]string{"testdata/duplicate-names"}, Options{FixturesDir: testFixtures})
+	want := []string{
+		`testdata/duplicate-names/b.yaml:5:9: metadata.name: duplicate scenario name "same-name": testdata/duplicate-names/a.yaml:5 has it too`,
+	}
+	if diff := cmp.Diff(want, messages(t, err)); diff != "" {
+		t.Errorf("errors mismatch (-want +got):\n%s", diff)
+	}
+	if len(files) != 1 || files[0].Path != "testdata/duplicate-names/a.yaml" {
+		t.Errorf("LoadPaths returned %v, want only a.yaml", files)
+	}
+}
+
+// TestLoadPathsReportsEveryFile checks that LoadPaths goes on after a bad
+// file and returns the good ones.
+func TestLoadPathsReportsEveryFile(t *testing.T) {
+	files, err := LoadPaths([]string{
+		"testdata/invalid-kind.yaml",
+		"testdata/valid-minimal.yaml",
+		"testdata/does-not-exist.yaml",
+		"testdata/invalid-api-version.yaml",
+		"testdata/./valid-minimal.yaml", // named twice: loaded once
+		"testdata/fixtures/runtimes/../../fixtures",
+	}, Options{FixturesDir: testFixtures})
+	want := []string{
+		`testdata/does-not-exist.yaml: failed to read file: no such file or directory`,
+		`testdata/invalid-kind.yaml:3:7: kind: unsupported kind "Test", expected "Scenario"`,
+		`testdata/invalid-api-version.yaml:2:13: apiVersion: unsupported apiVersion "chainsaw.kyverno.io/v1alpha1", expected "sim.trainersim.dev/v1alpha1"`,
+		`testdata/fixtures/runtimes/tiny-runtime.yaml:6:3: spec: unknown field "template"`,
+		`testdata/fixtures/runtimes/tiny-runtime.yaml:6:3: spec: missing required field "steps"`,
+	}
+	if diff := cmp.Diff(want, messages(t, err)); diff != "" {
+		t.Errorf("errors mismatch (-want +got):\n%s", diff)
+	}
+	if len(files) != 1 || files[0].Path != "testdata/valid-minimal.yaml" {
+		t.Errorf("LoadPaths returned %v, want valid-minimal.yaml only", files)
+	}
+}
+
+// TestEveryTypeIsWalked checks that valid-every-field.yaml sets every field
+// of the format, so that the walk has met every field type (it reports an
+// internal error for a type it does not know) and the file stays a complete
+// example as the types grow.
+func TestEveryTypeIsWalked(t *testing.T) {
+	f, err := LoadFile("testdata/valid-every-field.yaml", Options{FixturesDir: testFixtures})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := map[string]bool{}
+	var visit func(v reflect.Value)
+	visit = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				visit(v.Elem())
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				visit(v.Index(i))
+			}
+		case reflect.Struct:
+			if reflect.PointerTo(v.Type()).Implements(unmarshalerType) {
+				return
+			}
+			for _, f := range infoOf(v.Type()).fields {
+				fv := v.Field(f.index)
+				if !fv.IsZero() {
+					set[v.Type().Name()+"."+f.name] = true
+				}
+				visit(fv)
+			}
+		}
+	}
+	visit(reflect.ValueOf(f.Scenario).Elem())
+	for _, typ := range structTypes() {
+		for _, fld := range infoOf(typ).fields {
+			if !set[typ.Name()+"."+fld.name] {
+				t.Errorf("testdata/valid-every-field.yaml does not set %s.%s", typ.Name(), fld.name)
+			}
+		}
+	}
+}

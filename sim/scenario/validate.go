@@ -1,0 +1,556 @@
+package scenario
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+)
+
+// The values a field may take where the format fixes them. The schema
+// generator (hack/schemagen) writes the same lists into the JSON schema;
+// TestSchemaEnums keeps the two in step.
+var (
+	taintEffects = []string{
+		string(corev1.TaintEffectNoSchedule),
+		string(corev1.TaintEffectPreferNoSchedule),
+		string(corev1.TaintEffectNoExecute),
+	}
+	fieldValidations = []string{"Ignore", "Warn", "Strict"}
+	patchTypes       = []string{v1alpha1.PatchMerge, v1alpha1.PatchJSON}
+	podPhases        = []string{
+		string(corev1.PodPending),
+		string(corev1.PodRunning),
+		string(corev1.PodSucceeded),
+		string(corev1.PodFailed),
+	}
+	jsonPatchOps = []string{"add", "remove", "replace", "move", "copy", "test"}
+)
+
+// maxFieldManager is the longest field manager the API server accepts.
+const maxFieldManager = 128
+
+// validator checks the meaning of a decoded scenario.
+type validator struct {
+	d        *decoder
+	sc       *v1alpha1.Scenario
+	fixtures *fixtures
+	actors   map[string]bool
+	steps    map[string]stepRef
+}
+
+// stepRef is what update.from needs to know of a step or concurrent write.
+type stepRef struct {
+	path  string
+	outer int  // index in spec.steps
+	group bool // a concurrently step
+	write bool // has a write or a get
+}
+
+func (v *validator) errorf(path, format string, args ...any) {
+	v.d.errorf(v.d.node(path), path, format, args...)
+}
+
+func (v *validator) validate() {
+	sc := v.sc
+	if sc.APIVersion != v1alpha1.GroupVersion {
+		v.errorf("apiVersion", "unsupported apiVersion %s, expected %q", quote(sc.APIVersion), v1alpha1.GroupVersion)
+	}
+	if sc.Kind != v1alpha1.Kind {
+		v.errorf("kind", "unsupported kind %s, expected %q", quote(sc.Kind), v1alpha1.Kind)
+	}
+	v.metadata()
+	for i, ng := range sc.Spec.Nodes {
+		v.nodeGroup(index("spec.nodes", i), ng)
+	}
+	v.declareActors()
+	for i, s := range sc.Spec.Setup {
+		v.setup(index("spec.setup", i), s)
+	}
+	if len(sc.Spec.Steps) == 0 {
+		v.errorf("spec.steps", "a scenario needs at least one step")
+	}
+	v.declareSteps()
+	for i, st := range sc.Spec.Steps {
+		v.step(index("spec.steps", i), st, i, false)
+	}
+}
+
+func (v *validator) metadata() {
+	name := v.sc.Metadata.Name
+	if name == "" {
+		v.errorf("metadata.name", "must not be empty")
+		return
+	}
+	if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
+		v.errorf("metadata.name", "invalid scenario name %s: %s (the name becomes part of a namespace name)", quote(name), strings.Join(msgs, "; "))
+	}
+}
+
+func (v *validator) nodeGroup(path string, ng v1alpha1.NodeGroup) {
+	if _, err := fakegpu.LookupProfile(ng.Profile); err != nil {
+		v.errorf(join(path, "profile"), "%v", err)
+	}
+	if ng.Count < 1 {
+		v.errorf(join(path, "count"), "must be at least 1, found %d", ng.Count)
+	}
+	for i, t := range ng.Taints {
+		tp := index(join(path, "taints"), i)
+		if t.Key == "" {
+			v.errorf(join(tp, "key"), "must not be empty")
+		}
+		if !slices.Contains(taintEffects, t.Effect) {
+			v.errorf(join(tp, "effect"), "unknown taint effect %s: must be %s", quote(t.Effect), oneOf(taintEffects))
+		}
+	}
+}
+
+func (v *validator) declareActors() {
+	v.actors = map[string]bool{}
+	first := map[string]int{}
+	for i, a := range v.sc.Spec.Actors {
+		path := index("spec.actors", i)
+		switch prev, dup := first[a.Name]; {
+		case a.Name == "":
+			v.errorf(join(path, "name"), "must not be empty")
+		case dup:
+			v.errorf(join(path, "name"), "duplicate actor name %s (first declared by spec.actors[%d])", quote(a.Name), prev)
+		default:
+			first[a.Name] = i
+			v.actors[a.Name] = true
+		}
+		switch {
+		case a.FieldManager == "":
+			v.errorf(join(path, "fieldManager"), "must not be empty")
+		case len(a.FieldManager) > maxFieldManager:
+			v.errorf(join(path, "fieldManager"), "is %d characters long; the API server accepts at most %d", len(a.FieldManager), maxFieldManager)
+		}
+		if len(a.Groups) > 0 && a.User == "" {
+			v.errorf(join(path, "groups"), "groups are impersonated only along with a user: set user too")
+		}
+	}
+}
+
+func (v *validator) setup(path string, s v1alpha1.SetupObject) {
+	switch {
+	case s.Object == nil && s.Path == "":
+		v.errorf(path, "a setup entry needs object or path")
+	case s.Object != nil && s.Path != "":
+		v.errorf(path, "a setup entry takes object or path, not both")
+	case s.Object != nil:
+		v.object(join(path, "object"), s.Object, true)
+	default:
+		if err := v.fixtures.find(s.Path); err != nil {
+			v.errorf(join(path, "path"), "%v", err)
+		}
+	}
+}
+
+// declareSteps records every step and concurrent write by name, reporting
+// empty and duplicate names.
+func (v *validator) declareSteps() {
+	v.steps = map[string]stepRef{}
+	declare := func(path string, st v1alpha1.Step, outer int) {
+		np := join(path, "name")
+		if st.Name == "" {
+			v.errorf(np, "must not be empty")
+			return
+		}
+		if prev, dup := v.steps[st.Name]; dup {
+			line := 0
+			if n := v.d.node(join(prev.path, "name")); n != nil {
+				line = n.Line
+			}
+			v.errorf(np, "duplicate step name %s (first used by %s at line %d)", quote(st.Name), prev.path, line)
+			return
+		}
+		v.steps[st.Name] = stepRef{
+			path:  path,
+			outer: outer,
+			group: st.Concurrently != nil,
+			write: len(writesOf(st)) > 0 && st.Concurrently == nil,
+		}
+	}
+	for i, st := range v.sc.Spec.Steps {
+		path := index("spec.steps", i)
+		declare(path, st, i)
+		if st.Concurrently != nil {
+			for j, w := range st.Concurrently.Writes {
+				declare(index(join(path, "concurrently.writes"), j), w, i)
+			}
+		}
+	}
+}
+
+// writesOf lists the writes (and get) a step has, by field name.
+func writesOf(st v1alpha1.Step) []string {
+	var out []string
+	for _, w := range []struct {
+		name string
+		set  bool
+	}{
+		{"create", st.Create != nil},
+		{"apply", st.Apply != nil},
+		{"patch", st.Patch != nil},
+		{"update", st.Update != nil},
+		{"delete", st.Delete != nil},
+		{"get", st.Get != nil},
+		{"concurrently", st.Concurrently != nil},
+	} {
+		if w.set {
+			out = append(out, w.name)
+		}
+	}
+	return out
+}
+
+// step checks a step of spec.steps (inGroup false) or a write of a
+// concurrently group (inGroup true); outer is the index in spec.steps.
+func (v *validator) step(path string, st v1alpha1.Step, outer int, inGroup bool) {
+	writes := writesOf(st)
+	if len(writes) > 1 {
+		v.errorf(join(path, writes[1]), "a step has at most one of create, apply, patch, update, delete, get or concurrently; found %s", strings.Join(writes, " and "))
+	}
+	switch {
+	case inGroup && st.Concurrently != nil:
+		v.errorf(join(path, "concurrently"), "concurrently cannot be nested")
+	case inGroup && st.Get != nil:
+		v.errorf(join(path, "get"), "get is not a write: a concurrently group holds create, apply, patch, update and delete writes")
+	case inGroup && len(writes) == 0:
+		v.errorf(path, "a concurrent write needs one of create, apply, patch, update or delete")
+	case !inGroup && len(writes) == 0 && st.Expect == nil:
+		v.errorf(path, "a step needs a write (create, apply, patch, update, delete, get or concurrently) or an expect")
+	}
+	if inGroup && st.Expect != nil {
+		v.errorf(join(path, "expect"), "expect is not allowed inside concurrently: put it in a step after the group")
+	}
+
+	switch {
+	case st.Concurrently != nil && st.Actor != "" && !inGroup:
+		v.errorf(join(path, "actor"), "a concurrently step has no actor of its own: set actor on each of its writes")
+	case st.Actor != "" && !v.actors[st.Actor]:
+		v.errorf(join(path, "actor"), "unknown actor %s (%s)", quote(st.Actor), v.declaredActors())
+	case inGroup && st.Actor == "":
+		v.errorf(path, "a concurrent write needs its own actor")
+	}
+
+	if st.Force && st.Apply == nil {
+		v.errorf(join(path, "force"), "force is only valid with apply")
+	}
+	if fv := st.FieldValidation; fv != "" {
+		switch {
+		case !slices.Contains(fieldValidations, fv):
+			v.errorf(join(path, "fieldValidation"), "unknown fieldValidation %s: must be %s", quote(fv), oneOf(fieldValidations))
+		case st.Create == nil && st.Apply == nil && st.Patch == nil && st.Update == nil:
+			v.errorf(join(path, "fieldValidation"), "fieldValidation is only valid with create, apply, patch or update")
+		}
+	}
+	if st.ExpectError != nil {
+		ep := join(path, "expectError")
+		switch {
+		case st.Concurrently != nil:
+			v.errorf(ep, "expectError is not valid on a concurrently step: put it on its writes")
+		case st.Get != nil && len(writes) == 1:
+			v.errorf(ep, "expectError is not valid with get: a get is not a write")
+		case len(writes) == 0:
+			v.errorf(ep, "expectError needs a write (create, apply, patch, update or delete)")
+		}
+		v.expectError(ep, st.ExpectError)
+	}
+
+	if st.Create != nil {
+		v.object(join(path, "create"), st.Create, true)
+	}
+	if st.Apply != nil {
+		v.object(join(path, "apply"), st.Apply, false)
+	}
+	if st.Patch != nil {
+		v.patch(join(path, "patch"), st.Patch)
+	}
+	if st.Update != nil {
+		v.update(join(path, "update"), st, outer)
+	}
+	if st.Delete != nil {
+		v.target(join(path, "delete"), *st.Delete)
+	}
+	if st.Get != nil {
+		v.target(join(path, "get"), *st.Get)
+	}
+	if st.Concurrently != nil && !inGroup {
+		v.concurrently(join(path, "concurrently"), st.Concurrently, outer)
+	}
+	if st.Expect != nil && !inGroup {
+		v.expect(join(path, "expect"), st.Expect)
+	}
+}
+
+func (v *validator) declaredActors() string {
+	if len(v.sc.Spec.Actors) == 0 {
+		return "spec.actors declares none"
+	}
+	names := make([]string, 0, len(v.sc.Spec.Actors))
+	for _, a := range v.sc.Spec.Actors {
+		names = append(names, a.Name)
+	}
+	return "declared actors: " + strings.Join(names, ", ")
+}
+
+// object checks an object to create, apply or update: apiVersion, kind and
+// metadata.name (or generateName, where the server generates the name).
+func (v *validator) object(path string, o v1alpha1.Object, generateName bool) {
+	for _, k := range []string{"apiVersion", "kind"} {
+		if s, ok := v.str(path, o, k); ok && s == "" {
+			v.errorf(path, "the object needs %s", k)
+		}
+	}
+	raw, present := o["metadata"]
+	meta, ok := raw.(map[string]any)
+	if present && !ok && raw != nil {
+		v.errorf(join(path, "metadata"), "expected a mapping, found %s", kindOf(raw))
+		return
+	}
+	name, nameOK := v.str(join(path, "metadata"), meta, "name")
+	gen, genOK := v.str(join(path, "metadata"), meta, "generateName")
+	if !nameOK || !genOK || name != "" || (generateName && gen != "") {
+		return
+	}
+	want := "metadata.name"
+	if generateName {
+		want = "metadata.name or metadata.generateName"
+	}
+	at := path
+	if meta != nil {
+		at = join(path, "metadata")
+	}
+	v.errorf(at, "the object needs %s", want)
+}
+
+// str returns m[key] when it is a string or absent (""); ok is false, with
+// the problem recorded, when it is something else.
+func (v *validator) str(path string, m map[string]any, key string) (s string, ok bool) {
+	raw, present := m[key]
+	if !present || raw == nil {
+		return "", true
+	}
+	if s, ok = raw.(string); !ok {
+		v.errorf(freeKey(path, key), "expected a string, found %s", kindOf(raw))
+	}
+	return s, ok
+}
+
+func (v *validator) target(path string, t v1alpha1.Target) {
+	if t.Kind == "" {
+		v.errorf(join(path, "kind"), "must not be empty")
+	}
+	if t.Name == "" {
+		v.errorf(join(path, "name"), "must not be empty")
+	}
+}
+
+func (v *validator) patch(path string, p *v1alpha1.Patch) {
+	v.target(join(path, "target"), p.Target)
+	bp := join(path, "body")
+	switch p.Type {
+	case v1alpha1.PatchMerge:
+		if _, ok := p.Body.(map[string]any); !ok {
+			v.errorf(bp, "a merge patch body must be a mapping, found %s", kindOf(p.Body))
+		}
+	case v1alpha1.PatchJSON:
+		ops, ok := p.Body.([]any)
+		switch {
+		case !ok:
+			v.errorf(bp, "a json patch body must be a list of operations, found %s", kindOf(p.Body))
+		case len(ops) == 0:
+			v.errorf(bp, "a json patch body needs at least one operation")
+		}
+		for i, raw := range ops {
+			v.jsonPatchOp(index(bp, i), raw)
+		}
+	default:
+		v.errorf(join(path, "type"), "unknown patch type %s: must be %s", quote(p.Type), oneOf(patchTypes))
+	}
+}
+
+// jsonPatchOp checks one operation of an RFC 6902 JSON patch.
+func (v *validator) jsonPatchOp(path string, raw any) {
+	op, ok := raw.(map[string]any)
+	if !ok {
+		v.errorf(path, "a json patch operation must be a mapping, found %s", kindOf(raw))
+		return
+	}
+	name, ok := v.str(path, op, "op")
+	switch {
+	case !ok:
+		return
+	case name == "":
+		v.errorf(path, "the operation needs op: %s", oneOf(jsonPatchOps))
+		return
+	case !slices.Contains(jsonPatchOps, name):
+		v.errorf(join(path, "op"), "unknown op %s: must be %s", quote(name), oneOf(jsonPatchOps))
+		return
+	}
+	pointer := func(key string) {
+		raw, present := op[key]
+		if !present || raw == nil {
+			v.errorf(path, "the %s operation needs %s", name, key)
+			return
+		}
+		s, ok := raw.(string)
+		switch {
+		case !ok:
+			v.errorf(join(path, key), "expected a string, found %s", kindOf(raw))
+		case s != "" && !strings.HasPrefix(s, "/"):
+			v.errorf(join(path, key), "%s is not a JSON pointer: it must be empty or start with /", quote(s))
+		}
+	}
+	pointer("path")
+	switch name {
+	case "move", "copy":
+		pointer("from")
+	case "add", "replace", "test":
+		if _, present := op["value"]; !present {
+			v.errorf(path, "the %s operation needs value", name)
+		}
+	}
+}
+
+func (v *validator) update(path string, st v1alpha1.Step, outer int) {
+	u := st.Update
+	switch {
+	case u.Object != nil && u.From != "":
+		v.errorf(path, "update takes object or from, not both")
+	case u.Object == nil && u.From == "":
+		v.errorf(path, "update needs object or from")
+	}
+	if u.Set != nil && u.From == "" {
+		v.errorf(join(path, "set"), "set is only valid with from")
+	}
+	if u.Object != nil {
+		v.object(join(path, "object"), u.Object, false)
+	}
+	if u.From == "" {
+		return
+	}
+	fp := join(path, "from")
+	ref, ok := v.steps[u.From]
+	switch {
+	case !ok:
+		v.errorf(fp, "no step is named %s", quote(u.From))
+	case u.From == st.Name:
+		v.errorf(fp, "a step cannot update from itself: from names an earlier step")
+	case ref.outer > outer:
+		v.errorf(fp, "step %s (%s) comes later: from names an earlier step", quote(u.From), ref.path)
+	case ref.outer == outer:
+		v.errorf(fp, "step %s runs concurrently with this write: from names an earlier step", quote(u.From))
+	case ref.group:
+		v.errorf(fp, "step %s is a concurrently group: name one of its writes", quote(u.From))
+	case !ref.write:
+		v.errorf(fp, "step %s has no write or get whose object could be the base", quote(u.From))
+	}
+}
+
+func (v *validator) concurrently(path string, c *v1alpha1.Concurrently, outer int) {
+	wp := join(path, "writes")
+	if len(c.Writes) < 2 {
+		v.errorf(wp, "a concurrently group needs at least 2 writes, found %d", len(c.Writes))
+	}
+	for i, w := range c.Writes {
+		v.step(index(wp, i), w, outer, true)
+	}
+	o := c.Outcomes
+	if o == nil {
+		return
+	}
+	op := join(path, "outcomes")
+	sum, set := 0, 0
+	for _, n := range []struct {
+		name string
+		n    *int
+	}{{"succeeded", o.Succeeded}, {"conflicts", o.Conflicts}, {"rejected", o.Rejected}} {
+		if n.n == nil {
+			continue
+		}
+		if *n.n < 0 {
+			v.errorf(join(op, n.name), "must not be negative, found %d", *n.n)
+		}
+		sum += *n.n
+		set++
+	}
+	switch {
+	case sum > len(c.Writes):
+		v.errorf(op, "outcomes count %d writes, but the group has %d", sum, len(c.Writes))
+	case set == 3 && sum != len(c.Writes):
+		v.errorf(op, "succeeded, conflicts and rejected add up to %d, but the group has %d writes", sum, len(c.Writes))
+	}
+}
+
+func (v *validator) expectError(path string, e *v1alpha1.ExpectError) {
+	if e.Status != 0 && (e.Status < 100 || e.Status > 599) {
+		v.errorf(join(path, "status"), "%d is not an HTTP status code (100 to 599)", e.Status)
+	}
+	if e.MessageMatches != "" {
+		if _, err := regexp.Compile(e.MessageMatches); err != nil {
+			v.errorf(join(path, "messageMatches"), "invalid regular expression: %v", err)
+		}
+	}
+}
+
+func (v *validator) expect(path string, e *v1alpha1.Expect) {
+	if e.Pods == nil && len(e.Objects) == 0 && len(e.Events) == 0 {
+		v.errorf(path, "expect needs at least one of pods, objects or events")
+	}
+	if p := e.Pods; p != nil {
+		pp := join(path, "pods")
+		if p.Count != nil && *p.Count < 0 {
+			v.errorf(join(pp, "count"), "must not be negative, found %d", *p.Count)
+		}
+		if p.Phase != "" && !slices.Contains(podPhases, p.Phase) {
+			v.errorf(join(pp, "phase"), "unknown phase %s: must be %s", quote(p.Phase), oneOf(podPhases))
+		}
+		if p.NodeProfile != "" {
+			if _, err := fakegpu.LookupProfile(p.NodeProfile); err != nil {
+				v.errorf(join(pp, "nodeProfile"), "%v", err)
+			}
+		}
+	}
+	for i, o := range e.Objects {
+		op := index(join(path, "objects"), i)
+		v.target(join(op, "target"), o.Target)
+		if o.Absent && (o.Match != nil || len(o.Exact) > 0) {
+			v.errorf(join(op, "absent"), "absent cannot be combined with match or exact")
+		}
+	}
+}
+
+// kindOf says what a decoded free-form value is, for messages.
+func kindOf(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	case string:
+		return "string " + quote(v)
+	case bool:
+		return "boolean " + strconv.FormatBool(v)
+	default:
+		return fmt.Sprintf("number %v", v)
+	}
+}
+
+// oneOf formats allowed values: "a, b or c".
+func oneOf(values []string) string {
+	if len(values) == 1 {
+		return values[0]
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
+}
