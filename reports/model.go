@@ -1,0 +1,114 @@
+// Package reports writes the results of a simctl run: junit.xml for CI,
+// report.json with everything that happened, and report.html for a person.
+// All three are serializers of one result model, Run.
+package reports
+
+import "time"
+
+// Run is the result of one simctl run.
+type Run struct {
+	// Started is when the run began.
+	Started time.Time `json:"started"`
+	// Duration is the whole run, cluster start included.
+	Duration time.Duration `json:"duration"`
+	// KubernetesVersion, TrainerVersion and JobSetVersion say what ran.
+	KubernetesVersion string `json:"kubernetesVersion"`
+	TrainerVersion    string `json:"trainerVersion"`
+	JobSetVersion     string `json:"jobSetVersion"`
+	// Interrupted is true when the run was stopped (Ctrl-C) before every
+	// scenario finished; Scenarios holds those that did.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Scenarios in the order they were given.
+	Scenarios []Scenario `json:"scenarios"`
+}
+
+// Scenario is the result of one scenario.
+type Scenario struct {
+	Name        string            `json:"name"`
+	File        string            `json:"file"`
+	Description string            `json:"description,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	// Namespace the scenario ran in.
+	Namespace string `json:"namespace"`
+	// Passed is true when every step passed.
+	Passed bool `json:"passed"`
+	// Failure is the first failure, one line; the failing step has details.
+	Failure  string        `json:"failure,omitempty"`
+	Started  time.Time     `json:"started"`
+	Duration time.Duration `json:"duration"`
+	Steps    []Step        `json:"steps"`
+	// FinalPods are the scenario's Pods when it ended.
+	FinalPods []Pod `json:"finalPods,omitempty"`
+}
+
+// Step is the result of one step.
+type Step struct {
+	Name string `json:"name"`
+	// Kind is create, apply, patch, update, delete, get, concurrently or
+	// expect.
+	Kind     string        `json:"kind"`
+	Passed   bool          `json:"passed"`
+	Started  time.Time     `json:"started"`
+	Duration time.Duration `json:"duration"`
+	// Failure says why the step failed, one paragraph.
+	Failure string `json:"failure,omitempty"`
+	// Diff is a go-cmp style "(-want +got)" diff of the expectation that
+	// failed, when there is one.
+	Diff string `json:"diff,omitempty"`
+	// Writes are the requests the step sent, one unless concurrent.
+	Writes []Write `json:"writes,omitempty"`
+}
+
+// Write is one request sent to the API server and what came back.
+type Write struct {
+	Actor        string `json:"actor"`
+	FieldManager string `json:"fieldManager"`
+	// Verb is create, apply, patch, update, delete or get.
+	Verb string `json:"verb"`
+	// PatchType is merge or json for patches, apply for server-side apply.
+	PatchType string `json:"patchType,omitempty"`
+	// Target is kind/namespace/name.
+	Target string `json:"target"`
+	// Body is what was sent, as YAML.
+	Body string `json:"body,omitempty"`
+	// Started is when the request was sent.
+	Started  time.Time     `json:"started"`
+	Duration time.Duration `json:"duration"`
+	// ResourceVersionBefore and After are the object's resourceVersion sent
+	// with (or read before) the request and returned by the server.
+	ResourceVersionBefore string `json:"resourceVersionBefore,omitempty"`
+	ResourceVersionAfter  string `json:"resourceVersionAfter,omitempty"`
+	// Status is the HTTP status code; 0 when no response came.
+	Status int `json:"status"`
+	// Reason is the Status reason of a refused write.
+	Reason string `json:"reason,omitempty"`
+	// Message is the server's message of a refused write.
+	Message string `json:"message,omitempty"`
+	// Expected is true when the outcome matched expectError (or the write
+	// succeeded without one).
+	Expected bool `json:"expected"`
+}
+
+// Pod is the part of a Pod a report shows.
+type Pod struct {
+	Name        string `json:"name"`
+	Phase       string `json:"phase"`
+	Node        string `json:"node,omitempty"`
+	NodeProfile string `json:"nodeProfile,omitempty"`
+	// Scheduling is the PodScheduled condition's reason and message when
+	// the Pod is not scheduled.
+	Scheduling string `json:"scheduling,omitempty"`
+}
+
+// Passed reports whether every scenario passed and the run was complete.
+func (r *Run) Passed() bool {
+	if r.Interrupted {
+		return false
+	}
+	for i := range r.Scenarios {
+		if !r.Scenarios[i].Passed {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,204 @@
+package reports
+
+import (
+	"time"
+)
+
+// conflictMessage is what the API server says when a write carries a stale
+// resourceVersion.
+const conflictMessage = `Operation cannot be fulfilled on trainjobs.trainer.kubeflow.org "llm": the object has been modified; please apply your changes to the latest version and try again`
+
+// at is a fixed instant of the test run, offset by d.
+func at(d time.Duration) time.Time {
+	return time.Date(2026, time.March, 14, 9, 26, 53, 0, time.UTC).Add(d)
+}
+
+// testRun is a representative run: one scenario that passed with a create,
+// an apply and an expect step, and one where three managers race on one
+// TrainJob, two of them get the 409 Conflict the scenario expects, and the
+// expectation that follows fails with a diff.
+func testRun() *Run {
+	const ns1, ns2 = "create-and-apply-4f1c2a", "concurrent-resize-c21d9e"
+	return &Run{
+		Started:           at(0),
+		Duration:          48316 * time.Millisecond,
+		KubernetesVersion: "v1.36.2",
+		TrainerVersion:    "v2.3.0",
+		JobSetVersion:     "v0.12.0",
+		Scenarios: []Scenario{
+			{
+				Name:        "create-and-apply",
+				File:        "scenarios/basics/create-and-apply.yaml",
+				Description: "A user creates a TrainJob and the platform controller applies GPU resources to it; four Pods run on the A100 nodes.",
+				Labels:      map[string]string{"area": "basics", "owner": "ml-platform"},
+				Namespace:   ns1,
+				Passed:      true,
+				Started:     at(21 * time.Second),
+				Duration:    6204 * time.Millisecond,
+				Steps: []Step{
+					{
+						Name:     "alice creates the TrainJob",
+						Kind:     "create",
+						Passed:   true,
+						Started:  at(21*time.Second + 310*time.Millisecond),
+						Duration: 14 * time.Millisecond,
+						Writes: []Write{{
+							Actor:                "alice",
+							FieldManager:         "kubectl-create",
+							Verb:                 "create",
+							Target:               "TrainJob/" + ns1 + "/llm",
+							Body:                 "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: llm\nspec:\n  runtimeRef:\n    name: torch-distributed\n  trainer:\n    numNodes: 4\n",
+							Started:              at(21*time.Second + 311*time.Millisecond),
+							Duration:             12 * time.Millisecond,
+							ResourceVersionAfter: "1021",
+							Status:               201,
+							Expected:             true,
+						}},
+					},
+					{
+						Name:     "platform applies GPU resources",
+						Kind:     "apply",
+						Passed:   true,
+						Started:  at(21*time.Second + 330*time.Millisecond),
+						Duration: 9 * time.Millisecond,
+						Writes: []Write{{
+							Actor:                 "platform",
+							FieldManager:          "platform-controller",
+							Verb:                  "apply",
+							PatchType:             "apply",
+							Target:                "TrainJob/" + ns1 + "/llm",
+							Body:                  "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: llm\nspec:\n  trainer:\n    resourcesPerNode:\n      limits:\n        nvidia.com/gpu: \"8\"\n",
+							Started:               at(21*time.Second + 331*time.Millisecond),
+							Duration:              8 * time.Millisecond,
+							ResourceVersionBefore: "1021",
+							ResourceVersionAfter:  "1024",
+							Status:                200,
+							Expected:              true,
+						}},
+					},
+					{
+						Name:     "four Pods run on a100 nodes",
+						Kind:     "expect",
+						Passed:   true,
+						Started:  at(21*time.Second + 340*time.Millisecond),
+						Duration: 5812 * time.Millisecond,
+					},
+				},
+				FinalPods: []Pod{
+					{Name: "llm-node-0-0-5xq2v", Phase: "Running", Node: "a100-0", NodeProfile: "nvidia-a100-80gb"},
+					{Name: "llm-node-0-1-8kd7w", Phase: "Running", Node: "a100-1", NodeProfile: "nvidia-a100-80gb"},
+					{Name: "llm-node-0-2-jt4nc", Phase: "Running", Node: "a100-2", NodeProfile: "nvidia-a100-80gb"},
+					{Name: "llm-node-0-3-r9mzb", Phase: "Running", Node: "a100-3", NodeProfile: "nvidia-a100-80gb"},
+				},
+			},
+			{
+				Name:        "concurrent-resize",
+				File:        "scenarios/conflicts/concurrent-resize.yaml",
+				Description: "Kueue suspends the TrainJob while alice and the autoscaler both change numNodes from the same resourceVersion: kueue wins, both updates get 409 Conflict, and the trainer must suspend the JobSet.",
+				Labels:      map[string]string{"area": "conflicts"},
+				Namespace:   ns2,
+				Passed:      false,
+				Failure:     `step "the JobSet is suspended too": JobSet concurrent-resize-c21d9e/llm did not match within 30s;`,
+				Started:     at(27*time.Second + 600*time.Millisecond),
+				Duration:    31870 * time.Millisecond,
+				Steps: []Step{
+					{
+						Name:     "create llm",
+						Kind:     "create",
+						Passed:   true,
+						Started:  at(27*time.Second + 910*time.Millisecond),
+						Duration: 13 * time.Millisecond,
+						Writes: []Write{{
+							Actor:                "alice",
+							FieldManager:         "kubectl-create",
+							Verb:                 "create",
+							Target:               "TrainJob/" + ns2 + "/llm",
+							Body:                 "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: llm\nspec:\n  runtimeRef:\n    name: torch-distributed\n  trainer:\n    numNodes: 2\n",
+							Started:              at(27*time.Second + 911*time.Millisecond),
+							Duration:             11 * time.Millisecond,
+							ResourceVersionAfter: "2040",
+							Status:               201,
+							Expected:             true,
+						}},
+					},
+					{
+						Name:     "three managers race",
+						Kind:     "concurrently",
+						Passed:   true,
+						Started:  at(27*time.Second + 930*time.Millisecond),
+						Duration: 21 * time.Millisecond,
+						Writes: []Write{
+							{
+								Actor:                 "kueue",
+								FieldManager:          "kueue-admission",
+								Verb:                  "patch",
+								PatchType:             "merge",
+								Target:                "TrainJob/" + ns2 + "/llm",
+								Body:                  "spec:\n  suspend: true\n",
+								Started:               at(27*time.Second + 930*time.Millisecond + 400*time.Microsecond),
+								Duration:              9 * time.Millisecond,
+								ResourceVersionBefore: "2040",
+								ResourceVersionAfter:  "2041",
+								Status:                200,
+								Expected:              true,
+							},
+							{
+								Actor:                 "alice",
+								FieldManager:          "kubectl-edit",
+								Verb:                  "update",
+								Target:                "TrainJob/" + ns2 + "/llm",
+								Body:                  "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: llm\n  resourceVersion: \"2040\"\nspec:\n  runtimeRef:\n    name: torch-distributed\n  trainer:\n    numNodes: 4\n",
+								Started:               at(27*time.Second + 930*time.Millisecond + 600*time.Microsecond),
+								Duration:              14 * time.Millisecond,
+								ResourceVersionBefore: "2040",
+								Status:                409,
+								Reason:                "Conflict",
+								Message:               conflictMessage,
+								Expected:              true,
+							},
+							{
+								Actor:                 "autoscaler",
+								FieldManager:          "trainjob-autoscaler",
+								Verb:                  "update",
+								Target:                "TrainJob/" + ns2 + "/llm",
+								Body:                  "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: llm\n  resourceVersion: \"2040\"\nspec:\n  runtimeRef:\n    name: torch-distributed\n  trainer:\n    numNodes: 8\n",
+								Started:               at(27*time.Second + 930*time.Millisecond + 900*time.Microsecond),
+								Duration:              17 * time.Millisecond,
+								ResourceVersionBefore: "2040",
+								Status:                409,
+								Reason:                "Conflict",
+								Message:               conflictMessage,
+								Expected:              true,
+							},
+						},
+					},
+					{
+						Name:    "the JobSet is suspended too",
+						Kind:    "expect",
+						Passed:  false,
+						Started: at(27*time.Second + 955*time.Millisecond),
+						// The expectation polls until its deadline.
+						Duration: 30002 * time.Millisecond,
+						Failure:  "JobSet concurrent-resize-c21d9e/llm did not match within 30s;\nthe last object read had resourceVersion 2057.",
+						Diff: "  map[string]any{\n" +
+							"  \t\"spec\": map[string]any{\n" +
+							"- \t\t\"suspend\": bool(true),\n" +
+							"+ \t\t\"suspend\": bool(false),\n" +
+							"  \t},\n" +
+							"  \t\"status\": map[string]any{\n" +
+							"  \t\t\"conditions\": []any{\n" +
+							"- \t\t\tmap[string]any{\"status\": string(\"True\"), \"type\": string(\"Suspended\")},\n" +
+							"+ \t\t\tmap[string]any{\"status\": string(\"False\"), \"type\": string(\"Suspended\")},\n" +
+							"  \t\t},\n" +
+							"  \t},\n" +
+							"  }\n",
+					},
+				},
+				FinalPods: []Pod{
+					{Name: "llm-node-0-0-2hb6d", Phase: "Running", Node: "h100-0", NodeProfile: "nvidia-h100-80gb"},
+					{Name: "llm-node-0-1-q7fxs", Phase: "Pending", Scheduling: "Unschedulable: 0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint {trainersim.dev/isolation: other}."},
+				},
+			},
+		},
+	}
+}
