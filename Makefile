@@ -21,6 +21,14 @@ K8S_LDFLAGS := -s -w \
 SIMCTL := $(BIN_DIR)/simctl
 REPORT_DIR ?= $(PROJECT_DIR)/reports/out
 
+# TRAINER_DIR=../trainer builds simctl against a local checkout of Kubeflow
+# Trainer instead of the pinned release, through a go.work file in bin/ (go.mod
+# is never edited): make run TRAINER_DIR=../trainer.
+ifneq ($(TRAINER_DIR),)
+TRAINER_ABS := $(abspath $(TRAINER_DIR))
+export GOWORK := $(BIN_DIR)/trainer.go.work
+endif
+
 .PHONY: help
 help: ## Show the targets.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -55,7 +63,7 @@ DEFAULT_RUNTIMES := deepspeed_distributed.yaml jax_distributed.yaml mlx_distribu
 	torchtune/llama3_2/llama3_2_3B.yaml torchtune/qwen2_5/qwen2_5_1.5B.yaml
 
 .PHONY: fixtures
-fixtures: ## Copy CRDs, webhook manifests and default runtimes from the module cache into fixtures/.
+fixtures: $(if $(TRAINER_DIR),trainer-workspace) ## Copy CRDs, webhook manifests and default runtimes from the module cache into fixtures/.
 	$(GO) mod download github.com/kubeflow/trainer/v2 sigs.k8s.io/jobset sigs.k8s.io/scheduler-plugins
 	rm -rf fixtures/crds fixtures/webhooks fixtures/runtimes
 	mkdir -p fixtures/crds/trainer fixtures/crds/jobset fixtures/crds/scheduler-plugins fixtures/webhooks fixtures/runtimes
@@ -66,21 +74,40 @@ fixtures: ## Copy CRDs, webhook manifests and default runtimes from the module c
 	install -m 0644 $(JOBSET_ROOT)/config/components/webhook/manifests.yaml fixtures/webhooks/jobset.yaml
 	for f in $(DEFAULT_RUNTIMES); do install -m 0644 $(TRAINER_ROOT)/manifests/base/runtimes/$$f fixtures/runtimes/$$(basename $$f); done
 
+.PHONY: generate
+generate: ## Write sim/apis/v1alpha1/scenario.schema.json and docs/scenario-reference.md from the API types.
+	$(GO) run ./hack/schemagen
+
 .PHONY: verify
-verify: fixtures ## Fail when generated files drift from go.mod.
+verify: fixtures ## Fail when generated files drift from go.mod or the API types, or a scenario does not lint.
 	@git diff --exit-code --stat -- fixtures && test -z "$$(git ls-files --others --exclude-standard -- fixtures)" \
 		|| { echo "fixtures/ is out of date with go.mod: run 'make fixtures' and commit"; git ls-files --others --exclude-standard -- fixtures; exit 1; }
 	$(GO) vet ./...
+	$(GO) run ./hack/schemagen -check
+	$(GO) run ./cmd/simctl lint scenarios/ sim/e2e/testdata/
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
 ##@ Build, run, test
 
 .PHONY: build
-build: ## Build bin/simctl.
+build: $(if $(TRAINER_DIR),trainer-workspace) ## Build bin/simctl (TRAINER_DIR=... builds against a local trainer checkout).
 	$(GO) build -o $(SIMCTL) ./cmd/simctl
+	@$(SIMCTL) version
+
+.PHONY: trainer-workspace
+trainer-workspace:
+	@test -f $(TRAINER_ABS)/go.mod || { echo "TRAINER_DIR=$(TRAINER_DIR) has no go.mod"; exit 2; }
+	@grep -q '^module github.com/kubeflow/trainer/v2$$' $(TRAINER_ABS)/go.mod || { echo "TRAINER_DIR=$(TRAINER_DIR) is not github.com/kubeflow/trainer/v2"; exit 2; }
+	@mkdir -p $(BIN_DIR)
+	@printf 'go 1.26.0\n\nuse (\n\t%s\n\t%s\n)\n' "$(PROJECT_DIR)" "$(TRAINER_ABS)" > $(GOWORK)
+	@echo "building against the trainer in $(TRAINER_ABS) ($(GOWORK))"
 
 .PHONY: run
-run: assets build ## Start the cluster, run the smoke check on simulated GPU nodes, shut down.
+run: assets build ## Run every scenario under scenarios/ on one cluster; reports in reports/out/.
+	$(SIMCTL) run scenarios/ --report-dir $(REPORT_DIR)
+
+.PHONY: smoke
+smoke: assets build ## Start the cluster, run one GPU TrainJob end to end, shut down.
 	$(SIMCTL) smoke
 
 .PHONY: up
@@ -88,7 +115,7 @@ up: assets build ## Start the cluster and keep it up until Ctrl-C (kubeconfig in
 	$(SIMCTL) up --kubeconfig $(BIN_DIR)/kubeconfig
 
 .PHONY: test
-test: assets ## Run unit tests and the envtest suites.
+test: assets $(if $(TRAINER_DIR),trainer-workspace) ## Run unit tests and the envtest suites (TRAINER_DIR=... against a local trainer checkout).
 	$(GO) test ./... -timeout 30m
 
 .PHONY: bench

@@ -120,6 +120,7 @@ type Environment struct {
 	scheme     *apiruntime.Scheme
 	client     client.Client
 	processes  []*proc.Process
+	kwok       *proc.Process
 	mgrCancel  context.CancelFunc
 	mgrDone    chan error
 	ownWorkDir bool
@@ -268,6 +269,10 @@ func (e *Environment) startAPIServer(bins map[string]string) error {
 	}
 	e.parentDeathProtected = protected
 	e.env = &envtest.Environment{ControlPlaneStartTimeout: time.Minute, ControlPlaneStopTimeout: stopGrace}
+	// PodNodeSelector and PodTolerationRestriction let a namespace's
+	// annotations add a nodeSelector and tolerations to its Pods: the
+	// scenario runner confines each scenario's Pods to its own nodes so.
+	e.env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "PodNodeSelector", "PodTolerationRestriction")
 	// Their state lives in the work dir, so that it goes with it.
 	e.env.ControlPlane.GetAPIServer().Path = apiserver
 	e.env.ControlPlane.GetAPIServer().CertDir = filepath.Join(e.WorkDir, "kube-apiserver-certs")
@@ -477,25 +482,33 @@ func (e *Environment) startNodes(ctx context.Context, bin string) error {
 	}
 	e.ready(ComponentKwok, since)
 
+	e.kwok = kwok
 	since = e.now()
-	nodes, err := fakegpu.BuildNodes(e.Nodes)
-	if err != nil {
+	if _, err := e.AddNodes(ctx, e.Nodes); err != nil {
 		return err
-	}
-	for _, n := range nodes {
-		if err := e.client.Create(ctx, n); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("failed to create node %s: %w", n.Name, err)
-		}
-	}
-	names := make([]string, 0, len(nodes))
-	for _, n := range nodes {
-		names = append(names, n.Name)
-	}
-	if err := kwok.WaitUntil(ctx, pollInterval, func(ctx context.Context) error { return e.nodesSchedulable(ctx, names) }); err != nil {
-		return fmt.Errorf("nodes did not become ready: %w", err)
 	}
 	e.ready(ComponentNodes, since)
 	return nil
+}
+
+// AddNodes creates simulated nodes on a started environment and waits until
+// each is Ready and schedulable. It returns their names.
+func (e *Environment) AddNodes(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, error) {
+	nodes, err := fakegpu.BuildNodes(groups)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		if err := e.client.Create(ctx, n); err != nil && !apierrors.IsAlreadyExists(err) {
+			return names, fmt.Errorf("failed to create node %s: %w", n.Name, err)
+		}
+		names = append(names, n.Name)
+	}
+	if err := e.kwok.WaitUntil(ctx, pollInterval, func(ctx context.Context) error { return e.nodesSchedulable(ctx, names) }); err != nil {
+		return names, fmt.Errorf("nodes did not become ready: %w", err)
+	}
+	return names, nil
 }
 
 // nodesSchedulable returns nil once every named node is Ready and carries

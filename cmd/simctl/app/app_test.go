@@ -27,6 +27,9 @@ func TestHelpGolden(t *testing.T) {
 		"up":       {"up", "--help"},
 		"smoke":    {"smoke", "--help"},
 		"profiles": {"profiles", "--help"},
+		"run":      {"run", "--help"},
+		"lint":     {"lint", "--help"},
+		"version":  {"version", "--help"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out, _, code := run(t, args...)

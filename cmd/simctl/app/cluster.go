@@ -20,9 +20,15 @@ type clusterFlags struct {
 	timeout time.Duration
 }
 
+// register adds the cluster flags and --nodes.
 func (f *clusterFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.nodes, "nodes", fakegpu.DefaultNodeGroupsSpec,
 		"simulated nodes as profile=count,... ('simctl profiles' lists the profiles)")
+	f.registerCluster(cmd)
+}
+
+// registerCluster adds the flags of every command that starts a cluster.
+func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.assets, "assets", "",
 		"directory with kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok\n(default: $KUBEBUILDER_ASSETS, then bin/k8s/"+sim.KubernetesVersion+"/ as built by 'make assets')")
 	cmd.Flags().StringVar(&f.workDir, "work-dir", "",
@@ -33,9 +39,12 @@ func (f *clusterFlags) register(cmd *cobra.Command) {
 // environment validates the flags and builds the environment they describe;
 // errors are usage errors.
 func (f *clusterFlags) environment(kubeconfig string) (*sim.Environment, error) {
-	groups, err := fakegpu.ParseNodeGroups(f.nodes)
-	if err != nil {
-		return nil, withCode(ExitUsage, fmt.Errorf("invalid --nodes: %w", err))
+	var groups []fakegpu.NodeGroup
+	if f.nodes != "" {
+		var err error
+		if groups, err = fakegpu.ParseNodeGroups(f.nodes); err != nil {
+			return nil, withCode(ExitUsage, fmt.Errorf("invalid --nodes: %w", err))
+		}
 	}
 	return &sim.Environment{
 		AssetsDir:      f.assets,

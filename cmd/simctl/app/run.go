@@ -1,0 +1,223 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/sim"
+	"github.com/trainersim/trainersim/sim/runner"
+	"github.com/trainersim/trainersim/sim/scenario"
+)
+
+type runFlags struct {
+	cluster   clusterFlags
+	reportDir string
+	parallel  int
+	run       string
+	labels    []string
+	keep      bool
+	timeout   time.Duration
+	verbose   bool
+	fixtures  string
+}
+
+func newRunCommand(streams Streams) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run PATH... [--report-dir DIR] [--parallel N] [--run REGEX] [--label key=value] [--keep] [--timeout D]",
+		Short: "Run scenarios on one local cluster and report what happened",
+		Long: `run loads every scenario file named or found under PATH (*.yaml, recursively),
+starts one cluster, and runs each scenario in its own namespace on its own
+simulated nodes, several at a time. It prints one line per scenario as it
+finishes (-v: one per step), and with --report-dir writes junit.xml,
+report.json and report.html.
+
+A refused write is a result: a step asserts it with expectError, and a write
+refused without one fails the step with the server's message. Nothing is
+retried. Each scenario's Pods are kept on its own nodes through its
+namespace's node selector and default toleration (key trainersim.dev/scenario),
+which the assertions and reports remove from every Pod.
+
+Exit codes: 0 every scenario passed, 1 a scenario failed or the run was
+interrupted, 2 invalid scenario or usage, 3 the cluster could not be started.
+Ctrl-C stops the run and still writes the reports of finished scenarios.`,
+		Example: `  simctl run scenarios/
+  simctl run scenarios/ --report-dir reports/out --parallel 2
+  simctl run scenarios/ --run 'kueue' --label area=multi-manager -v
+  simctl run scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml --keep`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runScenarios(cmd.Context(), streams, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.reportDir, "report-dir", "", "write junit.xml, report.json and report.html here")
+	fl.IntVar(&f.parallel, "parallel", runtime.NumCPU(), "scenarios run at once")
+	fl.StringVar(&f.run, "run", "", "run only scenarios whose name matches this regular expression")
+	fl.StringArrayVar(&f.labels, "label", nil, "run only scenarios with this label (key=value; repeatable, all must match)")
+	fl.BoolVar(&f.keep, "keep", false, "leave the cluster, namespaces and nodes up after the run, until Ctrl-C")
+	fl.DurationVar(&f.timeout, "timeout", runner.DefaultScenarioTimeout, "time limit of each scenario")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print every step")
+	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
+	f.cluster.registerCluster(cmd)
+	return cmd
+}
+
+// selectScenarios applies --run and --label.
+func selectScenarios(files []*scenario.File, run string, labels []string) ([]*scenario.File, error) {
+	var re *regexp.Regexp
+	if run != "" {
+		var err error
+		if re, err = regexp.Compile(run); err != nil {
+			return nil, fmt.Errorf("invalid --run: %w", err)
+		}
+	}
+	want := map[string]string{}
+	for _, l := range labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("invalid --label %q: want key=value", l)
+		}
+		want[k] = v
+	}
+	var out []*scenario.File
+	for _, f := range files {
+		if re != nil && !re.MatchString(f.Scenario.Metadata.Name) {
+			continue
+		}
+		ok := true
+		for k, v := range want {
+			if f.Scenario.Metadata.Labels[k] != v {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []string) (err error) {
+	files, err := scenario.LoadPaths(paths, scenario.Options{FixturesDir: f.fixtures})
+	if err != nil {
+		return withCode(ExitUsage, fmt.Errorf("invalid scenarios:\n%w", err))
+	}
+	files, err = selectScenarios(files, f.run, f.labels)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	if len(files) == 0 {
+		return withCode(ExitUsage, errors.New("no scenario selected"))
+	}
+	if f.fixtures != "" {
+		runner.FixturesDir = f.fixtures
+	} else if dir, err := scenario.FindFixturesDir(); err == nil {
+		runner.FixturesDir = dir
+	}
+
+	env, err := f.cluster.environment("")
+	if err != nil {
+		return err
+	}
+	if f.keep {
+		env.WorkDir = f.cluster.workDir
+	}
+	run := &reports.Run{
+		Started:           time.Now(),
+		KubernetesVersion: "v" + sim.KubernetesVersion,
+		TrainerVersion:    sim.ModuleVersion(sim.TrainerModule),
+		JobSetVersion:     sim.ModuleVersion(sim.JobSetModule),
+	}
+	defer func() {
+		if stopErr := env.Stop(); stopErr != nil && err == nil {
+			err = withCode(ExitCluster, fmt.Errorf("failed to stop the cluster: %w", stopErr))
+		}
+	}()
+	fmt.Fprintf(streams.Out, "%d scenarios from %s\n", len(files), strings.Join(paths, " "))
+	if err := startCluster(ctx, streams.Out, env); err != nil {
+		return err
+	}
+
+	r := &runner.Runner{
+		Env:             env,
+		Parallel:        f.parallel,
+		ScenarioTimeout: f.timeout,
+		Keep:            f.keep,
+		OnScenario:      func(sc *reports.Scenario) { printScenario(streams.Out, sc) },
+	}
+	if f.verbose {
+		r.OnStep = func(sc *reports.Scenario, st *reports.Step) { printStep(streams.Out, sc, st) }
+	}
+	results, complete := r.Run(ctx, files)
+	run.Scenarios = results
+	run.Interrupted = !complete
+	run.Duration = time.Since(run.Started)
+
+	passed := 0
+	for _, sc := range results {
+		if sc.Passed {
+			passed++
+		}
+	}
+	summary := fmt.Sprintf("%d passed, %d failed", passed, len(results)-passed)
+	if run.Interrupted {
+		summary += fmt.Sprintf(", %d not finished (interrupted)", len(files)-len(results))
+	}
+	fmt.Fprintf(streams.Out, "%s in %s\n", summary, run.Duration.Round(100*time.Millisecond))
+	if f.reportDir != "" {
+		if err := reports.WriteAll(f.reportDir, run); err != nil {
+			return withCode(ExitFailed, fmt.Errorf("failed to write reports: %w", err))
+		}
+		abs, _ := filepath.Abs(f.reportDir)
+		fmt.Fprintf(streams.Out, "reports: %s\n", filepath.Join(abs, "report.html"))
+	}
+	if f.keep && ctx.Err() == nil {
+		fmt.Fprintf(streams.Out, "cluster kept: kubectl --kubeconfig %s get pods -A\n", env.KubeconfigPath)
+		fmt.Fprintln(streams.Out, "press Ctrl-C to stop")
+		<-ctx.Done()
+	}
+	if !run.Passed() {
+		return withCode(ExitFailed, errors.New(summary))
+	}
+	return nil
+}
+
+func printScenario(out io.Writer, sc *reports.Scenario) {
+	status := "PASS"
+	if !sc.Passed {
+		status = "FAIL"
+	}
+	fmt.Fprintf(out, "%s  %s (%s)  %s\n", status, sc.Name, sc.Duration.Round(100*time.Millisecond), sc.File)
+	if !sc.Passed {
+		fmt.Fprintf(out, "      %s\n", sc.Failure)
+	}
+}
+
+func printStep(out io.Writer, sc *reports.Scenario, st *reports.Step) {
+	status := "ok  "
+	if !st.Passed {
+		status = "FAIL"
+	}
+	fmt.Fprintf(out, "  %s  %s / %s (%s, %s)\n", status, sc.Name, st.Name, st.Kind, st.Duration.Round(10*time.Millisecond))
+	for _, w := range st.Writes {
+		fmt.Fprintf(out, "          %s %s as %s: HTTP %d %s\n", w.Verb, w.Target, w.FieldManager, w.Status, firstLineOf(w.Message))
+	}
+}
+
+func firstLineOf(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,133 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
+
+	"github.com/trainersim/trainersim/reports"
+)
+
+// runTimeout bounds one simctl run: a cluster start plus a few scenarios.
+const runTimeout = 4 * time.Minute
+
+type junitSuites struct {
+	Suites []struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Cases    []struct {
+			Name    string `xml:"name,attr"`
+			Failure *struct {
+				Message string `xml:"message,attr"`
+				Text    string `xml:",chardata"`
+			} `xml:"failure"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+func readJUnit(dir string) junitSuites {
+	data, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	Expect(err).NotTo(HaveOccurred())
+	var s junitSuites
+	Expect(xml.Unmarshal(data, &s)).To(Succeed())
+	Expect(s.Suites).To(HaveLen(1))
+	return s
+}
+
+func readReport(dir string) reports.Run {
+	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	Expect(err).NotTo(HaveOccurred())
+	var run reports.Run
+	Expect(json.Unmarshal(data, &run)).To(Succeed())
+	return run
+}
+
+var _ = Describe("simctl run", func() {
+	var simctl string
+
+	BeforeEach(func() {
+		var err error
+		simctl, err = gexec.Build("github.com/trainersim/trainersim/cmd/simctl")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(gexec.CleanupBuildArtifacts)
+	})
+
+	start := func(args ...string) *gexec.Session {
+		session, err := gexec.Start(exec.Command(simctl, append([]string{"run"}, args...)...), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { session.Kill() })
+		return session
+	}
+
+	It("exits 1 for a scenario written to fail, with the diff in the JUnit failure", func() {
+		dir := GinkgoT().TempDir()
+		session := start("testdata/fails", "--report-dir", dir)
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(1))
+		Expect(session.Out.Contents()).To(ContainSubstring("FAIL  fails-on-purpose"))
+		junit := readJUnit(dir)
+		Expect(junit.Suites[0].Tests).To(Equal(1))
+		Expect(junit.Suites[0].Failures).To(Equal(1))
+		failure := junit.Suites[0].Cases[0].Failure
+		Expect(failure).NotTo(BeNil())
+		// go-cmp varies its spacing on purpose (sometimes U+00A0).
+		text := strings.ReplaceAll(failure.Text, "\u00a0", " ")
+		Expect(text).To(ContainSubstring("(-want +got)"))
+		Expect(text).To(MatchRegexp(`-\s+"nodeSelector":\s+map\[string\]any\{"zone":\s+string\("b"\)\}`))
+		for _, f := range []string{"report.json", "report.html"} {
+			Expect(filepath.Join(dir, f)).To(BeAnExistingFile())
+		}
+	})
+
+	It("runs two scenarios that each fill both H100 nodes in parallel, each on its own nodes", func() {
+		dir := GinkgoT().TempDir()
+		session := start("testdata/parallel", "--parallel", "2", "--report-dir", dir)
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
+		run := readReport(dir)
+		Expect(run.Scenarios).To(HaveLen(2))
+		nodes := map[string]string{}
+		for _, sc := range run.Scenarios {
+			Expect(sc.Passed).To(BeTrue(), "%s: %s", sc.Name, sc.Failure)
+			Expect(sc.FinalPods).To(HaveLen(2))
+			for _, p := range sc.FinalPods {
+				Expect(p.NodeProfile).To(Equal("nvidia-h100-80gb"))
+				Expect(p.Node).To(HavePrefix(sc.Namespace), "pod %s of %s on another scenario's node", p.Name, sc.Name)
+				Expect(nodes).NotTo(HaveKey(p.Node))
+				nodes[p.Node] = sc.Name
+			}
+		}
+		Expect(nodes).To(HaveLen(4))
+		// The scenarios overlapped in time: each started before the other ended.
+		a, b := run.Scenarios[0], run.Scenarios[1]
+		Expect(a.Started.Before(b.Started.Add(b.Duration)) && b.Started.Before(a.Started.Add(a.Duration))).To(BeTrue(), "scenarios did not overlap")
+	})
+
+	It("on Ctrl-C writes the reports of the finished scenarios and leaves no process behind", func() {
+		dir := GinkgoT().TempDir()
+		session := start("testdata/interrupt", "--parallel", "2", "--report-dir", dir)
+		Eventually(session).WithTimeout(runTimeout).Should(gbytes.Say(`PASS  quick`))
+		children := childProcesses(session.Command.Process.Pid)
+		Expect(children).NotTo(BeEmpty())
+		Expect(session.Command.Process.Signal(syscall.SIGINT)).To(Succeed())
+		Eventually(session).WithTimeout(time.Minute).Should(gexec.Exit(1))
+		Expect(string(session.Out.Contents())).To(ContainSubstring("interrupted"))
+		run := readReport(dir)
+		Expect(run.Interrupted).To(BeTrue())
+		Expect(run.Scenarios).To(HaveLen(1))
+		Expect(run.Scenarios[0].Name).To(Equal("quick"))
+		Expect(readJUnit(dir).Suites[0].Tests).To(Equal(1))
+		for pid, name := range children {
+			Expect(processAlive(pid)).To(BeFalse(), "%s (pid %d) outlived simctl", name, pid)
+		}
+		Expect(strings.Count(string(session.Out.Contents()), "PASS")).To(Equal(1))
+	})
+})

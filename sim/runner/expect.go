@@ -1,0 +1,282 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/sim"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+)
+
+// step runs one step and reports it.
+func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res reports.Step) {
+	res = reports.Step{Name: st.Name, Kind: writeKind(st), Started: time.Now()}
+	if res.Kind == "" {
+		res.Kind = "expect"
+	}
+	defer func() { res.Duration = time.Since(res.Started) }()
+	fail := func(msg, diff string) reports.Step {
+		res.Failure, res.Diff = msg, diff
+		return res
+	}
+	switch res.Kind {
+	case "expect":
+	case "concurrently":
+		writes, problems := s.concurrently(ctx, st.Concurrently)
+		res.Writes = writes
+		if len(problems) > 0 {
+			return fail(strings.Join(problems, "\n"), "")
+		}
+	default:
+		p, err := s.prepare(st)
+		if err != nil {
+			return fail(err.Error(), "")
+		}
+		writeErr := s.send(ctx, p, st.Name)
+		outcome := checkOutcome(&p.write, writeErr, st.ExpectError)
+		res.Writes = []reports.Write{p.write}
+		if outcome != nil {
+			return fail(outcome.Error(), "")
+		}
+	}
+	if st.Expect != nil {
+		if msg, diff := s.expect(ctx, st.Expect); msg != "" {
+			return fail(msg, diff)
+		}
+	}
+	res.Passed = true
+	return res
+}
+
+// expect polls every expectation of e until all hold or e.Within passes; it
+// returns the last failure and its diff.
+func (s *scenarioRun) expect(ctx context.Context, e *v1alpha1.Expect) (string, string) {
+	within := e.Within.Duration
+	if within == 0 {
+		within = v1alpha1.DefaultWithin
+	}
+	deadline := time.Now().Add(within)
+	ticker := time.NewTicker(pollInterval)
+	defer ticker.Stop()
+	for {
+		msg, diff := s.checkOnce(ctx, e)
+		if msg == "" {
+			return "", ""
+		}
+		if time.Now().After(deadline) {
+			return fmt.Sprintf("not true within %s: %s", within, msg), diff
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Sprintf("%v while waiting: %s", ctx.Err(), msg), diff
+		case <-ticker.C:
+		}
+	}
+}
+
+func (s *scenarioRun) checkOnce(ctx context.Context, e *v1alpha1.Expect) (string, string) {
+	if e.Pods != nil {
+		if msg, diff := s.checkPods(ctx, e.Pods); msg != "" {
+			return msg, diff
+		}
+	}
+	for i := range e.Objects {
+		if msg, diff := s.checkObject(ctx, &e.Objects[i]); msg != "" {
+			return msg, diff
+		}
+	}
+	for i := range e.Events {
+		if msg := s.checkEvent(ctx, &e.Events[i]); msg != "" {
+			return msg, ""
+		}
+	}
+	return "", ""
+}
+
+// pods lists the scenario's Pods matching the selector, isolation removed.
+func (s *scenarioRun) pods(ctx context.Context, sel *v1alpha1.LabelSelector) ([]corev1.Pod, error) {
+	var list corev1.PodList
+	opts := []client.ListOption{client.InNamespace(s.ns)}
+	if sel != nil && len(sel.MatchLabels) > 0 {
+		opts = append(opts, client.MatchingLabels(sel.MatchLabels))
+	}
+	if err := s.env.Client().List(ctx, &list, opts...); err != nil {
+		return nil, fmt.Errorf("failed to list pods: %w", err)
+	}
+	for i := range list.Items {
+		stripIsolation(&list.Items[i])
+	}
+	return list.Items, nil
+}
+
+// stripIsolation removes what the runner's namespace added to a Pod.
+func stripIsolation(p *corev1.Pod) {
+	delete(p.Spec.NodeSelector, IsolationKey)
+	if len(p.Spec.NodeSelector) == 0 {
+		p.Spec.NodeSelector = nil
+	}
+	kept := p.Spec.Tolerations[:0]
+	for _, t := range p.Spec.Tolerations {
+		if t.Key != IsolationKey {
+			kept = append(kept, t)
+		}
+	}
+	p.Spec.Tolerations = kept
+	if len(kept) == 0 {
+		p.Spec.Tolerations = nil
+	}
+}
+
+func (s *scenarioRun) nodeProfile(ctx context.Context, name string) string {
+	if name == "" {
+		return ""
+	}
+	n := &corev1.Node{}
+	if err := s.env.Client().Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+		return ""
+	}
+	return n.Labels[fakegpu.ProfileLabel]
+}
+
+func (s *scenarioRun) checkPods(ctx context.Context, want *v1alpha1.PodExpectation) (string, string) {
+	pods, err := s.pods(ctx, want.Selector)
+	if err != nil {
+		return err.Error(), ""
+	}
+	if want.Count != nil && len(pods) != *want.Count {
+		return fmt.Sprintf("%d pods, want %d", len(pods), *want.Count), "pod count mismatch (-want +got):\n" + cmp.Diff(*want.Count, len(pods))
+	}
+	anyMatched := want.Any == nil
+	var anyDiff string
+	for i := range pods {
+		p := &pods[i]
+		if want.Phase != "" && string(p.Status.Phase) != want.Phase {
+			return fmt.Sprintf("pod %s is %s, want %s%s", p.Name, p.Status.Phase, want.Phase, schedulingNote(p)), ""
+		}
+		if want.NodeProfile != "" {
+			if got := s.nodeProfile(ctx, p.Spec.NodeName); got != want.NodeProfile {
+				return fmt.Sprintf("pod %s is on node %q of profile %q, want profile %q%s", p.Name, p.Spec.NodeName, got, want.NodeProfile, schedulingNote(p)), ""
+			}
+		}
+		if want.SchedulingReason != "" {
+			cond := sim.PodScheduledCondition(p)
+			if cond == nil || !strings.Contains(cond.Reason+": "+cond.Message, want.SchedulingReason) {
+				got := "no PodScheduled condition"
+				if cond != nil {
+					got = cond.Reason + ": " + cond.Message
+				}
+				return fmt.Sprintf("pod %s scheduling is %q, want it to contain %q", p.Name, got, want.SchedulingReason), ""
+			}
+		}
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+		if err != nil {
+			return err.Error(), ""
+		}
+		if want.All != nil {
+			if ok, diff := partialMatch(map[string]any(want.All), obj, want.Exact); !ok {
+				return fmt.Sprintf("pod %s does not match pods.all", p.Name), fmt.Sprintf("pod %s mismatch (-want +got):\n%s", p.Name, diff)
+			}
+		}
+		if !anyMatched {
+			ok, diff := partialMatch(map[string]any(want.Any), obj, want.Exact)
+			anyMatched = ok
+			if anyDiff == "" {
+				anyDiff = fmt.Sprintf("pod %s mismatch (-want +got):\n%s", p.Name, diff)
+			}
+		}
+	}
+	if !anyMatched {
+		return fmt.Sprintf("none of %d pods matches pods.any", len(pods)), anyDiff
+	}
+	return "", ""
+}
+
+func schedulingNote(p *corev1.Pod) string {
+	if cond := sim.PodScheduledCondition(p); cond != nil && cond.Status != corev1.ConditionTrue {
+		return fmt.Sprintf(" (%s: %s)", cond.Reason, cond.Message)
+	}
+	return ""
+}
+
+func (s *scenarioRun) checkObject(ctx context.Context, want *v1alpha1.ObjectExpectation) (string, string) {
+	admin, err := s.actor("")
+	if err != nil {
+		return err.Error(), ""
+	}
+	t := want.Target
+	ri, _, err := s.resource(admin.client, t.APIVersion, t.Kind, t.Namespace)
+	if err != nil {
+		return err.Error(), ""
+	}
+	got, err := ri.Get(ctx, t.Name, metav1.GetOptions{})
+	if want.Absent {
+		if apierrors.IsNotFound(err) {
+			return "", ""
+		}
+		if err != nil {
+			return err.Error(), ""
+		}
+		return fmt.Sprintf("%s %s exists, want it absent", t.Kind, t.Name), ""
+	}
+	if err != nil {
+		return fmt.Sprintf("failed to get %s %s: %v", t.Kind, t.Name, err), ""
+	}
+	if ok, diff := partialMatch(map[string]any(want.Match), got.Object, want.Exact); !ok {
+		return fmt.Sprintf("%s %s does not match", t.Kind, t.Name), fmt.Sprintf("%s %s mismatch (-want +got):\n%s", t.Kind, t.Name, diff)
+	}
+	return "", ""
+}
+
+func (s *scenarioRun) checkEvent(ctx context.Context, want *v1alpha1.EventExpectation) string {
+	var list corev1.EventList
+	if err := s.env.Client().List(ctx, &list, client.InNamespace(s.ns)); err != nil {
+		return fmt.Sprintf("failed to list events: %v", err)
+	}
+	for _, ev := range list.Items {
+		if (want.InvolvedKind == "" || ev.InvolvedObject.Kind == want.InvolvedKind) &&
+			(want.InvolvedName == "" || ev.InvolvedObject.Name == want.InvolvedName) &&
+			(want.Reason == "" || ev.Reason == want.Reason) &&
+			strings.Contains(ev.Message, want.MessageContains) {
+			return ""
+		}
+	}
+	var seen []string
+	for _, ev := range list.Items {
+		seen = append(seen, fmt.Sprintf("%s/%s %s: %s", ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Reason, ev.Message))
+	}
+	return fmt.Sprintf("no event %s; events seen: %s", describe(want), strings.Join(seen, "; "))
+}
+
+// finalPods summarizes the scenario's Pods for the report.
+func (s *scenarioRun) finalPods(ctx context.Context) []reports.Pod {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	pods, err := s.pods(ctx, nil)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return nil
+	}
+	out := make([]reports.Pod, 0, len(pods))
+	for i := range pods {
+		p := &pods[i]
+		out = append(out, reports.Pod{
+			Name:        p.Name,
+			Phase:       string(p.Status.Phase),
+			Node:        p.Spec.NodeName,
+			NodeProfile: s.nodeProfile(ctx, p.Spec.NodeName),
+			Scheduling:  strings.TrimPrefix(schedulingNote(p), " "),
+		})
+	}
+	return out
+}

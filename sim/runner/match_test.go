@@ -1,0 +1,56 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestPartialMatch(t *testing.T) {
+	gpu := map[string]any{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+	other := map[string]any{"key": "team", "operator": "Equal", "value": "a", "effect": "NoSchedule"}
+	for _, tc := range []struct {
+		name      string
+		want, got any
+		exact     []string
+		wantMatch bool
+		diffHas   []string
+	}{
+		{"map subset", map[string]any{"a": 1}, map[string]any{"a": int64(1), "b": 2}, nil, true, nil},
+		{"missing key", map[string]any{"a": 1, "c": 3}, map[string]any{"a": 1}, nil, false, []string{`"c": float64(3)`, "-"}},
+		{"int vs float", map[string]any{"n": 8}, map[string]any{"n": int64(8)}, nil, true, nil},
+		{"list subset any order",
+			map[string]any{"tolerations": []any{gpu}},
+			map[string]any{"tolerations": []any{other, gpu}}, nil, true, nil},
+		{"replaced toleration shows as -want +got",
+			map[string]any{"tolerations": []any{gpu}},
+			map[string]any{"tolerations": []any{other}}, nil, false, []string{`-`, `"nvidia.com/gpu"`, `+`, `"team"`}},
+		{"exact list order matters",
+			map[string]any{"l": []any{"a", "b"}},
+			map[string]any{"l": []any{"b", "a"}}, []string{"l"}, false, nil},
+		{"exact list length matters",
+			map[string]any{"l": []any{"a"}},
+			map[string]any{"l": []any{"a", "b"}}, []string{"l"}, false, nil},
+		{"subset list ignores extra items",
+			map[string]any{"l": []any{"a"}},
+			map[string]any{"l": []any{"a", "b"}}, nil, true, nil},
+		{"type mismatch", map[string]any{"a": map[string]any{"b": 1}}, map[string]any{"a": "x"}, nil, false, []string{"-", "+"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, diff := partialMatch(tc.want, tc.got, tc.exact)
+			if ok != tc.wantMatch {
+				t.Fatalf("match = %v, want %v; diff:\n%s", ok, tc.wantMatch, diff)
+			}
+			if ok && diff != "" {
+				t.Errorf("matched but diff is not empty:\n%s", diff)
+			}
+			if !ok && diff == "" {
+				t.Errorf("mismatch without a diff")
+			}
+			for _, s := range tc.diffHas {
+				if !strings.Contains(diff, s) {
+					t.Errorf("diff lacks %q:\n%s", s, diff)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,239 @@
+// Package runner replays scenarios (sim/apis/v1alpha1) on a started
+// sim.Environment and records what happened in the reports model. Each
+// scenario runs in its own namespace on its own simulated nodes; scenarios
+// run in parallel. A refused write is a result, never retried.
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/sim"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/scenario"
+)
+
+// IsolationKey is the node label, node taint, Pod nodeSelector key and Pod
+// toleration key with which the runner keeps each scenario's Pods on the
+// scenario's own nodes. The runner removes it from every Pod before the Pod
+// is matched or reported.
+const IsolationKey = "trainersim.dev/scenario"
+
+// DefaultScenarioTimeout bounds one scenario when Runner.ScenarioTimeout is 0.
+const DefaultScenarioTimeout = 5 * time.Minute
+
+// pollInterval is how often expectations are checked.
+const pollInterval = 200 * time.Millisecond
+
+// Runner runs scenarios on one environment. The zero value of every field
+// but Env is a documented default.
+type Runner struct {
+	// Env is a started environment, shared by every scenario.
+	Env *sim.Environment
+	// Parallel is how many scenarios run at once. Zero: the number of CPUs.
+	Parallel int
+	// ScenarioTimeout bounds each scenario. Zero: DefaultScenarioTimeout.
+	ScenarioTimeout time.Duration
+	// Keep leaves each scenario's namespace and nodes in place.
+	Keep bool
+	// OnStep, when set, is called after every step, from the scenario's
+	// goroutine.
+	OnStep func(sc *reports.Scenario, st *reports.Step)
+	// OnScenario, when set, is called as each scenario finishes, one call
+	// at a time.
+	OnScenario func(sc *reports.Scenario)
+
+	mu sync.Mutex
+}
+
+// Run runs every file's scenario and returns their results in the order of
+// files. When ctx ends, scenarios not yet finished are left out and the
+// second result is false.
+func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]reports.Scenario, bool) {
+	parallel := r.Parallel
+	if parallel <= 0 {
+		parallel = runtime.NumCPU()
+	}
+	results := make([]*reports.Scenario, len(files))
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				return
+			}
+			res := r.RunScenario(ctx, f)
+			if ctx.Err() != nil {
+				return // interrupted: not finished
+			}
+			results[i] = &res
+			if r.OnScenario != nil {
+				r.mu.Lock()
+				r.OnScenario(&res)
+				r.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	var done []reports.Scenario
+	for _, res := range results {
+		if res != nil {
+			done = append(done, *res)
+		}
+	}
+	return done, len(done) == len(files)
+}
+
+// RunScenario runs one scenario to its end or its first failing step.
+func (r *Runner) RunScenario(ctx context.Context, f *scenario.File) (res reports.Scenario) {
+	sc := f.Scenario
+	res = reports.Scenario{
+		Name:        sc.Metadata.Name,
+		File:        f.Path,
+		Description: sc.Spec.Description,
+		Labels:      sc.Metadata.Labels,
+		Started:     time.Now(),
+	}
+	timeout := r.ScenarioTimeout
+	if timeout == 0 {
+		timeout = DefaultScenarioTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	defer func() { res.Duration = time.Since(res.Started) }()
+
+	run := &scenarioRun{runner: r, env: r.Env, sc: sc, objects: map[string]map[string]any{}}
+	run.ns = namespaceName(sc.Metadata.Name)
+	res.Namespace = run.ns
+	if !r.Keep {
+		defer run.cleanup()
+	}
+	if err := run.setUp(ctx); err != nil {
+		res.Failure = "set-up: " + err.Error()
+		res.Steps = append(res.Steps, reports.Step{Name: "set-up", Kind: "setup", Started: res.Started, Duration: time.Since(res.Started), Failure: err.Error()})
+		return res
+	}
+	res.Passed = true
+	for i := range sc.Spec.Steps {
+		st := run.step(ctx, &sc.Spec.Steps[i])
+		res.Steps = append(res.Steps, st)
+		if r.OnStep != nil {
+			r.OnStep(&res, &res.Steps[len(res.Steps)-1])
+		}
+		if !st.Passed {
+			res.Passed = false
+			res.Failure = fmt.Sprintf("step %q: %s", st.Name, firstLine(st.Failure))
+			break
+		}
+	}
+	res.FinalPods = run.finalPods(context.WithoutCancel(ctx))
+	return res
+}
+
+// scenarioRun is the state of one scenario while it runs.
+type scenarioRun struct {
+	runner  *Runner
+	env     *sim.Environment
+	sc      *v1alpha1.Scenario
+	ns      string
+	nodes   []string
+	objects map[string]map[string]any // by step name: the object the server returned
+	mu      sync.Mutex
+}
+
+// namespaceName derives a unique, valid namespace from a scenario name.
+func namespaceName(name string) string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	suffix := hex.EncodeToString(b)
+	const max = 63 - 7
+	name = strings.Trim(regexp.MustCompile(`[^a-z0-9-]+`).ReplaceAllString(strings.ToLower(name), "-"), "-")
+	if len(name) > max {
+		name = strings.TrimRight(name[:max], "-")
+	}
+	return name + "-" + suffix
+}
+
+func (s *scenarioRun) setUp(ctx context.Context) error {
+	c := s.env.Client()
+	tolerations, err := json.Marshal([]corev1.Toleration{{Key: IsolationKey, Operator: corev1.TolerationOpEqual, Value: s.ns, Effect: corev1.TaintEffectNoSchedule}})
+	if err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name:   s.ns,
+		Labels: map[string]string{IsolationKey: s.ns},
+		Annotations: map[string]string{
+			"scheduler.alpha.kubernetes.io/node-selector":      IsolationKey + "=" + s.ns,
+			"scheduler.alpha.kubernetes.io/defaultTolerations": string(tolerations),
+		},
+	}}
+	if err := c.Create(ctx, ns); err != nil {
+		return fmt.Errorf("failed to create namespace %s: %w", s.ns, err)
+	}
+	var groups []fakegpu.NodeGroup
+	for i, g := range s.sc.Spec.Nodes {
+		labels := map[string]string{IsolationKey: s.ns}
+		for k, v := range g.Labels {
+			labels[k] = v
+		}
+		taints := []corev1.Taint{{Key: IsolationKey, Value: s.ns, Effect: corev1.TaintEffectNoSchedule}}
+		for _, t := range g.Taints {
+			taints = append(taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
+		}
+		groups = append(groups, fakegpu.NodeGroup{
+			Profile:    g.Profile,
+			Count:      g.Count,
+			Labels:     labels,
+			Taints:     taints,
+			NamePrefix: fmt.Sprintf("%s-%d-%s", s.ns, i, g.Profile),
+		})
+	}
+	names, err := s.env.AddNodes(ctx, groups)
+	s.nodes = names
+	if err != nil {
+		return err
+	}
+	return s.createSetup(ctx)
+}
+
+// cleanup deletes the scenario's namespace and nodes without waiting.
+func (s *scenarioRun) cleanup() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := s.env.Client()
+	bg := client.PropagationPolicy(metav1.DeletePropagationBackground)
+	_ = c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}, bg)
+	for _, n := range s.nodes {
+		_ = c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, bg)
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,474 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/trainersim/trainersim/reports"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+)
+
+// AdminFieldManager is the field manager of steps without an actor.
+const AdminFieldManager = "simctl"
+
+// defaultAPIVersions lets a target name a well-known kind without apiVersion.
+var defaultAPIVersions = map[string]string{
+	"TrainJob":               "trainer.kubeflow.org/v1alpha1",
+	"TrainingRuntime":        "trainer.kubeflow.org/v1alpha1",
+	"ClusterTrainingRuntime": "trainer.kubeflow.org/v1alpha1",
+	"JobSet":                 "jobset.x-k8s.io/v1alpha2",
+	"Job":                    "batch/v1",
+	"PodGroup":               "scheduling.x-k8s.io/v1alpha1",
+	"Pod":                    "v1",
+	"ConfigMap":              "v1",
+	"Secret":                 "v1",
+	"Service":                "v1",
+	"ServiceAccount":         "v1",
+	"PersistentVolumeClaim":  "v1",
+	"Event":                  "v1",
+	"Node":                   "v1",
+	"Namespace":              "v1",
+}
+
+// actor is who sends a write.
+type actor struct {
+	name         string
+	fieldManager string
+	client       dynamic.Interface
+}
+
+func (s *scenarioRun) actor(name string) (*actor, error) {
+	cfg := s.env.Config()
+	a := &actor{name: "admin", fieldManager: AdminFieldManager}
+	if name != "" {
+		var found *v1alpha1.Actor
+		for i := range s.sc.Spec.Actors {
+			if s.sc.Spec.Actors[i].Name == name {
+				found = &s.sc.Spec.Actors[i]
+			}
+		}
+		if found == nil {
+			return nil, fmt.Errorf("unknown actor %q", name)
+		}
+		a.name, a.fieldManager = found.Name, found.FieldManager
+		if found.User != "" {
+			cfg.Impersonate = rest.ImpersonationConfig{UserName: found.User, Groups: found.Groups}
+		}
+	}
+	c, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create client for actor %s: %w", a.name, err)
+	}
+	a.client = c
+	return a, nil
+}
+
+// resource resolves apiVersion and kind to a namespaced or cluster resource.
+func (s *scenarioRun) resource(c dynamic.Interface, apiVersion, kind, namespace string) (dynamic.ResourceInterface, bool, error) {
+	if apiVersion == "" {
+		apiVersion = defaultAPIVersions[kind]
+	}
+	if apiVersion == "" {
+		return nil, false, fmt.Errorf("kind %s needs an apiVersion", kind)
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, false, fmt.Errorf("invalid apiVersion %q: %w", apiVersion, err)
+	}
+	mapping, err := s.env.Client().RESTMapper().RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version)
+	if err != nil {
+		return nil, false, fmt.Errorf("failed to find resource of %s %s: %w", apiVersion, kind, err)
+	}
+	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+		return c.Resource(mapping.Resource), false, nil
+	}
+	if namespace == "" {
+		namespace = s.ns
+	}
+	return c.Resource(mapping.Resource).Namespace(namespace), true, nil
+}
+
+// createSetup creates the scenario's setup objects as the admin.
+func (s *scenarioRun) createSetup(ctx context.Context) error {
+	admin, err := s.actor("")
+	if err != nil {
+		return err
+	}
+	for i, so := range s.sc.Spec.Setup {
+		objs := []map[string]any{so.Object}
+		if so.Path != "" {
+			if objs, err = readFixture(so.Path); err != nil {
+				return err
+			}
+		}
+		for _, o := range objs {
+			u := &unstructured.Unstructured{Object: deepCopy(o)}
+			ri, _, err := s.resource(admin.client, u.GetAPIVersion(), u.GetKind(), u.GetNamespace())
+			if err != nil {
+				return fmt.Errorf("setup[%d]: %w", i, err)
+			}
+			if _, err := ri.Create(ctx, u, metav1.CreateOptions{FieldManager: admin.fieldManager}); err != nil {
+				return fmt.Errorf("setup[%d]: failed to create %s %s: %w", i, u.GetKind(), u.GetName(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// FixturesDir is where setup paths are resolved; set by the caller that
+// loaded the scenarios (scenario.Options.FixturesDir).
+var FixturesDir = "fixtures"
+
+func readFixture(path string) ([]map[string]any, error) {
+	data, err := os.ReadFile(filepath.Join(FixturesDir, path))
+	if err != nil {
+		return nil, fmt.Errorf("failed to read fixture %s: %w", path, err)
+	}
+	var objs []map[string]any
+	for _, doc := range strings.Split("\n"+string(data), "\n---") {
+		var o map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+			return nil, fmt.Errorf("failed to decode fixture %s: %w", path, err)
+		}
+		if len(o) > 0 {
+			objs = append(objs, o)
+		}
+	}
+	return objs, nil
+}
+
+func deepCopy(o map[string]any) map[string]any {
+	c, _ := normalize(o).(map[string]any)
+	if c == nil {
+		c = map[string]any{}
+	}
+	return c
+}
+
+// writeKind names the one write of a step, or "".
+func writeKind(st *v1alpha1.Step) string {
+	switch {
+	case st.Create != nil:
+		return "create"
+	case st.Apply != nil:
+		return "apply"
+	case st.Patch != nil:
+		return "patch"
+	case st.Update != nil:
+		return "update"
+	case st.Delete != nil:
+		return "delete"
+	case st.Get != nil:
+		return "get"
+	case st.Concurrently != nil:
+		return "concurrently"
+	}
+	return ""
+}
+
+// prepared is a write ready to send: do sends it and fills in the result.
+type prepared struct {
+	write reports.Write
+	do    func(ctx context.Context) (*unstructured.Unstructured, error)
+}
+
+// prepare builds the request of a write step without sending it.
+func (s *scenarioRun) prepare(st *v1alpha1.Step) (*prepared, error) {
+	a, err := s.actor(st.Actor)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{write: reports.Write{Actor: a.name, FieldManager: a.fieldManager, Verb: writeKind(st)}}
+	target := func(kind, ns, name string) {
+		if ns == "" {
+			ns = s.ns
+		}
+		p.write.Target = kind + " " + ns + "/" + name
+	}
+	setBody := func(v any) {
+		if b, err := yaml.Marshal(v); err == nil {
+			p.write.Body = string(b)
+		}
+	}
+	switch {
+	case st.Create != nil, st.Apply != nil:
+		obj := st.Create
+		if st.Apply != nil {
+			obj = st.Apply
+			p.write.PatchType = "apply"
+		}
+		u := &unstructured.Unstructured{Object: deepCopy(obj)}
+		ri, namespaced, err := s.resource(a.client, u.GetAPIVersion(), u.GetKind(), u.GetNamespace())
+		if err != nil {
+			return nil, err
+		}
+		if namespaced && u.GetNamespace() == "" {
+			u.SetNamespace(s.ns)
+		}
+		target(u.GetKind(), u.GetNamespace(), u.GetName())
+		setBody(u.Object)
+		p.write.ResourceVersionBefore = u.GetResourceVersion()
+		if st.Create != nil {
+			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
+				return ri.Create(ctx, u, metav1.CreateOptions{FieldManager: a.fieldManager, FieldValidation: st.FieldValidation})
+			}
+		} else {
+			// A patch of the apply type rather than client-go's Apply, whose
+			// ApplyOptions cannot carry fieldValidation.
+			body, err := json.Marshal(u.Object)
+			if err != nil {
+				return nil, fmt.Errorf("failed to encode apply body: %w", err)
+			}
+			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
+				return ri.Patch(ctx, u.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: a.fieldManager, Force: &st.Force, FieldValidation: st.FieldValidation})
+			}
+		}
+	case st.Patch != nil:
+		t := st.Patch.Target
+		ri, _, err := s.resource(a.client, t.APIVersion, t.Kind, t.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		target(t.Kind, t.Namespace, t.Name)
+		body, err := json.Marshal(st.Patch.Body)
+		if err != nil {
+			return nil, fmt.Errorf("failed to encode patch body: %w", err)
+		}
+		setBody(st.Patch.Body)
+		pt := types.MergePatchType
+		if st.Patch.Type == v1alpha1.PatchJSON {
+			pt = types.JSONPatchType
+		}
+		p.write.PatchType = st.Patch.Type
+		if m, ok := st.Patch.Body.(map[string]any); ok {
+			if md, ok := m["metadata"].(map[string]any); ok {
+				p.write.ResourceVersionBefore, _ = md["resourceVersion"].(string)
+			}
+		}
+		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
+			return ri.Patch(ctx, t.Name, pt, body, metav1.PatchOptions{FieldManager: a.fieldManager, FieldValidation: st.FieldValidation})
+		}
+	case st.Update != nil:
+		obj, err := s.updateBody(st.Update)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		ri, namespaced, err := s.resource(a.client, u.GetAPIVersion(), u.GetKind(), u.GetNamespace())
+		if err != nil {
+			return nil, err
+		}
+		if namespaced && u.GetNamespace() == "" {
+			u.SetNamespace(s.ns)
+		}
+		target(u.GetKind(), u.GetNamespace(), u.GetName())
+		setBody(u.Object)
+		p.write.ResourceVersionBefore = u.GetResourceVersion()
+		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
+			return ri.Update(ctx, u, metav1.UpdateOptions{FieldManager: a.fieldManager, FieldValidation: st.FieldValidation})
+		}
+	case st.Delete != nil, st.Get != nil:
+		t := st.Delete
+		if t == nil {
+			t = st.Get
+		}
+		ri, _, err := s.resource(a.client, t.APIVersion, t.Kind, t.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		target(t.Kind, t.Namespace, t.Name)
+		if st.Delete != nil {
+			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
+				return nil, ri.Delete(ctx, t.Name, metav1.DeleteOptions{})
+			}
+		} else {
+			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
+				return ri.Get(ctx, t.Name, metav1.GetOptions{})
+			}
+		}
+	default:
+		return nil, errors.New("step has no write")
+	}
+	return p, nil
+}
+
+// updateBody is update.object, or the object of update.from with update.set
+// merged in, resourceVersion kept.
+func (s *scenarioRun) updateBody(u *v1alpha1.Update) (map[string]any, error) {
+	if u.From == "" {
+		return deepCopy(u.Object), nil
+	}
+	s.mu.Lock()
+	base, ok := s.objects[u.From]
+	s.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("update.from: step %q returned no object", u.From)
+	}
+	if len(u.Set) == 0 {
+		return deepCopy(base), nil
+	}
+	orig, err := json.Marshal(base)
+	if err != nil {
+		return nil, err
+	}
+	set, err := json.Marshal(u.Set)
+	if err != nil {
+		return nil, err
+	}
+	merged, err := jsonpatch.MergePatch(orig, set)
+	if err != nil {
+		return nil, fmt.Errorf("failed to merge update.set: %w", err)
+	}
+	out := map[string]any{}
+	if err := json.Unmarshal(merged, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// send sends a prepared write once and records the outcome.
+func (s *scenarioRun) send(ctx context.Context, p *prepared, stepName string) error {
+	p.write.Started = time.Now()
+	obj, err := p.do(ctx)
+	p.write.Duration = time.Since(p.write.Started)
+	if err == nil {
+		p.write.Status = 200
+		if p.write.Verb == "create" {
+			p.write.Status = 201
+		}
+		if obj != nil {
+			p.write.ResourceVersionAfter = obj.GetResourceVersion()
+			s.mu.Lock()
+			s.objects[stepName] = obj.Object
+			s.mu.Unlock()
+		}
+		return nil
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		p.write.Status = int(status.Status().Code)
+		p.write.Reason = string(status.Status().Reason)
+		p.write.Message = status.Status().Message
+	} else {
+		p.write.Message = err.Error()
+	}
+	return err
+}
+
+// checkOutcome compares a sent write with the step's expectError and marks
+// it Expected; the error says what differed.
+func checkOutcome(w *reports.Write, writeErr error, want *v1alpha1.ExpectError) error {
+	if want == nil {
+		if writeErr != nil {
+			return fmt.Errorf("%s %s as %s was refused: HTTP %d %s: %s", w.Verb, w.Target, w.FieldManager, w.Status, w.Reason, w.Message)
+		}
+		w.Expected = true
+		return nil
+	}
+	if writeErr == nil {
+		return fmt.Errorf("%s %s as %s succeeded (HTTP %d), but an error was expected: %s", w.Verb, w.Target, w.FieldManager, w.Status, describe(want))
+	}
+	var problems []string
+	if want.Status != 0 && want.Status != w.Status {
+		problems = append(problems, fmt.Sprintf("status %d, want %d", w.Status, want.Status))
+	}
+	if want.Reason != "" && want.Reason != w.Reason {
+		problems = append(problems, fmt.Sprintf("reason %s, want %s", w.Reason, want.Reason))
+	}
+	if want.MessageContains != "" && !strings.Contains(w.Message, want.MessageContains) {
+		problems = append(problems, fmt.Sprintf("message does not contain %q", want.MessageContains))
+	}
+	if want.MessageMatches != "" {
+		re, err := regexp.Compile(want.MessageMatches)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("invalid messageMatches: %v", err))
+		} else if !re.MatchString(w.Message) {
+			problems = append(problems, fmt.Sprintf("message does not match %q", want.MessageMatches))
+		}
+	}
+	if want.ConflictManager != "" && !strings.Contains(w.Message, fmt.Sprintf("conflict with %q", want.ConflictManager)) {
+		problems = append(problems, fmt.Sprintf("message does not name a conflict with %q", want.ConflictManager))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s %s as %s was refused, but not as expected: %s; got HTTP %d %s: %s", w.Verb, w.Target, w.FieldManager, strings.Join(problems, "; "), w.Status, w.Reason, w.Message)
+	}
+	w.Expected = true
+	return nil
+}
+
+// concurrently prepares every write of the group, starts one goroutine per
+// write, releases them together and records each outcome.
+func (s *scenarioRun) concurrently(ctx context.Context, c *v1alpha1.Concurrently) ([]reports.Write, []string) {
+	preps := make([]*prepared, len(c.Writes))
+	var problems []string
+	for i := range c.Writes {
+		p, err := s.prepare(&c.Writes[i])
+		if err != nil {
+			return nil, []string{fmt.Sprintf("write %q: %v", c.Writes[i].Name, err)}
+		}
+		preps[i] = p
+	}
+	errs := make([]error, len(preps))
+	var ready, done sync.WaitGroup
+	release := make(chan struct{})
+	for i, p := range preps {
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-release
+			errs[i] = s.send(ctx, p, c.Writes[i].Name)
+		}()
+	}
+	ready.Wait()
+	close(release)
+	done.Wait()
+
+	writes := make([]reports.Write, len(preps))
+	var succeeded, conflicts, rejected int
+	for i, p := range preps {
+		switch {
+		case errs[i] == nil:
+			succeeded++
+		case apierrors.IsConflict(errs[i]):
+			conflicts++
+		default:
+			rejected++
+		}
+		if err := checkOutcome(&p.write, errs[i], c.Writes[i].ExpectError); err != nil {
+			problems = append(problems, fmt.Sprintf("write %q: %v", c.Writes[i].Name, err))
+		}
+		writes[i] = p.write
+	}
+	if o := c.Outcomes; o != nil {
+		check := func(name string, want *int, got int) {
+			if want != nil && *want != got {
+				problems = append(problems, fmt.Sprintf("outcomes: %d %s, want %d (succeeded %d, conflicts %d, rejected %d)", got, name, *want, succeeded, conflicts, rejected))
+			}
+		}
+		check("succeeded", o.Succeeded, succeeded)
+		check("conflicts", o.Conflicts, conflicts)
+		check("rejected", o.Rejected, rejected)
+	}
+	return writes, problems
+}
