@@ -75,8 +75,9 @@ fixtures: $(if $(TRAINER_DIR),trainer-workspace) ## Copy CRDs, webhook manifests
 	for f in $(DEFAULT_RUNTIMES); do install -m 0644 $(TRAINER_ROOT)/manifests/base/runtimes/$$f fixtures/runtimes/$$(basename $$f); done
 
 .PHONY: generate
-generate: ## Write sim/apis/v1alpha1/scenario.schema.json and docs/scenario-reference.md from the API types.
+generate: ## Write the scenario schema, docs/scenario-reference.md and the README's reference and corpus table.
 	$(GO) run ./hack/schemagen
+	$(GO) run ./hack/corpustable
 
 .PHONY: verify
 verify: fixtures ## Fail when generated files drift from go.mod or the API types, or a scenario does not lint.
@@ -84,6 +85,7 @@ verify: fixtures ## Fail when generated files drift from go.mod or the API types
 		|| { echo "fixtures/ is out of date with go.mod: run 'make fixtures' and commit"; git ls-files --others --exclude-standard -- fixtures; exit 1; }
 	$(GO) vet ./...
 	$(GO) run ./hack/schemagen -check
+	$(GO) run ./hack/corpustable -check
 	$(GO) run ./cmd/simctl lint scenarios/ sim/e2e/testdata/
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
@@ -119,5 +121,6 @@ test: assets $(if $(TRAINER_DIR),trainer-workspace) ## Run unit tests and the en
 	$(GO) test ./... -timeout 30m
 
 .PHONY: bench
-bench: assets ## Measure start times: bare envtest against the full harness.
+bench: assets ## Measure: bare envtest against the full harness start (3 runs each); the whole corpus, start included.
 	$(GO) test ./sim/ -run '^$$' -bench . -benchtime 3x -timeout 30m
+	$(GO) test ./sim/runner/ -run '^$$' -bench Corpus -benchtime 1x -timeout 30m

@@ -50,8 +50,7 @@ type Runner struct {
 	ScenarioTimeout time.Duration
 	// Keep leaves each scenario's namespace and nodes in place.
 	Keep bool
-	// OnStep, when set, is called after every step, from the scenario's
-	// goroutine.
+	// OnStep, when set, is called after every step, one call at a time.
 	OnStep func(sc *reports.Scenario, st *reports.Step)
 	// OnScenario, when set, is called as each scenario finishes, one call
 	// at a time.
@@ -140,7 +139,9 @@ func (r *Runner) RunScenario(ctx context.Context, f *scenario.File) (res reports
 		st := run.step(ctx, &sc.Spec.Steps[i])
 		res.Steps = append(res.Steps, st)
 		if r.OnStep != nil {
+			r.mu.Lock()
 			r.OnStep(&res, &res.Steps[len(res.Steps)-1])
+			r.mu.Unlock()
 		}
 		if !st.Passed {
 			res.Passed = false
