@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -111,10 +112,11 @@ type htmlWrite struct {
 	RVBefore     string
 	RVAfter      string
 	Status       string
-	Reason       string
-	Message      string
-	Refused      bool
-	Expected     bool
+	// Reason is the Status reason when it adds to Status.
+	Reason   string
+	Message  string
+	Refused  bool
+	Expected bool
 	// Class is the card's colour: ok, refused (as expected) or unexpected.
 	Class string
 	// Outcome says in words what happened and whether it was expected.
@@ -234,11 +236,14 @@ func newHTMLWrite(k int, st *Step, w *Write) htmlWrite {
 		RVBefore:     orNone(w.ResourceVersionBefore),
 		RVAfter:      orNone(w.ResourceVersionAfter),
 		Status:       statusText(w.Status),
-		Reason:       w.Reason,
 		Message:      w.Message,
 		Refused:      refused(w),
 		Expected:     w.Expected,
 		Body:         strings.TrimRight(w.Body, "\n"),
+	}
+	// "409 Conflict (Conflict)" says it twice.
+	if !strings.EqualFold(strings.ReplaceAll(w.Reason, " ", ""), strings.ReplaceAll(http.StatusText(w.Status), " ", "")) {
+		v.Reason = w.Reason
 	}
 	if !st.Started.IsZero() && !w.Started.IsZero() {
 		v.Offset = "+" + formatDuration(w.Started.Sub(st.Started))

@@ -414,3 +414,56 @@ func TestXMLSafe(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteJUnitFailingStepWrites(t *testing.T) {
+	run := testRun()
+	sc := &run.Scenarios[1]
+	// The race itself fails: the autoscaler's conflict was not declared.
+	race := &sc.Steps[1]
+	race.Passed = false
+	race.Failure = "update TrainJob/concurrent-resize-c21d9e/llm as trainjob-autoscaler was refused: HTTP 409 Conflict"
+	race.Writes[2].Expected = false
+	sc.Steps = sc.Steps[:2]
+	sc.Failure = `step "three managers race": ` + race.Failure
+
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, run); err != nil {
+		t.Fatalf("WriteJUnit() = %v", err)
+	}
+	doc := parseJUnit(t, buf.Bytes())
+	got := doc.Suites[0].Cases[1].Failure.Text
+	want := sc.Failure + "\n" +
+		"\n" +
+		"Step 2 \"three managers race\" (concurrently) failed after 0.021s:\n" +
+		race.Failure + "\n" +
+		"\n" +
+		"Writes of step 2:\n" +
+		"- actor: kueue\n" +
+		"  fieldManager: kueue-admission\n" +
+		"  verb: patch (merge)\n" +
+		"  target: TrainJob/concurrent-resize-c21d9e/llm\n" +
+		"  resourceVersion: 2040 -> 2041\n" +
+		"  status: 200 OK\n" +
+		"  expected: true\n" +
+		"- actor: alice\n" +
+		"  fieldManager: kubectl-edit\n" +
+		"  verb: update\n" +
+		"  target: TrainJob/concurrent-resize-c21d9e/llm\n" +
+		"  resourceVersion: 2040 -> (none)\n" +
+		"  status: 409 Conflict\n" +
+		"  reason: Conflict\n" +
+		"  message: " + conflictMessage + "\n" +
+		"  expected: true\n" +
+		"- actor: autoscaler\n" +
+		"  fieldManager: trainjob-autoscaler\n" +
+		"  verb: update\n" +
+		"  target: TrainJob/concurrent-resize-c21d9e/llm\n" +
+		"  resourceVersion: 2040 -> (none)\n" +
+		"  status: 409 Conflict\n" +
+		"  reason: Conflict\n" +
+		"  message: " + conflictMessage + "\n" +
+		"  expected: false\n"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("failure body mismatch (-want +got):\n%s", diff)
+	}
+}
