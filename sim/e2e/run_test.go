@@ -100,7 +100,8 @@ var _ = Describe("simctl run", func() {
 			Expect(sc.FinalPods).To(HaveLen(2))
 			for _, p := range sc.FinalPods {
 				Expect(p.NodeProfile).To(Equal("nvidia-h100-80gb"))
-				Expect(p.Node).To(HavePrefix(sc.Namespace), "pod %s of %s on another scenario's node", p.Name, sc.Name)
+				suffix := sc.Namespace[strings.LastIndexByte(sc.Namespace, '-')+1:]
+				Expect(p.Node).To(HavePrefix("sim-"+suffix+"-"), "pod %s of %s on another scenario's node", p.Name, sc.Name)
 				Expect(nodes).NotTo(HaveKey(p.Node))
 				nodes[p.Node] = sc.Name
 			}

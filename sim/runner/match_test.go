@@ -54,3 +54,17 @@ func TestPartialMatch(t *testing.T) {
 		})
 	}
 }
+
+func TestNodeNamesFitAHostnameLabel(t *testing.T) {
+	ns := namespaceName("a-scenario-name-long-enough-to-fill-the-whole-namespace-name-and-more")
+	if len(ns) > 63 {
+		t.Fatalf("namespace %q longer than 63", ns)
+	}
+	name := nodePrefix(ns) + "-9-nvidia-tesla-v100-12"
+	if len(name) > 63 {
+		t.Errorf("node name %q is %d characters, more than a label value may have", name, len(name))
+	}
+	if !strings.HasPrefix(name, "sim-"+ns[len(ns)-6:]) {
+		t.Errorf("node name %q does not carry the namespace suffix of %q", name, ns)
+	}
+}

@@ -209,7 +209,7 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 			Count:      g.Count,
 			Labels:     labels,
 			Taints:     taints,
-			NamePrefix: fmt.Sprintf("%s-%d-%s", s.ns, i, g.Profile),
+			NamePrefix: fmt.Sprintf("%s-%d-%s", nodePrefix(s.ns), i, g.Profile),
 		})
 	}
 	names, err := s.env.AddNodes(ctx, groups)
@@ -230,6 +230,13 @@ func (s *scenarioRun) cleanup() {
 	for _, n := range s.nodes {
 		_ = c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, bg)
 	}
+}
+
+// nodePrefix names a scenario's nodes after its namespace's random suffix:
+// a node name is also its kubernetes.io/hostname label, at most 63
+// characters, so the scenario name cannot be part of it.
+func nodePrefix(namespace string) string {
+	return "sim-" + namespace[strings.LastIndexByte(namespace, '-')+1:]
 }
 
 func firstLine(s string) string {
