@@ -233,6 +233,9 @@ func (s *scenarioRun) checkObject(ctx context.Context, want *v1alpha1.ObjectExpe
 	if err != nil {
 		return fmt.Sprintf("failed to get %s %s: %v", t.Kind, t.Name, err), ""
 	}
+	if want.Match == nil {
+		return "", "" // it exists
+	}
 	if ok, diff := partialMatch(map[string]any(want.Match), got.Object, want.Exact); !ok {
 		return fmt.Sprintf("%s %s does not match", t.Kind, t.Name), fmt.Sprintf("%s %s mismatch (-want +got):\n%s", t.Kind, t.Name, diff)
 	}

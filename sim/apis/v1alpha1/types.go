@@ -213,7 +213,9 @@ type Update struct {
 // Concurrently is a group of writes released at the same instant.
 type Concurrently struct {
 	// Writes each run in their own goroutine, all released together by a
-	// barrier. Each is a step with a write and optionally expectError.
+	// barrier. Each is a step with a write and optionally expectError. When
+	// outcomes is set, a write without expectError may succeed or be refused:
+	// the counts decide, since who wins a race is not known in advance.
 	Writes []Step `json:"writes"`
 	// Outcomes asserts how many writes of the group ended each way.
 	// +optional
@@ -318,7 +320,8 @@ type ObjectExpectation struct {
 	// Target is the object.
 	Target Target `json:"target"`
 	// Match is a partial object: maps match as subsets, and every item of an
-	// expected list must match some item of the actual list.
+	// expected list must match some item of the actual list. Empty: the
+	// object exists.
 	// +optional
 	Match Object `json:"match,omitempty"`
 	// Exact lists paths (dot-separated) whose lists must match item for
