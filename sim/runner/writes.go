@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -264,8 +266,13 @@ func (s *scenarioRun) prepare(st *v1alpha1.Step) (*prepared, error) {
 				p.write.ResourceVersionBefore, _ = md["resourceVersion"].(string)
 			}
 		}
-		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
-			return ri.Patch(ctx, t.Name, pt, body, metav1.PatchOptions{FieldManager: a.fieldManager, FieldValidation: st.FieldValidation})
+		patch := func(ctx context.Context, name string) (*unstructured.Unstructured, error) {
+			return ri.Patch(ctx, name, pt, body, metav1.PatchOptions{FieldManager: a.fieldManager, FieldValidation: st.FieldValidation})
+		}
+		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) { return patch(ctx, t.Name) }
+		if t.Selector != nil {
+			p.write.Target = selectorTarget(&t, s.ns)
+			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) { return forEach(ctx, ri, &t, patch) }
 		}
 	case st.Update != nil:
 		obj, err := s.updateBody(st.Update)
@@ -297,8 +304,13 @@ func (s *scenarioRun) prepare(st *v1alpha1.Step) (*prepared, error) {
 		}
 		target(t.Kind, t.Namespace, t.Name)
 		if st.Delete != nil {
-			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
-				return nil, ri.Delete(ctx, t.Name, metav1.DeleteOptions{})
+			del := func(ctx context.Context, name string) (*unstructured.Unstructured, error) {
+				return nil, ri.Delete(ctx, name, metav1.DeleteOptions{})
+			}
+			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) { return del(ctx, t.Name) }
+			if t.Selector != nil {
+				p.write.Target = selectorTarget(t, s.ns)
+				p.do = func(ctx context.Context) (*unstructured.Unstructured, error) { return forEach(ctx, ri, t, del) }
 			}
 		} else {
 			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
@@ -309,6 +321,40 @@ func (s *scenarioRun) prepare(st *v1alpha1.Step) (*prepared, error) {
 		return nil, errors.New("step has no write")
 	}
 	return p, nil
+}
+
+// selectorTarget names a write to every object a selector matches.
+func selectorTarget(t *v1alpha1.Target, ns string) string {
+	if t.Namespace != "" {
+		ns = t.Namespace
+	}
+	return fmt.Sprintf("%s %s/[%s]", t.Kind, ns, labels.SelectorFromSet(t.Selector.MatchLabels))
+}
+
+// forEach sends one request per object the target's selector matches, in
+// name order. The first refusal ends it and is returned, naming the object;
+// nothing is retried. No match at all is an error too.
+func forEach(ctx context.Context, ri dynamic.ResourceInterface, t *v1alpha1.Target, send func(context.Context, string) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
+	sel := labels.SelectorFromSet(t.Selector.MatchLabels).String()
+	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, err
+	}
+	if len(list.Items) == 0 {
+		return nil, fmt.Errorf("no %s matches the selector %s", t.Kind, sel)
+	}
+	names := make([]string, 0, len(list.Items))
+	for _, o := range list.Items {
+		names = append(names, o.GetName())
+	}
+	sort.Strings(names)
+	var last *unstructured.Unstructured
+	for _, name := range names {
+		if last, err = send(ctx, name); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", t.Kind, name, err)
+		}
+	}
+	return last, nil
 }
 
 // updateBody is update.object, or the object of update.from with update.set

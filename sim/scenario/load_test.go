@@ -43,6 +43,12 @@ var invalid = map[string][]string{
 		`testdata/invalid-unknown-profile.yaml:12:15: spec.nodes[0].taints[0].effect: unknown taint effect "NoEvict": must be NoSchedule, PreferNoSchedule or NoExecute`,
 		`testdata/invalid-unknown-profile.yaml:17:22: spec.steps[0].expect.pods.nodeProfile: unknown profile "h100" (known profiles: cpu, nvidia-a100-80gb, nvidia-h100-80gb, nvidia-l4, nvidia-tesla-v100)`,
 	},
+	"invalid-target-selector.yaml": {
+		`testdata/invalid-target-selector.yaml:8:5: spec.steps[0].get.name: must not be empty`,
+		`testdata/invalid-target-selector.yaml:10:7: spec.steps[0].get.selector: only a patch or a delete target may use a selector`,
+		`testdata/invalid-target-selector.yaml:15:13: spec.steps[1].delete.name: name and selector are exclusive`,
+		`testdata/invalid-target-selector.yaml:23:9: spec.steps[2].patch.target.selector: must have matchLabels`,
+	},
 	"invalid-malformed-yaml.yaml": {
 		`testdata/invalid-malformed-yaml.yaml:9: invalid YAML: did not find expected ',' or '}'`,
 	},
@@ -62,7 +68,6 @@ var invalid = map[string][]string{
 		`testdata/invalid-missing-required.yaml:7:5: spec.nodes[0]: missing required field "profile"`,
 		`testdata/invalid-missing-required.yaml:9:5: spec.actors[0]: missing required field "fieldManager"`,
 		`testdata/invalid-missing-required.yaml:11:5: spec.steps[0]: missing required field "name"`,
-		`testdata/invalid-missing-required.yaml:14:15: spec.steps[0].patch.target: missing required field "name"`,
 		`testdata/invalid-missing-required.yaml:15:7: spec.steps[0].patch.body: required field has no value`,
 	},
 	"invalid-duplicate-step-name.yaml": {

@@ -278,7 +278,7 @@ func (v *validator) step(path string, st v1alpha1.Step, outer int, inGroup bool)
 		v.update(join(path, "update"), st, outer)
 	}
 	if st.Delete != nil {
-		v.target(join(path, "delete"), *st.Delete)
+		v.writeTarget(join(path, "delete"), *st.Delete)
 	}
 	if st.Get != nil {
 		v.target(join(path, "get"), *st.Get)
@@ -349,13 +349,34 @@ func (v *validator) target(path string, t v1alpha1.Target) {
 	if t.Kind == "" {
 		v.errorf(join(path, "kind"), "must not be empty")
 	}
+	if t.Selector != nil {
+		v.errorf(join(path, "selector"), "only a patch or a delete target may use a selector")
+	}
 	if t.Name == "" {
 		v.errorf(join(path, "name"), "must not be empty")
 	}
 }
 
+// writeTarget checks the target of a patch or a delete: a name, or else a
+// selector with at least one label.
+func (v *validator) writeTarget(path string, t v1alpha1.Target) {
+	if t.Selector == nil {
+		v.target(path, t)
+		return
+	}
+	if t.Kind == "" {
+		v.errorf(join(path, "kind"), "must not be empty")
+	}
+	if t.Name != "" {
+		v.errorf(join(path, "name"), "name and selector are exclusive")
+	}
+	if len(t.Selector.MatchLabels) == 0 {
+		v.errorf(join(path, "selector"), "must have matchLabels")
+	}
+}
+
 func (v *validator) patch(path string, p *v1alpha1.Patch) {
-	v.target(join(path, "target"), p.Target)
+	v.writeTarget(join(path, "target"), p.Target)
 	bp := join(path, "body")
 	switch p.Type {
 	case v1alpha1.PatchMerge:

@@ -167,11 +167,17 @@ type Target struct {
 	APIVersion string `json:"apiVersion,omitempty"`
 	// Kind of the object, for example TrainJob.
 	Kind string `json:"kind"`
-	// Name of the object.
-	Name string `json:"name"`
+	// Name of the object. Required unless selector is set.
+	// +optional
+	Name string `json:"name,omitempty"`
 	// Namespace of the object. Empty: the scenario's namespace.
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
+	// Selector, instead of name, makes a patch or a delete target every
+	// object of the kind in the namespace whose labels match, one request
+	// each (Pods, whose names are generated). At least one must match.
+	// +optional
+	Selector *LabelSelector `json:"selector,omitempty"`
 }
 
 // Patch types.
