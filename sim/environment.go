@@ -417,40 +417,36 @@ func (e *Environment) addProcess(p *proc.Process) error {
 
 func (e *Environment) startControllerManager(ctx context.Context, bin string) error {
 	return e.startComponent(ctx, ComponentControllerManager, bin, func(kubeconfig string, port int, certDir string) []string {
-		return []string{
-			"--kubeconfig=" + kubeconfig,
-			"--authentication-kubeconfig=" + kubeconfig,
-			"--authorization-kubeconfig=" + kubeconfig,
-			"--authentication-skip-lookup=true",
-			"--bind-address=127.0.0.1",
-			"--secure-port=" + strconv.Itoa(port),
-			"--cert-dir=" + certDir,
-			"--leader-elect=false",
-			"--controllers=" + strings.Join(controllerManagerControllers, ","),
+		return append(componentArgs(kubeconfig, port, certDir),
+			"--controllers="+strings.Join(controllerManagerControllers, ","),
 			// Check node conditions every second, so the not-ready taint
 			// goes as soon as KWOK reports a node Ready.
 			"--node-monitor-period=1s",
-			"--kube-api-qps=200",
-			"--kube-api-burst=400",
-		}
+		)
 	})
 }
 
 func (e *Environment) startScheduler(ctx context.Context, bin string) error {
-	return e.startComponent(ctx, ComponentScheduler, bin, func(kubeconfig string, port int, certDir string) []string {
-		return []string{
-			"--kubeconfig=" + kubeconfig,
-			"--authentication-kubeconfig=" + kubeconfig,
-			"--authorization-kubeconfig=" + kubeconfig,
-			"--authentication-skip-lookup=true",
-			"--bind-address=127.0.0.1",
-			"--secure-port=" + strconv.Itoa(port),
-			"--cert-dir=" + certDir,
-			"--leader-elect=false",
-			"--kube-api-qps=200",
-			"--kube-api-burst=400",
-		}
-	})
+	return e.startComponent(ctx, ComponentScheduler, bin, componentArgs)
+}
+
+// componentArgs are the flags kube-controller-manager and kube-scheduler
+// share: the harness's kubeconfig for the API and for delegated authn/authz,
+// serving on a loopback port with a self-signed certificate, no leader
+// election.
+func componentArgs(kubeconfig string, port int, certDir string) []string {
+	return []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--authentication-skip-lookup=true",
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + certDir,
+		"--leader-elect=false",
+		"--kube-api-qps=200",
+		"--kube-api-burst=400",
+	}
 }
 
 // startNodes starts KWOK, creates the configured nodes and waits until each

@@ -218,17 +218,10 @@ func (s *scenarioRun) prepare(st *v1alpha1.Step) (*prepared, error) {
 			obj = st.Apply
 			p.write.PatchType = "apply"
 		}
-		u := &unstructured.Unstructured{Object: deepCopy(obj)}
-		ri, namespaced, err := s.resource(a.client, u.GetAPIVersion(), u.GetKind(), u.GetNamespace())
+		u, ri, err := s.objectWrite(a, p, deepCopy(obj))
 		if err != nil {
 			return nil, err
 		}
-		if namespaced && u.GetNamespace() == "" {
-			u.SetNamespace(s.ns)
-		}
-		target(u.GetKind(), u.GetNamespace(), u.GetName())
-		setBody(u.Object)
-		p.write.ResourceVersionBefore = u.GetResourceVersion()
 		if st.Create != nil {
 			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
 				return ri.Create(ctx, u, metav1.CreateOptions{FieldManager: a.fieldManager, FieldValidation: st.FieldValidation})
@@ -279,17 +272,10 @@ func (s *scenarioRun) prepare(st *v1alpha1.Step) (*prepared, error) {
 		if err != nil {
 			return nil, err
 		}
-		u := &unstructured.Unstructured{Object: obj}
-		ri, namespaced, err := s.resource(a.client, u.GetAPIVersion(), u.GetKind(), u.GetNamespace())
+		u, ri, err := s.objectWrite(a, p, obj)
 		if err != nil {
 			return nil, err
 		}
-		if namespaced && u.GetNamespace() == "" {
-			u.SetNamespace(s.ns)
-		}
-		target(u.GetKind(), u.GetNamespace(), u.GetName())
-		setBody(u.Object)
-		p.write.ResourceVersionBefore = u.GetResourceVersion()
 		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
 			return ri.Update(ctx, u, metav1.UpdateOptions{FieldManager: a.fieldManager, FieldValidation: st.FieldValidation})
 		}
@@ -321,6 +307,27 @@ func (s *scenarioRun) prepare(st *v1alpha1.Step) (*prepared, error) {
 		return nil, errors.New("step has no write")
 	}
 	return p, nil
+}
+
+// objectWrite prepares a write that sends a whole object (create, apply,
+// update): it resolves the resource, puts a namespaced object without a
+// namespace into the scenario's, and records target, body and the
+// resourceVersion sent.
+func (s *scenarioRun) objectWrite(a *actor, p *prepared, obj map[string]any) (*unstructured.Unstructured, dynamic.ResourceInterface, error) {
+	u := &unstructured.Unstructured{Object: obj}
+	ri, namespaced, err := s.resource(a.client, u.GetAPIVersion(), u.GetKind(), u.GetNamespace())
+	if err != nil {
+		return nil, nil, err
+	}
+	if namespaced && u.GetNamespace() == "" {
+		u.SetNamespace(s.ns)
+	}
+	p.write.Target = u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
+	if b, err := yaml.Marshal(u.Object); err == nil {
+		p.write.Body = string(b)
+	}
+	p.write.ResourceVersionBefore = u.GetResourceVersion()
+	return u, ri, nil
 }
 
 // selectorTarget names a write to every object a selector matches.
