@@ -2,8 +2,6 @@ package app
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -112,27 +110,5 @@ func TestLintCommandAlone(t *testing.T) {
 	}
 	if diff := cmp.Diff("1 scenario in 1 file: ok\n", out.String()); diff != "" {
 		t.Errorf("stdout mismatch (-want +got):\n%s", diff)
-	}
-}
-
-// TestLintHelpGolden checks lint --help against testdata/help-lint.golden,
-// as TestHelpGolden does for the other commands (-update rewrites it).
-func TestLintHelpGolden(t *testing.T) {
-	out, _, code := runLint(t, "--help")
-	if code != ExitOK {
-		t.Fatalf("exit code %d, want 0", code)
-	}
-	path := filepath.Join("testdata", "help-lint.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("failed to read golden file (run with -update): %v", err)
-	}
-	if diff := cmp.Diff(string(want), out); diff != "" {
-		t.Errorf("help mismatch (-want +got):\n%s", diff)
 	}
 }
