@@ -94,6 +94,7 @@ type htmlStep struct {
 	Failure  string
 	Diff     []htmlDiffLine
 	Writes   []htmlWrite
+	Owners   []EntryOwners
 }
 
 // htmlDiffLine is one line of a diff; Class is "del", "add" or "".
@@ -216,6 +217,7 @@ func newHTMLScenario(i int, sc *Scenario) htmlScenario {
 			Duration: formatDuration(st.Duration),
 			Failure:  strings.TrimRight(st.Failure, "\n"),
 			Diff:     diffLines(st.Diff),
+			Owners:   st.Owners,
 		}
 		for k := range st.Writes {
 			hs.Writes = append(hs.Writes, newHTMLWrite(k, st, &st.Writes[k]))

@@ -57,6 +57,21 @@ type Step struct {
 	Diff string `json:"diff,omitempty"`
 	// Writes are the requests the step sent, one unless concurrent.
 	Writes []Write `json:"writes,omitempty"`
+	// Owners are the field managers of every runtimePatches entry of every
+	// TrainJob in the scenario's namespace after the step, by TrainJob and
+	// entry.
+	Owners []EntryOwners `json:"owners,omitempty"`
+}
+
+// EntryOwners is who owns one runtimePatches entry of a TrainJob: the field
+// managers whose managedFields hold the entry or anything under it.
+type EntryOwners struct {
+	// TrainJob is the TrainJob's name.
+	TrainJob string `json:"trainJob"`
+	// Entry is the entry's key, its manager field.
+	Entry string `json:"entry"`
+	// Managers are the field managers owning the entry, sorted.
+	Managers []string `json:"managers"`
 }
 
 // Write is one request sent to the API server and what came back.

@@ -75,6 +75,10 @@ func testRun() *Run {
 							Status:                200,
 							Expected:              true,
 						}},
+						Owners: []EntryOwners{
+							{TrainJob: "llm", Entry: "kueue.x-k8s.io/manager", Managers: []string{"kueue-admission", "platform-controller"}},
+							{TrainJob: "llm", Entry: "trainer.kubeflow.org/kubeflow-sdk", Managers: []string{"kubectl-create"}},
+						},
 					},
 					{
 						Name:     "four Pods run on a100 nodes",

@@ -102,6 +102,11 @@ func (s *scenarioRun) checkOnce(ctx context.Context, e *v1alpha1.Expect) (string
 			return msg, ""
 		}
 	}
+	for i := range e.Owners {
+		if msg, diff := s.checkOwner(ctx, &e.Owners[i]); msg != "" {
+			return msg, diff
+		}
+	}
 	return "", ""
 }
 

@@ -137,6 +137,7 @@ func (r *Runner) RunScenario(ctx context.Context, f *scenario.File) (res reports
 	res.Passed = true
 	for i := range sc.Spec.Steps {
 		st := run.step(ctx, &sc.Spec.Steps[i])
+		st.Owners = run.entryOwners(context.WithoutCancel(ctx))
 		res.Steps = append(res.Steps, st)
 		if r.OnStep != nil {
 			r.mu.Lock()

@@ -149,11 +149,19 @@ var invalid = map[string][]string{
 		`testdata/invalid-objects.yaml:32:7: spec.steps[3].create.metadata: expected a mapping, found a list`,
 	},
 	"invalid-expect.yaml": {
-		`testdata/invalid-expect.yaml:9:5: spec.steps[0].expect: expect needs at least one of pods, objects or events`,
+		`testdata/invalid-expect.yaml:9:5: spec.steps[0].expect: expect needs at least one of pods, objects, events or owners`,
 		`testdata/invalid-expect.yaml:13:16: spec.steps[1].expect.pods.count: must not be negative, found -1`,
 		`testdata/invalid-expect.yaml:14:16: spec.steps[1].expect.pods.phase: unknown phase "Completed": must be Pending, Running, Succeeded or Failed`,
 		`testdata/invalid-expect.yaml:18:24: spec.steps[2].expect.objects[0].target.kind: must not be empty`,
 		`testdata/invalid-expect.yaml:19:17: spec.steps[2].expect.objects[0].absent: absent cannot be combined with match or exact`,
+	},
+	"invalid-owners.yaml": {
+		"testdata/invalid-owners.yaml:11:9: spec.steps[0].expect.owners[0].target.name: must not be empty",
+		`testdata/invalid-owners.yaml:12:16: spec.steps[0].expect.owners[0].field: invalid path "spec.runtimePatches[manager=kueue.x-k8s.io/manager": missing ]`,
+		"testdata/invalid-owners.yaml:13:18: spec.steps[0].expect.owners[0].manager: must not be empty",
+		`testdata/invalid-owners.yaml:15:16: spec.steps[0].expect.owners[1].field: invalid path "spec..suspend": empty field name`,
+		"testdata/invalid-owners.yaml:17:24: spec.steps[0].expect.owners[2].target.kind: must not be empty",
+		`testdata/invalid-owners.yaml:18:16: spec.steps[0].expect.owners[2].field: invalid path "spec.runtimePatches[manager]": item selector "manager": want key=value`,
 	},
 	"invalid-duplicate-key.yaml": {
 		`testdata/invalid-duplicate-key.yaml:6:3: metadata: duplicate key "name" (first at line 5)`,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
 // The values a field may take where the format fixes them. The schema
@@ -524,8 +525,8 @@ func (v *validator) expectError(path string, e *v1alpha1.ExpectError) {
 }
 
 func (v *validator) expect(path string, e *v1alpha1.Expect) {
-	if e.Pods == nil && len(e.Objects) == 0 && len(e.Events) == 0 {
-		v.errorf(path, "expect needs at least one of pods, objects or events")
+	if e.Pods == nil && len(e.Objects) == 0 && len(e.Events) == 0 && len(e.Owners) == 0 {
+		v.errorf(path, "expect needs at least one of pods, objects, events or owners")
 	}
 	if p := e.Pods; p != nil {
 		pp := join(path, "pods")
@@ -546,6 +547,16 @@ func (v *validator) expect(path string, e *v1alpha1.Expect) {
 		v.target(join(op, "target"), o.Target)
 		if o.Absent && (o.Match != nil || len(o.Exact) > 0) {
 			v.errorf(join(op, "absent"), "absent cannot be combined with match or exact")
+		}
+	}
+	for i, o := range e.Owners {
+		op := index(join(path, "owners"), i)
+		v.target(join(op, "target"), o.Target)
+		if _, err := fieldpath.Parse(o.Field); err != nil {
+			v.errorf(join(op, "field"), "%v", err)
+		}
+		if o.Manager == "" {
+			v.errorf(join(op, "manager"), "must not be empty")
 		}
 	}
 }

@@ -276,6 +276,10 @@ type Expect struct {
 	// Events asserts that events were recorded.
 	// +optional
 	Events []EventExpectation `json:"events,omitempty"`
+	// Owners asserts which field managers own fields of objects, as their
+	// managedFields record it.
+	// +optional
+	Owners []OwnerExpectation `json:"owners,omitempty"`
 }
 
 // DefaultWithin is the polling time of an Expect without within.
@@ -354,6 +358,26 @@ type EventExpectation struct {
 	// MessageContains must be a substring of the event's message.
 	// +optional
 	MessageContains string `json:"messageContains,omitempty"`
+}
+
+// OwnerExpectation asserts who owns a field of an object, read from its
+// managedFields (server-side apply and update both record owners).
+type OwnerExpectation struct {
+	// Target is the object.
+	Target Target `json:"target"`
+	// Field is a path: field names separated by dots, list items selected by
+	// their key in brackets, e.g.
+	// spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec
+	// (an item of a map-list keyed by manager) or
+	// spec.runtimePatches[manager=kueue.x-k8s.io/manager] (the item itself).
+	// A manager owns the field when its managedFields hold the field or
+	// anything under it.
+	Field string `json:"field"`
+	// Manager is a field manager that must own the field.
+	Manager string `json:"manager"`
+	// Only asserts that no other field manager owns it.
+	// +optional
+	Only bool `json:"only,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("60s").

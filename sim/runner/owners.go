@@ -1,0 +1,102 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/reports"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/fieldpath"
+)
+
+// trainJobList is the list kind of TrainJobs, read as unstructured objects
+// so that managedFields and runtimePatches come back as the server has them.
+var trainJobList = schema.GroupVersionKind{Group: "trainer.kubeflow.org", Version: "v1alpha1", Kind: "TrainJobList"}
+
+// ownersTimeout bounds the read of owners after a step.
+const ownersTimeout = 10 * time.Second
+
+// checkOwner checks one owners expectation against the object's
+// managedFields.
+func (s *scenarioRun) checkOwner(ctx context.Context, want *v1alpha1.OwnerExpectation) (string, string) {
+	path, err := fieldpath.Parse(want.Field)
+	if err != nil {
+		return err.Error(), ""
+	}
+	admin, err := s.actor("")
+	if err != nil {
+		return err.Error(), ""
+	}
+	t := want.Target
+	ri, _, err := s.resource(admin.client, t.APIVersion, t.Kind, t.Namespace)
+	if err != nil {
+		return err.Error(), ""
+	}
+	obj, err := ri.Get(ctx, t.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Sprintf("failed to get %s %s: %v", t.Kind, t.Name, err), ""
+	}
+	got, err := fieldpath.Owners(obj.GetManagedFields(), path)
+	if err != nil {
+		return fmt.Sprintf("%s %s: %v", t.Kind, t.Name, err), ""
+	}
+	wanted := []string{want.Manager}
+	if !want.Only {
+		// Other owners are allowed: the diff shows only a missing manager.
+		wanted = append(slices.Clone(got), want.Manager)
+		slices.Sort(wanted)
+		wanted = slices.Compact(wanted)
+	}
+	if cmp.Equal(wanted, got) {
+		return "", ""
+	}
+	what := want.Manager
+	if want.Only {
+		what = "only " + want.Manager
+	}
+	return fmt.Sprintf("field %s of %s %s is owned by %v, want %s", want.Field, t.Kind, t.Name, got, what),
+		fmt.Sprintf("owners of %s mismatch (-want +got):\n%s", want.Field, cmp.Diff(wanted, got))
+}
+
+// entryOwners reads who owns each runtimePatches entry of every TrainJob in
+// the scenario's namespace, for the report. It returns nil when the list
+// fails: the report is a record, not an expectation.
+func (s *scenarioRun) entryOwners(ctx context.Context) []reports.EntryOwners {
+	ctx, cancel := context.WithTimeout(ctx, ownersTimeout)
+	defer cancel()
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(trainJobList)
+	if err := s.env.Client().List(ctx, list, client.InNamespace(s.ns)); err != nil {
+		return nil
+	}
+	var out []reports.EntryOwners
+	for i := range list.Items {
+		tj := &list.Items[i]
+		patches, _, _ := unstructured.NestedSlice(tj.Object, "spec", "runtimePatches")
+		for _, p := range patches {
+			entry, _ := p.(map[string]any)
+			manager, _ := entry["manager"].(string)
+			if manager == "" {
+				continue
+			}
+			path, err := fieldpath.Parse("spec.runtimePatches[manager=" + manager + "]")
+			if err != nil {
+				continue // a key the path syntax cannot name
+			}
+			managers, err := fieldpath.Owners(tj.GetManagedFields(), path)
+			if err != nil {
+				continue
+			}
+			out = append(out, reports.EntryOwners{TrainJob: tj.GetName(), Entry: manager, Managers: managers})
+		}
+	}
+	return out
+}
