@@ -42,12 +42,6 @@ func (w *TrainJobWrapper) Runtime(name string) *TrainJobWrapper {
 	return w
 }
 
-// Suspend sets spec.suspend.
-func (w *TrainJobWrapper) Suspend(s bool) *TrainJobWrapper {
-	w.Spec.Suspend = ptr.To(s)
-	return w
-}
-
 func (w *TrainJobWrapper) trainer() *trainer.Trainer {
 	if w.Spec.Trainer == nil {
 		w.Spec.Trainer = &trainer.Trainer{}

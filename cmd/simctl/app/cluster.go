@@ -67,5 +67,8 @@ func startCluster(ctx context.Context, out io.Writer, env *sim.Environment) erro
 		return withCode(ExitCluster, fmt.Errorf("failed to start the cluster: %w", err))
 	}
 	fmt.Fprintf(out, "cluster ready in %s\n", time.Since(start).Round(10*time.Millisecond))
+	if !env.ParentDeathProtected() {
+		fmt.Fprintln(out, "warning: setpriv(1) with --pdeathsig is not available: if simctl is killed with SIGKILL, kube-apiserver and etcd keep running")
+	}
 	return nil
 }

@@ -85,14 +85,6 @@ func (p *Process) ExitError() error {
 	return fmt.Errorf("%s exited: %w", p.Name, p.waitErr)
 }
 
-// Pid is the process id, 0 before Start.
-func (p *Process) Pid() int {
-	if p.cmd == nil || p.cmd.Process == nil {
-		return 0
-	}
-	return p.cmd.Process.Pid
-}
-
 // Stop sends SIGTERM to the process group and waits up to grace for the
 // process to exit, then sends SIGKILL. It is safe to call more than once.
 func (p *Process) Stop(grace time.Duration) error {
