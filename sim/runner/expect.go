@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -216,16 +214,8 @@ func schedulingNote(p *corev1.Pod) string {
 }
 
 func (s *scenarioRun) checkObject(ctx context.Context, want *v1alpha1.ObjectExpectation) (string, string) {
-	admin, err := s.actor("")
-	if err != nil {
-		return err.Error(), ""
-	}
 	t := want.Target
-	ri, _, err := s.resource(admin.client, t.APIVersion, t.Kind, t.Namespace)
-	if err != nil {
-		return err.Error(), ""
-	}
-	got, err := ri.Get(ctx, t.Name, metav1.GetOptions{})
+	got, err := s.get(ctx, t)
 	if want.Absent {
 		if apierrors.IsNotFound(err) {
 			return "", ""
@@ -272,8 +262,8 @@ func (s *scenarioRun) finalPods(ctx context.Context) []reports.Pod {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	pods, err := s.pods(ctx, nil)
-	if err != nil && !errors.Is(err, context.Canceled) {
-		return nil
+	if err != nil {
+		return nil // the report then shows no final Pods
 	}
 	out := make([]reports.Pod, 0, len(pods))
 	for i := range pods {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,16 +30,8 @@ func (s *scenarioRun) checkOwner(ctx context.Context, want *v1alpha1.OwnerExpect
 	if err != nil {
 		return err.Error(), ""
 	}
-	admin, err := s.actor("")
-	if err != nil {
-		return err.Error(), ""
-	}
 	t := want.Target
-	ri, _, err := s.resource(admin.client, t.APIVersion, t.Kind, t.Namespace)
-	if err != nil {
-		return err.Error(), ""
-	}
-	obj, err := ri.Get(ctx, t.Name, metav1.GetOptions{})
+	obj, err := s.get(ctx, t)
 	if err != nil {
 		return fmt.Sprintf("failed to get %s %s: %v", t.Kind, t.Name, err), ""
 	}

@@ -162,6 +162,7 @@ type scenarioRun struct {
 	ns      string
 	nodes   []string
 	objects map[string]map[string]any // by step name: the object the server returned
+	actors  map[string]*actor         // by actor name, "" for the admin
 	mu      sync.Mutex
 }
 

@@ -58,7 +58,26 @@ type actor struct {
 	client       dynamic.Interface
 }
 
+// actor returns the client of a named actor ("" is the admin), made once
+// per scenario.
 func (s *scenarioRun) actor(name string) (*actor, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a, ok := s.actors[name]; ok {
+		return a, nil
+	}
+	a, err := s.newActor(name)
+	if err != nil {
+		return nil, err
+	}
+	if s.actors == nil {
+		s.actors = map[string]*actor{}
+	}
+	s.actors[name] = a
+	return a, nil
+}
+
+func (s *scenarioRun) newActor(name string) (*actor, error) {
 	cfg := s.env.Config()
 	a := &actor{name: "admin", fieldManager: AdminFieldManager}
 	if name != "" {
@@ -107,6 +126,19 @@ func (s *scenarioRun) resource(c dynamic.Interface, apiVersion, kind, namespace 
 		namespace = s.ns
 	}
 	return c.Resource(mapping.Resource).Namespace(namespace), true, nil
+}
+
+// get reads a target as the admin.
+func (s *scenarioRun) get(ctx context.Context, t v1alpha1.Target) (*unstructured.Unstructured, error) {
+	admin, err := s.actor("")
+	if err != nil {
+		return nil, err
+	}
+	ri, _, err := s.resource(admin.client, t.APIVersion, t.Kind, t.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	return ri.Get(ctx, t.Name, metav1.GetOptions{})
 }
 
 // createSetup creates the scenario's setup objects as the admin.
@@ -468,6 +500,28 @@ func checkOutcome(w *reports.Write, writeErr error, want *v1alpha1.ExpectError) 
 	return nil
 }
 
+// releaseTogether runs each function in its own goroutine, starts none of
+// them until every goroutine is running, and returns their errors by index.
+func releaseTogether(fns []func() error) []error {
+	errs := make([]error, len(fns))
+	var ready, done sync.WaitGroup
+	release := make(chan struct{})
+	for i, fn := range fns {
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-release
+			errs[i] = fn()
+		}()
+	}
+	ready.Wait()
+	close(release)
+	done.Wait()
+	return errs
+}
+
 // concurrently prepares every write of the group, starts one goroutine per
 // write, releases them together and records each outcome.
 func (s *scenarioRun) concurrently(ctx context.Context, c *v1alpha1.Concurrently) ([]reports.Write, []string) {
@@ -480,22 +534,11 @@ func (s *scenarioRun) concurrently(ctx context.Context, c *v1alpha1.Concurrently
 		}
 		preps[i] = p
 	}
-	errs := make([]error, len(preps))
-	var ready, done sync.WaitGroup
-	release := make(chan struct{})
+	sends := make([]func() error, len(preps))
 	for i, p := range preps {
-		ready.Add(1)
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			ready.Done()
-			<-release
-			errs[i] = s.send(ctx, p, c.Writes[i].Name)
-		}()
+		sends[i] = func() error { return s.send(ctx, p, c.Writes[i].Name) }
 	}
-	ready.Wait()
-	close(release)
-	done.Wait()
+	errs := releaseTogether(sends)
 
 	writes := make([]reports.Write, len(preps))
 	var succeeded, conflicts, rejected int
