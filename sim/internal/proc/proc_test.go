@@ -86,6 +86,10 @@ func TestParentDeathSignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	child := waitForPidFile(t, filepath.Join(dir, "child"))
+	// setpriv sets the parent-death signal and then execs the target: once
+	// the child runs sleep, the signal is armed. Killing the parent earlier
+	// would orphan a child that never got it.
+	waitForComm(t, child, "sleep")
 	if err := parent.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +112,19 @@ func waitForPidFile(t *testing.T, path string) int {
 	}
 	t.Fatalf("no pid in %s", path)
 	return 0
+}
+
+// waitForComm waits until pid runs the command comm.
+func waitForComm(t *testing.T, pid int, comm string) {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil && strings.TrimSpace(string(b)) == comm {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("process %d never ran %s", pid, comm)
 }
 
 // waitGone waits until pid no longer runs (a zombie counts as gone).
