@@ -82,6 +82,10 @@ type htmlScenario struct {
 	StepsPassed int
 	Steps       []htmlStep
 	Pods        []Pod
+	// Interleaving is the explored order of this run, if any.
+	Interleaving *Interleaving
+	// Order is Interleaving.Order for a person: "a › b › c".
+	Order string
 }
 
 type htmlStep struct {
@@ -95,6 +99,9 @@ type htmlStep struct {
 	Diff     []htmlDiffLine
 	Writes   []htmlWrite
 	Owners   []EntryOwners
+	// Order and Cases: the forced order of a concurrent group's writes and
+	// the interleaving cases that matched it, for a person.
+	Order, Cases string
 }
 
 // htmlDiffLine is one line of a diff; Class is "del", "add" or "".
@@ -203,6 +210,10 @@ func newHTMLScenario(i int, sc *Scenario) htmlScenario {
 		Duration:    formatDuration(sc.Duration),
 		Pods:        sc.FinalPods,
 	}
+	if il := sc.Interleaving; il != nil {
+		v.Interleaving = il
+		v.Order = strings.Join(il.Order, " › ")
+	}
 	for j := range sc.Steps {
 		st := &sc.Steps[j]
 		if st.Passed {
@@ -218,6 +229,8 @@ func newHTMLScenario(i int, sc *Scenario) htmlScenario {
 			Failure:  strings.TrimRight(st.Failure, "\n"),
 			Diff:     diffLines(st.Diff),
 			Owners:   st.Owners,
+			Order:    strings.Join(st.Order, " › "),
+			Cases:    strings.Join(st.Cases, "; "),
 		}
 		for k := range st.Writes {
 			hs.Writes = append(hs.Writes, newHTMLWrite(k, st, &st.Writes[k]))

@@ -39,6 +39,23 @@ type Scenario struct {
 	Steps    []Step        `json:"steps"`
 	// FinalPods are the scenario's Pods when it ended.
 	FinalPods []Pod `json:"finalPods,omitempty"`
+	// Interleaving is the order this run forced a concurrent group's writes
+	// through, for a scenario that explores interleavings.
+	Interleaving *Interleaving `json:"interleaving,omitempty"`
+}
+
+// Interleaving is one explored order of a concurrent group's writes.
+type Interleaving struct {
+	// Step is the concurrently step.
+	Step string `json:"step"`
+	// Order names the writes in the order they were sent.
+	Order []string `json:"order"`
+	// Seed gives the order; Replay is the command that runs it again.
+	Seed   uint64 `json:"seed"`
+	Replay string `json:"replay"`
+	// Index and Of say which of the scenario's explored orders this is.
+	Index int `json:"index"`
+	Of    int `json:"of"`
 }
 
 // Step is the result of one step.
@@ -57,6 +74,13 @@ type Step struct {
 	Diff string `json:"diff,omitempty"`
 	// Writes are the requests the step sent, one unless concurrent.
 	Writes []Write `json:"writes,omitempty"`
+	// Order names the writes of a concurrent group in the order they were
+	// forced through, when the group explores interleavings; empty when they
+	// were released together.
+	Order []string `json:"order,omitempty"`
+	// Cases are the interleaving cases that matched the order, whose
+	// expectations were checked too.
+	Cases []string `json:"cases,omitempty"`
 	// Owners are the field managers of every runtimePatches entry of every
 	// TrainJob in the scenario's namespace after the step, by TrainJob and
 	// entry.

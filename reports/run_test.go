@@ -105,6 +105,14 @@ func testRun() *Run {
 				Failure:     `step "the JobSet is suspended too": JobSet concurrent-resize-c21d9e/llm did not match within 30s;`,
 				Started:     at(27*time.Second + 600*time.Millisecond),
 				Duration:    31870 * time.Millisecond,
+				Interleaving: &Interleaving{
+					Step:   "three managers race",
+					Order:  []string{"kueue suspends", "alice resizes", "autoscaler resizes"},
+					Seed:   4,
+					Replay: "simctl run --seed 4 --run '^concurrent-resize$' scenarios/conflicts/concurrent-resize.yaml",
+					Index:  2,
+					Of:     6,
+				},
 				Steps: []Step{
 					{
 						Name:     "create llm",
@@ -131,6 +139,8 @@ func testRun() *Run {
 						Passed:   true,
 						Started:  at(27*time.Second + 930*time.Millisecond),
 						Duration: 21 * time.Millisecond,
+						Order:    []string{"kueue suspends", "alice resizes", "autoscaler resizes"},
+						Cases:    []string{"kueue first wins"},
 						Writes: []Write{
 							{
 								Actor:                 "kueue",

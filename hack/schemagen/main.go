@@ -252,6 +252,7 @@ type typeInfo struct {
 var (
 	objectType   = reflect.TypeFor[v1alpha1.Object]()
 	durationType = reflect.TypeFor[v1alpha1.Duration]()
+	ordersType   = reflect.TypeFor[v1alpha1.Orders]()
 	scenarioType = reflect.TypeFor[v1alpha1.Scenario]()
 )
 
@@ -277,7 +278,7 @@ func collect(d *docs) ([]*typeInfo, error) {
 			errs = append(errs, fmt.Errorf("type %s has no doc comment", t.Name()))
 		}
 		out = append(out, ti)
-		if t.Kind() != reflect.Struct || t == durationType {
+		if t.Kind() != reflect.Struct || t == durationType || t == ordersType {
 			return
 		}
 		for f := range t.Fields() {
@@ -371,7 +372,7 @@ func schemaJSON(types []*typeInfo) ([]byte, error) {
 	defs := map[string]any{}
 	var rootSchema map[string]any
 	for _, ti := range types {
-		if ti.typ.Kind() != reflect.Struct || ti.typ == durationType {
+		if ti.typ.Kind() != reflect.Struct || ti.typ == durationType || ti.typ == ordersType {
 			continue
 		}
 		s := structSchema(ti)
@@ -430,6 +431,11 @@ func typeSchema(t reflect.Type) map[string]any {
 		return map[string]any{"type": "object"}
 	case t == durationType:
 		return map[string]any{"type": "string", "pattern": durationPattern}
+	case t == ordersType:
+		return map[string]any{"oneOf": []any{
+			map[string]any{"type": "integer", "minimum": 1},
+			map[string]any{"type": "string", "enum": []string{"all"}},
+		}}
 	case t.Kind() == reflect.Interface:
 		return map[string]any{}
 	case t.Kind() == reflect.Struct:
@@ -446,6 +452,8 @@ func typeSchema(t reflect.Type) map[string]any {
 		return map[string]any{"type": "boolean"}
 	case reflect.Int, reflect.Int32, reflect.Int64:
 		return map[string]any{"type": "integer"}
+	case reflect.Uint64:
+		return map[string]any{"type": "integer", "minimum": 0}
 	}
 	panic(fmt.Sprintf("schemagen: no schema for type %s: teach typeSchema", t))
 }
@@ -475,6 +483,9 @@ func reference(d *docs, types []*typeInfo) []byte {
 			continue
 		case ti.typ == durationType:
 			b.WriteString("\nA string: a Go duration such as `30s`, `1m30s` or `500ms`; not negative.\n")
+			continue
+		case ti.typ == ordersType:
+			b.WriteString("\n`all`, or a positive number.\n")
 			continue
 		case ti.typ.Kind() != reflect.Struct:
 			continue
@@ -507,7 +518,7 @@ func typeName(t reflect.Type) string {
 		return "map of " + typeName(t.Key()) + " to " + typeName(t.Elem())
 	case reflect.Interface:
 		return "any"
-	case reflect.Int, reflect.Int32, reflect.Int64:
+	case reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint64:
 		return "integer"
 	case reflect.Bool:
 		return "boolean"

@@ -3,9 +3,11 @@ package e2e_test
 import (
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -130,5 +132,57 @@ var _ = Describe("simctl run", func() {
 			Expect(processAlive(pid)).To(BeFalse(), "%s (pid %d) outlived simctl", name, pid)
 		}
 		Expect(strings.Count(string(session.Out.Contents()), "PASS")).To(Equal(1))
+	})
+
+	It("names the failing order and its seed, and --seed replays that order with the same outcome", func() {
+		dir := GinkgoT().TempDir()
+		session := start("testdata/interleavings", "--report-dir", dir)
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(1))
+		run := readReport(dir)
+		Expect(run.Scenarios).To(HaveLen(2), "one run per order of two writes")
+		var failed *reports.Scenario
+		for i, sc := range run.Scenarios {
+			Expect(sc.Interleaving).NotTo(BeNil())
+			if !sc.Passed {
+				Expect(failed).To(BeNil(), "only the order with kueue first fails")
+				failed = &run.Scenarios[i]
+			}
+		}
+		Expect(failed).NotTo(BeNil())
+		il := failed.Interleaving
+		Expect(il.Order).To(Equal([]string{"kueue", "policy"}))
+		seed := strconv.FormatUint(il.Seed, 10)
+		Expect(il.Replay).To(HavePrefix("simctl run --seed " + seed + " "))
+		junit := readJUnit(dir)
+		var message string
+		for _, c := range junit.Suites[0].Cases {
+			if c.Failure != nil {
+				message = c.Failure.Message
+			}
+		}
+		Expect(message).To(ContainSubstring("seed " + seed))
+		Expect(message).To(ContainSubstring(`case "wrong on purpose": outcomes: 1 succeeded, want 2`))
+
+		// Two replays with the failing seed: the same order, the same
+		// statuses, the same failure.
+		outcome := func(sc reports.Scenario) []string {
+			var got []string
+			for _, st := range sc.Steps {
+				for _, w := range st.Writes {
+					got = append(got, fmt.Sprintf("%s %s %d", st.Name, w.Actor, w.Status))
+				}
+			}
+			return append(got, sc.Failure)
+		}
+		for range 2 {
+			replay := GinkgoT().TempDir()
+			session := start("testdata/interleavings", "--seed", seed, "--report-dir", replay)
+			Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(1))
+			again := readReport(replay)
+			Expect(again.Scenarios).To(HaveLen(1), "--seed runs the one order")
+			Expect(again.Scenarios[0].Interleaving.Order).To(Equal(il.Order))
+			Expect(again.Scenarios[0].Steps[len(again.Scenarios[0].Steps)-1].Order).To(Equal(il.Order))
+			Expect(outcome(again.Scenarios[0])).To(Equal(outcome(*failed)))
+		}
 	})
 })

@@ -25,6 +25,7 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res reports.
 		res.Kind = "expect"
 	}
 	defer func() { res.Duration = time.Since(res.Started) }()
+	var cases []*v1alpha1.InterleavingCase // interleaving cases of this order
 	fail := func(msg, diff string) reports.Step {
 		res.Failure, res.Diff = msg, diff
 		return res
@@ -32,8 +33,17 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res reports.
 	switch res.Kind {
 	case "expect":
 	case "concurrently":
-		writes, problems := s.concurrently(ctx, st.Concurrently)
+		var il *Interleaving
+		if s.interleaving != nil && s.interleaving.Step == st.Name {
+			il = s.interleaving
+			res.Order = il.Names
+		}
+		writes, problems, matched := s.concurrently(ctx, st.Concurrently, il)
 		res.Writes = writes
+		cases = matched
+		for _, c := range cases {
+			res.Cases = append(res.Cases, c.Name)
+		}
 		if len(problems) > 0 {
 			return fail(strings.Join(problems, "\n"), "")
 		}
@@ -52,6 +62,14 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res reports.
 	if st.Expect != nil {
 		if msg, diff := s.expect(ctx, st.Expect); msg != "" {
 			return fail(msg, diff)
+		}
+	}
+	for _, c := range cases {
+		if c.Expect == nil {
+			continue
+		}
+		if msg, diff := s.expect(ctx, c.Expect); msg != "" {
+			return fail(fmt.Sprintf("case %q: %s", c.Name, msg), diff)
 		}
 	}
 	res.Passed = true

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestReleaseTogetherRunsEveryWriteAtOnce fails unless all functions are in
@@ -33,6 +35,46 @@ func TestReleaseTogetherRunsEveryWriteAtOnce(t *testing.T) {
 	for i, err := range errs {
 		if want := fmt.Sprintf("write %d", i); err == nil || err.Error() != want {
 			t.Errorf("errs[%d] = %v, want %q (results must stay in the order of the writes)", i, err, want)
+		}
+	}
+}
+
+// TestReleaseInOrderForcesTheOrder checks that the functions run one at a
+// time, in the order asked, for every order of four.
+func TestReleaseInOrderForcesTheOrder(t *testing.T) {
+	for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {2, 0, 3, 1}, {1, 3, 0, 2}} {
+		var (
+			mu       sync.Mutex
+			ran      []int
+			inFlight int
+			overlap  bool
+		)
+		fns := make([]func() error, len(order))
+		for i := range fns {
+			fns[i] = func() error {
+				mu.Lock()
+				inFlight++
+				overlap = overlap || inFlight > 1
+				ran = append(ran, i)
+				mu.Unlock()
+				time.Sleep(time.Millisecond) // room for another to start, were it allowed
+				mu.Lock()
+				inFlight--
+				mu.Unlock()
+				return fmt.Errorf("write %d", i)
+			}
+		}
+		errs := releaseInOrder(fns, order)
+		if diff := cmp.Diff(order, ran); diff != "" {
+			t.Errorf("order mismatch (-want +got):\n%s", diff)
+		}
+		if overlap {
+			t.Errorf("order %v: two functions ran at once", order)
+		}
+		for i, err := range errs {
+			if want := fmt.Sprintf("write %d", i); err == nil || err.Error() != want {
+				t.Errorf("errs[%d] = %v, want %q", i, err, want)
+			}
 		}
 	}
 }

@@ -50,6 +50,10 @@ type Runner struct {
 	ScenarioTimeout time.Duration
 	// Keep leaves each scenario's namespace and nodes in place.
 	Keep bool
+	// Seed, when set, replays one order in every scenario that explores
+	// interleavings: the order of this seed, instead of the orders the
+	// scenario asks for.
+	Seed *uint64
 	// OnStep, when set, is called after every step, one call at a time.
 	OnStep func(sc *reports.Scenario, st *reports.Step)
 	// OnScenario, when set, is called as each scenario finishes, one call
@@ -59,18 +63,20 @@ type Runner struct {
 	mu sync.Mutex
 }
 
-// Run runs every file's scenario and returns their results in the order of
-// files. When ctx ends, scenarios not yet finished are left out and the
-// second result is false.
+// Run runs every file's scenario (every explored order of a scenario that
+// explores interleavings, see Plans) and returns their results in the order
+// of files. When ctx ends, runs not yet finished are left out and the second
+// result is false.
 func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]reports.Scenario, bool) {
 	parallel := r.Parallel
 	if parallel <= 0 {
 		parallel = runtime.NumCPU()
 	}
-	results := make([]*reports.Scenario, len(files))
+	plans := Plans(files, r.Seed)
+	results := make([]*reports.Scenario, len(plans))
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
-	for i, f := range files {
+	for i, p := range plans {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -83,7 +89,7 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]reports.Sce
 			if ctx.Err() != nil {
 				return
 			}
-			res := r.RunScenario(ctx, f)
+			res := r.RunPlan(ctx, p)
 			if ctx.Err() != nil {
 				return // interrupted: not finished
 			}
@@ -102,11 +108,13 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]reports.Sce
 			done = append(done, *res)
 		}
 	}
-	return done, len(done) == len(files)
+	return done, len(done) == len(plans)
 }
 
-// RunScenario runs one scenario to its end or its first failing step.
-func (r *Runner) RunScenario(ctx context.Context, f *scenario.File) (res reports.Scenario) {
+// RunPlan runs one scenario, in one order of its interleavings if it
+// explores them, to its end or its first failing step.
+func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
+	f := p.File
 	sc := f.Scenario
 	res = reports.Scenario{
 		Name:        sc.Metadata.Name,
@@ -114,6 +122,17 @@ func (r *Runner) RunScenario(ctx context.Context, f *scenario.File) (res reports
 		Description: sc.Spec.Description,
 		Labels:      sc.Metadata.Labels,
 		Started:     time.Now(),
+	}
+	if il := p.Interleaving; il != nil {
+		res.Name = fmt.Sprintf("%s [%s]", sc.Metadata.Name, il.Label())
+		res.Interleaving = &reports.Interleaving{
+			Step:   il.Step,
+			Order:  il.Names,
+			Seed:   il.Seed,
+			Replay: fmt.Sprintf("simctl run --seed %d --run '^%s$' %s", il.Seed, regexp.QuoteMeta(sc.Metadata.Name), f.Path),
+			Index:  il.Index,
+			Of:     il.Of,
+		}
 	}
 	timeout := r.ScenarioTimeout
 	if timeout == 0 {
@@ -123,7 +142,7 @@ func (r *Runner) RunScenario(ctx context.Context, f *scenario.File) (res reports
 	defer cancel()
 	defer func() { res.Duration = time.Since(res.Started) }()
 
-	run := &scenarioRun{runner: r, env: r.Env, sc: sc, objects: map[string]map[string]any{}}
+	run := &scenarioRun{runner: r, env: r.Env, sc: sc, interleaving: p.Interleaving, objects: map[string]map[string]any{}}
 	run.ns = namespaceName(sc.Metadata.Name)
 	res.Namespace = run.ns
 	if !r.Keep {
@@ -147,6 +166,9 @@ func (r *Runner) RunScenario(ctx context.Context, f *scenario.File) (res reports
 		if !st.Passed {
 			res.Passed = false
 			res.Failure = fmt.Sprintf("step %q: %s", st.Name, firstLine(st.Failure))
+			if il := res.Interleaving; il != nil {
+				res.Failure += fmt.Sprintf(" [%s; replay: %s]", p.Interleaving.Label(), il.Replay)
+			}
 			break
 		}
 	}
@@ -156,14 +178,16 @@ func (r *Runner) RunScenario(ctx context.Context, f *scenario.File) (res reports
 
 // scenarioRun is the state of one scenario while it runs.
 type scenarioRun struct {
-	runner  *Runner
-	env     *sim.Environment
-	sc      *v1alpha1.Scenario
-	ns      string
-	nodes   []string
-	objects map[string]map[string]any // by step name: the object the server returned
-	actors  map[string]*actor         // by actor name, "" for the admin
-	mu      sync.Mutex
+	runner *Runner
+	env    *sim.Environment
+	sc     *v1alpha1.Scenario
+	ns     string
+	// interleaving is the order of the scenario's interleavings group.
+	interleaving *Interleaving
+	nodes        []string
+	objects      map[string]map[string]any // by step name: the object the server returned
+	actors       map[string]*actor         // by actor name, "" for the admin
+	mu           sync.Mutex
 }
 
 // namespaceName derives a unique, valid namespace from a scenario name.

@@ -522,15 +522,42 @@ func releaseTogether(fns []func() error) []error {
 	return errs
 }
 
+// releaseInOrder runs each function in its own goroutine, like
+// releaseTogether, but lets them through one at a time: fns[order[k]] starts
+// when fns[order[k-1]] has returned. It forces an interleaving without
+// sleeping.
+func releaseInOrder(fns []func() error, order []int) []error {
+	turns := make([]chan struct{}, len(order)+1)
+	for i := range turns {
+		turns[i] = make(chan struct{})
+	}
+	pos := make([]int, len(fns))
+	for k, i := range order {
+		pos[i] = k
+	}
+	gated := make([]func() error, len(fns))
+	for i, fn := range fns {
+		gated[i] = func() error {
+			<-turns[pos[i]]
+			defer close(turns[pos[i]+1])
+			return fn()
+		}
+	}
+	close(turns[0])
+	return releaseTogether(gated)
+}
+
 // concurrently prepares every write of the group, starts one goroutine per
-// write, releases them together and records each outcome.
-func (s *scenarioRun) concurrently(ctx context.Context, c *v1alpha1.Concurrently) ([]reports.Write, []string) {
+// write and releases them together, or in the order of il when the group
+// explores interleavings, and records each outcome. It returns the
+// interleaving cases that match il, whose outcomes it has checked too.
+func (s *scenarioRun) concurrently(ctx context.Context, c *v1alpha1.Concurrently, il *Interleaving) ([]reports.Write, []string, []*v1alpha1.InterleavingCase) {
 	preps := make([]*prepared, len(c.Writes))
 	var problems []string
 	for i := range c.Writes {
 		p, err := s.prepare(&c.Writes[i])
 		if err != nil {
-			return nil, []string{fmt.Sprintf("write %q: %v", c.Writes[i].Name, err)}
+			return nil, []string{fmt.Sprintf("write %q: %v", c.Writes[i].Name, err)}, nil
 		}
 		preps[i] = p
 	}
@@ -538,7 +565,44 @@ func (s *scenarioRun) concurrently(ctx context.Context, c *v1alpha1.Concurrently
 	for i, p := range preps {
 		sends[i] = func() error { return s.send(ctx, p, c.Writes[i].Name) }
 	}
-	errs := releaseTogether(sends)
+	var errs []error
+	if il != nil {
+		errs = releaseInOrder(sends, il.Order)
+	} else {
+		errs = releaseTogether(sends)
+	}
+
+	// The outcomes to check: the group's, and those of the cases that match
+	// the order.
+	type counted struct {
+		name string
+		o    *v1alpha1.Outcomes
+	}
+	var outcomes []counted
+	if c.Outcomes != nil {
+		outcomes = append(outcomes, counted{"outcomes", c.Outcomes})
+	}
+	var cases []*v1alpha1.InterleavingCase
+	if il != nil && c.Interleavings != nil {
+		for i := range c.Interleavings.Cases {
+			cs := &c.Interleavings.Cases[i]
+			if !il.matches(cs) {
+				continue
+			}
+			cases = append(cases, cs)
+			if cs.Outcomes != nil {
+				outcomes = append(outcomes, counted{fmt.Sprintf("case %q: outcomes", cs.Name), cs.Outcomes})
+			}
+		}
+	}
+	// With outcomes anywhere, a write without its own expectError may end
+	// either way: the counts say what must happen.
+	eitherWay := c.Outcomes != nil
+	if c.Interleavings != nil {
+		for _, cs := range c.Interleavings.Cases {
+			eitherWay = eitherWay || cs.Outcomes != nil
+		}
+	}
 
 	writes := make([]reports.Write, len(preps))
 	var succeeded, conflicts, rejected int
@@ -551,25 +615,24 @@ func (s *scenarioRun) concurrently(ctx context.Context, c *v1alpha1.Concurrently
 		default:
 			rejected++
 		}
-		// With outcomes, a write without its own expectError may end either
-		// way: the group's counts say what must happen (who wins a race is
-		// not known in advance). Every outcome is still recorded.
-		if c.Outcomes != nil && c.Writes[i].ExpectError == nil {
+		// Who wins a race is not known in advance, so an unasserted write
+		// is expected either way; every outcome is still recorded.
+		if eitherWay && c.Writes[i].ExpectError == nil {
 			p.write.Expected = true
 		} else if err := checkOutcome(&p.write, errs[i], c.Writes[i].ExpectError); err != nil {
 			problems = append(problems, fmt.Sprintf("write %q: %v", c.Writes[i].Name, err))
 		}
 		writes[i] = p.write
 	}
-	if o := c.Outcomes; o != nil {
+	for _, oc := range outcomes {
 		check := func(name string, want *int, got int) {
 			if want != nil && *want != got {
-				problems = append(problems, fmt.Sprintf("outcomes: %d %s, want %d (succeeded %d, conflicts %d, rejected %d)", got, name, *want, succeeded, conflicts, rejected))
+				problems = append(problems, fmt.Sprintf("%s: %d %s, want %d (succeeded %d, conflicts %d, rejected %d)", oc.name, got, name, *want, succeeded, conflicts, rejected))
 			}
 		}
-		check("succeeded", o.Succeeded, succeeded)
-		check("conflicts", o.Conflicts, conflicts)
-		check("rejected", o.Rejected, rejected)
+		check("succeeded", oc.o.Succeeded, succeeded)
+		check("conflicts", oc.o.Conflicts, conflicts)
+		check("rejected", oc.o.Rejected, rejected)
 	}
-	return writes, problems
+	return writes, problems, cases
 }

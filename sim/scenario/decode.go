@@ -392,7 +392,7 @@ func (d *decoder) walk(n *yaml.Node, t reflect.Type, path string) {
 		d.free(n, path)
 		return
 	case t.Kind() == reflect.Struct && reflect.PointerTo(t).Implements(unmarshalerType):
-		// A scalar with its own JSON form: v1alpha1.Duration.
+		// A scalar with its own JSON form: v1alpha1.Duration or Orders.
 		d.unmarshaler(n, t, path)
 		return
 	}
@@ -464,7 +464,7 @@ func (d *decoder) walk(n *yaml.Node, t reflect.Type, path string) {
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
 			d.wrongKind(n, path, "true or false")
 		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint64:
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
 			d.wrongKind(n, path, "an integer")
 			return
@@ -495,12 +495,23 @@ func isString(n *yaml.Node) bool {
 // unmarshaler checks a scalar of a type with its own UnmarshalJSON by
 // running it, so that its error is reported at the node's line.
 func (d *decoder) unmarshaler(n *yaml.Node, t reflect.Type, path string) {
-	if !isString(n) {
-		// v1alpha1.Duration is the only such type.
+	var (
+		b   []byte
+		err error
+	)
+	switch {
+	case isString(n):
+		b, err = json.Marshal(n.Value)
+	case t == reflect.TypeFor[v1alpha1.Duration]():
 		d.errorf(n, path, "expected a duration such as 60s or 1m30s, found %s", describe(n))
 		return
+	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int":
+		b = []byte(n.Value)
+	default:
+		// v1alpha1.Orders: "all" or a number.
+		d.errorf(n, path, "expected all or a positive number, found %s", describe(n))
+		return
 	}
-	b, err := json.Marshal(n.Value)
 	if err == nil {
 		err = reflect.New(t).Interface().(json.Unmarshaler).UnmarshalJSON(b)
 	}

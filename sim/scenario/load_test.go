@@ -19,6 +19,25 @@ const testFixtures = "testdata/fixtures"
 // invalid maps each testdata/invalid-*.yaml to every problem it must
 // produce, in order.
 var invalid = map[string][]string{
+	"invalid-interleavings.yaml": {
+		"testdata/invalid-interleavings.yaml:15:17: spec.steps[0].concurrently.interleavings.orders: 3 orders asked, but 2 writes have only 2",
+		"testdata/invalid-interleavings.yaml:17:11: spec.steps[0].concurrently.interleavings.cases[0]: a case needs outcomes or expect",
+		"testdata/invalid-interleavings.yaml:17:17: spec.steps[0].concurrently.interleavings.cases[0].name: must not be empty",
+		`testdata/invalid-interleavings.yaml:18:18: spec.steps[0].concurrently.interleavings.cases[0].first: "w9" is not a write of this group (writes: w1, w2)`,
+		"testdata/invalid-interleavings.yaml:19:11: spec.steps[0].concurrently.interleavings.cases[0].order: order needs at least 2 writes, found 1",
+		`testdata/invalid-interleavings.yaml:21:23: spec.steps[0].concurrently.interleavings.cases[1].order[1]: "w1" is named twice`,
+		"testdata/invalid-interleavings.yaml:22:11: spec.steps[0].concurrently.interleavings.cases[1].expect: expect needs at least one of pods, objects, events or owners",
+		"testdata/invalid-interleavings.yaml:23:11: spec.steps[0].concurrently.interleavings.cases[2]: a case needs first or order to say which orders it is about",
+		"testdata/invalid-interleavings.yaml:23:11: spec.steps[0].concurrently.interleavings.cases[2]: a case needs outcomes or expect",
+		`testdata/invalid-interleavings.yaml:23:17: spec.steps[0].concurrently.interleavings.cases[2].name: duplicate case name "twice"`,
+		"testdata/invalid-interleavings.yaml:33:7: spec.steps[1].concurrently.interleavings: only one concurrently group of a scenario may explore interleavings; spec.steps[0] does already",
+		"testdata/invalid-interleavings.yaml:34:17: spec.steps[1].concurrently.interleavings.orders: all orders of 6 writes are 720 runs of the scenario; all allows at most 5 writes: give a number instead",
+	},
+	"invalid-orders.yaml": {
+		`testdata/invalid-orders.yaml:15:17: spec.steps[0].concurrently.interleavings.orders: orders must be all or a positive number, found "some"`,
+		"testdata/invalid-orders.yaml:22:17: spec.steps[1].concurrently.interleavings.orders: orders must be all or a positive number, found 0",
+		"testdata/invalid-orders.yaml:29:17: spec.steps[2].concurrently.interleavings.orders: expected all or a positive number, found a list",
+	},
 	"invalid-unknown-field-top.yaml": {
 		`testdata/invalid-unknown-field-top.yaml:6:1: unknown field "steps"`,
 	},

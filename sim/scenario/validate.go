@@ -486,11 +486,15 @@ func (v *validator) concurrently(path string, c *v1alpha1.Concurrently, outer in
 	for i, w := range c.Writes {
 		v.step(index(wp, i), w, outer, true)
 	}
-	o := c.Outcomes
-	if o == nil {
-		return
+	if c.Outcomes != nil {
+		v.outcomes(join(path, "outcomes"), c.Outcomes, len(c.Writes))
 	}
-	op := join(path, "outcomes")
+	if c.Interleavings != nil {
+		v.interleavings(join(path, "interleavings"), c, outer)
+	}
+}
+
+func (v *validator) outcomes(op string, o *v1alpha1.Outcomes, writes int) {
 	sum, set := 0, 0
 	for _, n := range []struct {
 		name string
@@ -506,10 +510,78 @@ func (v *validator) concurrently(path string, c *v1alpha1.Concurrently, outer in
 		set++
 	}
 	switch {
-	case sum > len(c.Writes):
-		v.errorf(op, "outcomes count %d writes, but the group has %d", sum, len(c.Writes))
-	case set == 3 && sum != len(c.Writes):
-		v.errorf(op, "succeeded, conflicts and rejected add up to %d, but the group has %d writes", sum, len(c.Writes))
+	case sum > writes:
+		v.errorf(op, "outcomes count %d writes, but the group has %d", sum, writes)
+	case set == 3 && sum != writes:
+		v.errorf(op, "succeeded, conflicts and rejected add up to %d, but the group has %d writes", sum, writes)
+	}
+}
+
+// interleavings checks the orders to explore and the cases, whose write
+// names must be the group's.
+func (v *validator) interleavings(path string, c *v1alpha1.Concurrently, outer int) {
+	for i, st := range v.sc.Spec.Steps {
+		if i < outer && st.Concurrently != nil && st.Concurrently.Interleavings != nil {
+			v.errorf(path, "only one concurrently group of a scenario may explore interleavings; spec.steps[%d] does already", i)
+			break
+		}
+	}
+	il := c.Interleavings
+	n := len(c.Writes)
+	switch {
+	case il.Orders.All && n > v1alpha1.MaxAllOrders:
+		v.errorf(join(path, "orders"), "all orders of %d writes are %d runs of the scenario; all allows at most %d writes: give a number instead", n, v1alpha1.Permutations(n), v1alpha1.MaxAllOrders)
+	case !il.Orders.All && il.Orders.N > v1alpha1.Permutations(n):
+		v.errorf(join(path, "orders"), "%d orders asked, but %d writes have only %d", il.Orders.N, n, v1alpha1.Permutations(n))
+	}
+	writes := map[string]bool{}
+	var names []string
+	for _, w := range c.Writes {
+		writes[w.Name] = true
+		names = append(names, w.Name)
+	}
+	known := func(p, name string) {
+		if !writes[name] {
+			v.errorf(p, "%s is not a write of this group (writes: %s)", quote(name), strings.Join(names, ", "))
+		}
+	}
+	seen := map[string]bool{}
+	for i, cs := range il.Cases {
+		cp := index(join(path, "cases"), i)
+		switch {
+		case cs.Name == "":
+			v.errorf(join(cp, "name"), "must not be empty")
+		case seen[cs.Name]:
+			v.errorf(join(cp, "name"), "duplicate case name %s", quote(cs.Name))
+		}
+		seen[cs.Name] = true
+		if cs.First == "" && len(cs.Order) == 0 {
+			v.errorf(cp, "a case needs first or order to say which orders it is about")
+		}
+		if cs.First != "" {
+			known(join(cp, "first"), cs.First)
+		}
+		if len(cs.Order) == 1 {
+			v.errorf(join(cp, "order"), "order needs at least 2 writes, found 1")
+		}
+		inOrder := map[string]bool{}
+		for j, name := range cs.Order {
+			p := index(join(cp, "order"), j)
+			known(p, name)
+			if inOrder[name] {
+				v.errorf(p, "%s is named twice", quote(name))
+			}
+			inOrder[name] = true
+		}
+		if cs.Outcomes == nil && cs.Expect == nil {
+			v.errorf(cp, "a case needs outcomes or expect")
+		}
+		if cs.Outcomes != nil {
+			v.outcomes(join(cp, "outcomes"), cs.Outcomes, n)
+		}
+		if cs.Expect != nil {
+			v.expect(join(cp, "expect"), cs.Expect)
+		}
 	}
 }
 

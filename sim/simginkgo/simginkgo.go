@@ -23,8 +23,9 @@ import (
 const startTimeout = sim.DefaultStartTimeout + time.Minute
 
 // Scenarios declares one cluster for the suite (started in BeforeSuite,
-// stopped in AfterSuite) and one spec per scenario file under paths, labelled
-// with the scenario's labels. Call it at the top level of a _test.go file:
+// stopped in AfterSuite) and one spec per scenario file under paths (one per
+// explored order for a scenario that explores interleavings), labelled with
+// the scenario's labels. Call it at the top level of a _test.go file:
 //
 //	var _ = simginkgo.Scenarios(".")
 func Scenarios(paths ...string) bool {
@@ -46,13 +47,17 @@ func Scenarios(paths ...string) bool {
 		runner.FixturesDir = dir
 	}
 	r := &runner.Runner{Env: env}
-	for _, f := range files {
+	for _, p := range runner.Plans(files, nil) {
 		var labels []string
-		for k, v := range f.Scenario.Metadata.Labels {
+		for k, v := range p.File.Scenario.Metadata.Labels {
 			labels = append(labels, k+"="+v)
 		}
-		ginkgo.It(f.Scenario.Metadata.Name, ginkgo.Label(labels...), func(ctx context.Context) {
-			res := r.RunScenario(ctx, f)
+		name := p.File.Scenario.Metadata.Name
+		if p.Interleaving != nil {
+			name += " [" + p.Interleaving.Label() + "]"
+		}
+		ginkgo.It(name, ginkgo.Label(labels...), func(ctx context.Context) {
+			res := r.RunPlan(ctx, p)
 			if !res.Passed {
 				ginkgo.Fail(Describe(&res))
 			}

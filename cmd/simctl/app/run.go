@@ -29,6 +29,8 @@ type runFlags struct {
 	timeout   time.Duration
 	verbose   bool
 	fixtures  string
+	seed      uint64
+	seedFlag  *uint64 // &seed when --seed was given
 }
 
 func newRunCommand(streams Streams) *cobra.Command {
@@ -48,15 +50,24 @@ retried. Each scenario's Pods are kept on its own nodes through its
 namespace's node selector and default toleration (key trainersim.dev/scenario),
 which the assertions and reports remove from every Pod.
 
+A concurrently group with interleavings is run once per explored order, each
+order in a fresh namespace, its writes forced through one after the other.
+Each order comes from a seed, printed with the result; --seed S runs only the
+order of seed S in every such scenario, which replays a failing order exactly.
+
 Exit codes: 0 every scenario passed, 1 a scenario failed or the run was
 interrupted, 2 invalid scenario or usage, 3 the cluster could not be started.
 Ctrl-C stops the run and still writes the reports of finished scenarios.`,
 		Example: `  simctl run scenarios/
   simctl run scenarios/ --report-dir reports/out --parallel 2
   simctl run scenarios/ --run 'kueue' --label area=multi-manager -v
-  simctl run scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml --keep`,
+  simctl run scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml --keep
+  simctl run --seed 2 --run '^multi-manager-interleaved-read-modify-write$' scenarios/multi-manager/`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("seed") {
+				f.seedFlag = &f.seed
+			}
 			return runScenarios(cmd.Context(), streams, f, args)
 		},
 	}
@@ -68,6 +79,7 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
 	fl.BoolVar(&f.keep, "keep", false, "leave the cluster, namespaces and nodes up after the run, until Ctrl-C")
 	fl.DurationVar(&f.timeout, "timeout", runner.DefaultScenarioTimeout, "time limit of each scenario")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print every step")
+	fl.Uint64Var(&f.seed, "seed", 0, "in scenarios that explore interleavings, run only the order of this seed")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
 	f.cluster.registerCluster(cmd)
 	return cmd
@@ -144,7 +156,12 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 			err = withCode(ExitCluster, fmt.Errorf("failed to stop the cluster: %w", stopErr))
 		}
 	}()
-	fmt.Fprintf(streams.Out, "%d scenarios from %s\n", len(files), strings.Join(paths, " "))
+	runs := len(runner.Plans(files, f.seedFlag))
+	if runs == len(files) {
+		fmt.Fprintf(streams.Out, "%d scenarios from %s\n", len(files), strings.Join(paths, " "))
+	} else {
+		fmt.Fprintf(streams.Out, "%d scenarios (%d runs: interleavings) from %s\n", len(files), runs, strings.Join(paths, " "))
+	}
 	if err := startCluster(ctx, streams.Out, env); err != nil {
 		return err
 	}
@@ -154,6 +171,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		Parallel:        f.parallel,
 		ScenarioTimeout: f.timeout,
 		Keep:            f.keep,
+		Seed:            f.seedFlag,
 		OnScenario:      func(sc *reports.Scenario) { printScenario(streams.Out, sc) },
 	}
 	if f.verbose {
@@ -172,7 +190,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	}
 	summary := fmt.Sprintf("%d passed, %d failed", passed, len(results)-passed)
 	if run.Interrupted {
-		summary += fmt.Sprintf(", %d not finished (interrupted)", len(files)-len(results))
+		summary += fmt.Sprintf(", %d not finished (interrupted)", runs-len(results))
 	}
 	fmt.Fprintf(streams.Out, "%s in %s\n", summary, run.Duration.Round(100*time.Millisecond))
 	if f.reportDir != "" {

@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -226,6 +227,105 @@ type Concurrently struct {
 	// Outcomes asserts how many writes of the group ended each way.
 	// +optional
 	Outcomes *Outcomes `json:"outcomes,omitempty"`
+	// Interleavings, when set, explores orders of the writes instead of
+	// racing them: for each explored order the whole scenario runs again in
+	// a namespace of its own, and the group's writes are forced through one
+	// after the other in that order, each sent when the previous response has
+	// come back. The step's expect and the group's outcomes must hold under
+	// every order; cases add expectations for the orders they match. At most
+	// one group of a scenario may set it.
+	// +optional
+	Interleavings *Interleavings `json:"interleavings,omitempty"`
+}
+
+// Interleavings chooses which orders of a concurrent group's writes to
+// explore. Every order comes from a seed: the same seed always gives the
+// same order, and `simctl run --seed S` replays the order of seed S.
+type Interleavings struct {
+	// Orders is all (every order; at most 5 writes) or a number N of
+	// distinct orders.
+	Orders Orders `json:"orders"`
+	// Seed is the first seed tried: orders come from seeds Seed, Seed+1, ...
+	// until the wanted number of distinct orders is found.
+	// +optional
+	Seed uint64 `json:"seed,omitempty"`
+	// Cases state what happens under some of the orders: each adds its
+	// outcomes and expect to those of the group and the step, for every
+	// explored order it matches.
+	// +optional
+	Cases []InterleavingCase `json:"cases,omitempty"`
+}
+
+// InterleavingCase adds expectations to the orders it matches. A case with
+// both first and order matches the orders that satisfy both.
+type InterleavingCase struct {
+	// Name says what the case is about, in reports.
+	Name string `json:"name"`
+	// First is the name of the write that must be sent first.
+	// +optional
+	First string `json:"first,omitempty"`
+	// Order names two or more writes that must be sent in this relative
+	// order (others may come between them).
+	// +optional
+	Order []string `json:"order,omitempty"`
+	// Outcomes asserts how the group's writes ended under matching orders.
+	// +optional
+	Outcomes *Outcomes `json:"outcomes,omitempty"`
+	// Expect is polled after the group under matching orders, like the
+	// step's own expect.
+	// +optional
+	Expect *Expect `json:"expect,omitempty"`
+}
+
+// MaxAllOrders is the most writes a group exploring all orders may have:
+// 5 writes are 120 orders, each a run of the whole scenario.
+const MaxAllOrders = 5
+
+// Permutations is n!, the number of orders of n writes, saturating at
+// math.MaxInt.
+func Permutations(n int) int {
+	f := 1
+	for i := 2; i <= n; i++ {
+		if f > math.MaxInt/i {
+			return math.MaxInt
+		}
+		f *= i
+	}
+	return f
+}
+
+// Orders is how many orders to explore: All, or a positive number.
+type Orders struct {
+	// All is true for every order.
+	All bool
+	// N is the number of orders when All is false.
+	N int
+}
+
+// MarshalJSON writes "all" or the number.
+func (o Orders) MarshalJSON() ([]byte, error) {
+	if o.All {
+		return json.Marshal("all")
+	}
+	return json.Marshal(o.N)
+}
+
+// UnmarshalJSON reads "all" or a positive number.
+func (o *Orders) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		if s != "all" {
+			return fmt.Errorf("orders must be all or a positive number, found %q", s)
+		}
+		*o = Orders{All: true}
+		return nil
+	}
+	var n int
+	if err := json.Unmarshal(b, &n); err != nil || n < 1 {
+		return fmt.Errorf("orders must be all or a positive number, found %s", b)
+	}
+	*o = Orders{N: n}
+	return nil
 }
 
 // Outcomes counts how the writes of a concurrent group ended. Unset counts
