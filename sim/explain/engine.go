@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -252,6 +253,43 @@ func templateApply(t *trainer.JobSetTemplateSpec) (*jobsetv1alpha2ac.JobSetSpecA
 		return nil, fmt.Errorf("failed to convert the runtime's JobSet template: %w", err)
 	}
 	return spec, nil
+}
+
+// ErrAmbiguous is returned by TrainJob when several namespaces hold a
+// TrainJob of the name asked for.
+var ErrAmbiguous = errors.New("TrainJobs of that name in several namespaces")
+
+// TrainJob reads a TrainJob through the Engine's client. An empty namespace
+// means every namespace: there must be exactly one TrainJob of that name
+// (ErrAmbiguous otherwise; a NotFound error of the API when there is none).
+func (e *Engine) TrainJob(ctx context.Context, namespace, name string) (*trainer.TrainJob, error) {
+	if namespace != "" {
+		tj := &trainer.TrainJob{}
+		if err := e.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, tj); err != nil {
+			return nil, fmt.Errorf("failed to get TrainJob %s/%s: %w", namespace, name, err)
+		}
+		return tj, nil
+	}
+	var list trainer.TrainJobList
+	if err := e.reader.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("failed to list TrainJobs: %w", err)
+	}
+	var found []*trainer.TrainJob
+	var namespaces []string
+	for i := range list.Items {
+		if list.Items[i].Name == name {
+			found = append(found, &list.Items[i])
+			namespaces = append(namespaces, list.Items[i].Namespace)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("failed to find TrainJob %s in any namespace: %w", name,
+			apierrors.NewNotFound(schema.GroupResource{Group: trainer.GroupVersion.Group, Resource: "trainjobs"}, name))
+	case 1:
+		return found[0], nil
+	}
+	return nil, fmt.Errorf("failed to choose TrainJob %s: %w: %s", name, ErrAmbiguous, strings.Join(namespaces, ", "))
 }
 
 // errNoJobSet is returned when the trainer built no JobSet.
