@@ -168,20 +168,6 @@ func (e *Engine) runtime(trainJob *trainer.TrainJob) (jobruntime.Runtime, error)
 	return r, nil
 }
 
-// Build returns the apply configurations the trainer builds for trainJob
-// (its runtime's NewObjects, on a copy), the JobSet always included.
-func (e *Engine) Build(ctx context.Context, trainJob *trainer.TrainJob) ([]apiruntime.ApplyConfiguration, error) {
-	r, err := e.runtime(trainJob)
-	if err != nil {
-		return nil, err
-	}
-	objs, err := r.NewObjects(ctx, trainJob.DeepCopy())
-	if err != nil {
-		return nil, fmt.Errorf("failed to build the objects of TrainJob %s/%s: %w", trainJob.Namespace, trainJob.Name, err)
-	}
-	return objs, nil
-}
-
 // JobSet returns the JobSet apply configuration among objs, or nil.
 func JobSet(objs []apiruntime.ApplyConfiguration) *jobsetv1alpha2ac.JobSetApplyConfiguration {
 	for _, o := range objs {
