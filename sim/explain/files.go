@@ -248,6 +248,8 @@ func decodeObject(file string, root *yaml.Node) (*object, scenario.Errors) {
 	kind, _ := u["kind"].(string)
 	k, known := kinds[kind]
 	switch {
+	case kind == "Scenario":
+		return nil, scenario.Errors{o.errorf("kind", "a scenario file: explain reads a TrainJob, so copy the TrainJob of one of its steps into a file of its own")}
 	case !known:
 		return nil, scenario.Errors{o.errorf("kind", "kind %q is not a TrainJob, TrainingRuntime or ClusterTrainingRuntime", kind)}
 	case apiVersion != trainer.GroupVersion.String():

@@ -30,6 +30,9 @@ func TestFromFilesErrors(t *testing.T) {
 			`testdata/invalid-kinds.yaml:2:7: kind: kind "Pod" is not a TrainJob, TrainingRuntime or ClusterTrainingRuntime`,
 			"testdata/invalid-kinds.yaml:14:1: a second TrainJob: the file holds exactly one",
 		}},
+		{"../../scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml", nil, []string{
+			"../../scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml:3:7: kind: a scenario file: explain reads a TrainJob, so copy the TrainJob of one of its steps into a file of its own",
+		}},
 		{"testdata/runtimes/pytorch-distributed-gpu.yaml", nil, []string{
 			"testdata/runtimes/pytorch-distributed-gpu.yaml: no TrainJob in the file",
 		}},
