@@ -42,7 +42,7 @@ const DefaultNamespace = "default"
 // a default one of the same name). Every object gets its CRD's defaults and
 // loses the fields its CRD does not know, as on the API server, from the
 // CRDs in fixtures/; a TrainJob without a namespace is in DefaultNamespace,
-// and so are TrainingRuntimes without one.
+// and a TrainingRuntime without one in the TrainJob's namespace.
 //
 // Problems with the files are returned as *scenario.Errors naming the file,
 // line and field.
