@@ -28,6 +28,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/fixtures"
 	"github.com/trainersim/trainersim/sim/internal/controllers"
@@ -114,6 +116,18 @@ type Environment struct {
 
 	// Clock measures start times. Nil: the real clock.
 	Clock clock.PassiveClock
+
+	// OnTrainerBuild, when set before Start, is called each time the
+	// in-process Trainer controller has built a TrainJob's objects (a
+	// NewObjects call of its runtime that returned no error), before it
+	// applies them: with the TrainJob it built from (a deep copy, the
+	// hook's to keep) and the apply configurations it is about to apply (the
+	// trainer's own: the hook must neither modify them nor read them after
+	// it returns). It is called from the controller's reconcile goroutines,
+	// possibly at the same time for different TrainJobs. Nil: off; the
+	// trainer's runtimes are then passed to its controllers undecorated.
+	// The hook does not change what the trainer builds or applies.
+	OnTrainerBuild func(trainJob *trainer.TrainJob, objects []apiruntime.ApplyConfiguration)
 
 	env        *envtest.Environment
 	cfg        *rest.Config
@@ -559,6 +573,7 @@ func (e *Environment) startControllers(ctx context.Context) error {
 		WebhookPort:    hooks.LocalServingPort,
 		WebhookCertDir: hooks.LocalServingCertDir,
 		Logger:         logger,
+		OnBuild:        e.OnTrainerBuild,
 	})
 	if err != nil {
 		mgrCancel()

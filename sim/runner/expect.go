@@ -72,6 +72,11 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res reports.
 			return fail(fmt.Sprintf("case %q: %s", c.Name, msg), diff)
 		}
 	}
+	if s.sc.Spec.Strict {
+		if msg := s.checkStrict(ctx); msg != "" {
+			return fail(msg, "")
+		}
+	}
 	res.Passed = true
 	return res
 }
@@ -121,6 +126,11 @@ func (s *scenarioRun) checkOnce(ctx context.Context, e *v1alpha1.Expect) (string
 	for i := range e.Owners {
 		if msg, diff := s.checkOwner(ctx, &e.Owners[i]); msg != "" {
 			return msg, diff
+		}
+	}
+	if e.NoOverlaps != "" {
+		if msg := s.checkNoOverlaps(ctx, e.NoOverlaps); msg != "" {
+			return msg, ""
 		}
 	}
 	return "", ""

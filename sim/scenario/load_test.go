@@ -26,7 +26,7 @@ var invalid = map[string][]string{
 		`testdata/invalid-interleavings.yaml:18:18: spec.steps[0].concurrently.interleavings.cases[0].first: "w9" is not a write of this group (writes: w1, w2)`,
 		"testdata/invalid-interleavings.yaml:19:11: spec.steps[0].concurrently.interleavings.cases[0].order: order needs at least 2 writes, found 1",
 		`testdata/invalid-interleavings.yaml:21:23: spec.steps[0].concurrently.interleavings.cases[1].order[1]: "w1" is named twice`,
-		"testdata/invalid-interleavings.yaml:22:11: spec.steps[0].concurrently.interleavings.cases[1].expect: expect needs at least one of pods, objects, events or owners",
+		"testdata/invalid-interleavings.yaml:22:11: spec.steps[0].concurrently.interleavings.cases[1].expect: expect needs at least one of pods, objects, events, owners or noOverlaps",
 		"testdata/invalid-interleavings.yaml:23:11: spec.steps[0].concurrently.interleavings.cases[2]: a case needs first or order to say which orders it is about",
 		"testdata/invalid-interleavings.yaml:23:11: spec.steps[0].concurrently.interleavings.cases[2]: a case needs outcomes or expect",
 		`testdata/invalid-interleavings.yaml:23:17: spec.steps[0].concurrently.interleavings.cases[2].name: duplicate case name "twice"`,
@@ -168,11 +168,12 @@ var invalid = map[string][]string{
 		`testdata/invalid-objects.yaml:32:7: spec.steps[3].create.metadata: expected a mapping, found a list`,
 	},
 	"invalid-expect.yaml": {
-		`testdata/invalid-expect.yaml:9:5: spec.steps[0].expect: expect needs at least one of pods, objects, events or owners`,
+		`testdata/invalid-expect.yaml:9:5: spec.steps[0].expect: expect needs at least one of pods, objects, events, owners or noOverlaps`,
 		`testdata/invalid-expect.yaml:13:16: spec.steps[1].expect.pods.count: must not be negative, found -1`,
 		`testdata/invalid-expect.yaml:14:16: spec.steps[1].expect.pods.phase: unknown phase "Completed": must be Pending, Running, Succeeded or Failed`,
 		`testdata/invalid-expect.yaml:18:24: spec.steps[2].expect.objects[0].target.kind: must not be empty`,
 		`testdata/invalid-expect.yaml:19:17: spec.steps[2].expect.objects[0].absent: absent cannot be combined with match or exact`,
+		`testdata/invalid-expect.yaml:23:19: spec.steps[3].expect.noOverlaps: invalid TrainJob name "LLM job": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
 	},
 	"invalid-owners.yaml": {
 		"testdata/invalid-owners.yaml:11:9: spec.steps[0].expect.owners[0].target.name: must not be empty",

@@ -597,8 +597,13 @@ func (v *validator) expectError(path string, e *v1alpha1.ExpectError) {
 }
 
 func (v *validator) expect(path string, e *v1alpha1.Expect) {
-	if e.Pods == nil && len(e.Objects) == 0 && len(e.Events) == 0 && len(e.Owners) == 0 {
-		v.errorf(path, "expect needs at least one of pods, objects, events or owners")
+	if e.Pods == nil && len(e.Objects) == 0 && len(e.Events) == 0 && len(e.Owners) == 0 && e.NoOverlaps == "" {
+		v.errorf(path, "expect needs at least one of pods, objects, events, owners or noOverlaps")
+	}
+	if e.NoOverlaps != "" {
+		if msgs := validation.IsDNS1123Subdomain(e.NoOverlaps); len(msgs) > 0 {
+			v.errorf(join(path, "noOverlaps"), "invalid TrainJob name %s: %s", quote(e.NoOverlaps), strings.Join(msgs, "; "))
+		}
 	}
 	if p := e.Pods; p != nil {
 		pp := join(path, "pods")

@@ -28,10 +28,20 @@ const startTimeout = sim.DefaultStartTimeout + time.Minute
 // the scenario's labels. Call it at the top level of a _test.go file:
 //
 //	var _ = simginkgo.Scenarios(".")
+//
+// Each spec also checks simctl explain against the trainer: for every JobSet
+// the in-process trainer builds while the scenario runs, explain's final
+// JobSet for the same TrainJob must be the same apply configuration, and at
+// the last step every TrainJob of the scenario must have been checked at
+// least once. Builds the trainer makes after the last step, while the
+// scenario's namespace is being deleted, are not checked.
 func Scenarios(paths ...string) bool {
 	env := &sim.Environment{}
+	agree := newAgreement(env)
+	env.OnTrainerBuild = agree.record
 	ginkgo.BeforeSuite(func(ctx context.Context) {
 		gomega.Expect(env.Start(ctx)).To(gomega.Succeed())
+		gomega.Expect(agree.start(ctx)).To(gomega.Succeed())
 	}, ginkgo.NodeTimeout(startTimeout))
 	ginkgo.AfterSuite(func() {
 		gomega.Expect(env.Stop()).To(gomega.Succeed())
@@ -46,7 +56,6 @@ func Scenarios(paths ...string) bool {
 	if dir, err := scenario.FindFixturesDir(); err == nil {
 		runner.FixturesDir = dir
 	}
-	r := &runner.Runner{Env: env}
 	for _, p := range runner.Plans(files, nil) {
 		var labels []string
 		for k, v := range p.File.Scenario.Metadata.Labels {
@@ -57,10 +66,23 @@ func Scenarios(paths ...string) bool {
 			name += " [" + p.Interleaving.Label() + "]"
 		}
 		ginkgo.It(name, ginkgo.Label(labels...), func(ctx context.Context) {
+			var v verdict
+			steps := len(p.File.Scenario.Spec.Steps)
+			r := &runner.Runner{Env: env, OnStep: func(sc *reports.Scenario, st *reports.Step) {
+				agree.check(ctx, sc.Namespace, !st.Passed || len(sc.Steps) == steps, &v)
+			}}
 			res := r.RunPlan(ctx, p)
 			if !res.Passed {
 				ginkgo.Fail(Describe(&res))
 			}
+			if len(v.problems) > 0 {
+				ginkgo.Fail(fmt.Sprintf("scenario %s: simctl explain disagrees with the trainer:\n%s", name, strings.Join(v.problems, "\n")))
+			}
+			if len(v.trainJobs) > 0 {
+				gomega.Expect(v.checked).To(gomega.BeNumerically(">=", len(v.trainJobs)),
+					"scenario %s: explain was checked against %d builds for TrainJobs %v", name, v.checked, v.trainJobs)
+			}
+			ginkgo.GinkgoWriter.Printf("explain agreed with the trainer on %d JobSet builds of TrainJobs %v\n", v.checked, v.trainJobs)
 		}, ginkgo.NodeTimeout(runner.DefaultScenarioTimeout))
 	}
 	return true

@@ -29,6 +29,7 @@ func TestHelpGolden(t *testing.T) {
 		"profiles": {"profiles", "--help"},
 		"run":      {"run", "--help"},
 		"lint":     {"lint", "--help"},
+		"explain":  {"explain", "--help"},
 		"version":  {"version", "--help"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -36,6 +36,14 @@ type ScenarioSpec struct {
 	// Description says what a reader should learn from the scenario.
 	// +optional
 	Description string `json:"description,omitempty"`
+	// Strict, when true, fails the scenario after any step that leaves a
+	// TrainJob of the scenario's namespace with two runtimePatches entries
+	// that set the same field (an overlap, as simctl explain lists them: a
+	// toleration list, a nodeSelector or label key, a container's env
+	// variable...): the validation that upstream discussed and deferred.
+	// The failure names the TrainJob, the field and both managers.
+	// +optional
+	Strict bool `json:"strict,omitempty"`
 	// Nodes are the simulated nodes this scenario gets for itself. Pods of
 	// the scenario are scheduled only onto them.
 	// +optional
@@ -380,6 +388,11 @@ type Expect struct {
 	// managedFields record it.
 	// +optional
 	Owners []OwnerExpectation `json:"owners,omitempty"`
+	// NoOverlaps names a TrainJob of the scenario's namespace that must
+	// exist and have no two runtimePatches entries that set the same field
+	// (see strict, which checks every TrainJob after every step).
+	// +optional
+	NoOverlaps string `json:"noOverlaps,omitempty"`
 }
 
 // DefaultWithin is the polling time of an Expect without within.

@@ -27,8 +27,9 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	trainercontroller "github.com/kubeflow/trainer/v2/pkg/controller"
-	runtimecore "github.com/kubeflow/trainer/v2/pkg/runtime/core"
 	trainerwebhooks "github.com/kubeflow/trainer/v2/pkg/webhooks"
+
+	"github.com/trainersim/trainersim/sim/internal/trainerruntime"
 )
 
 // NewScheme returns a private scheme with the types the Trainer's and
@@ -65,10 +66,15 @@ type Options struct {
 	WebhookCertDir string
 	// Logger receives the controllers' logs.
 	Logger logr.Logger
+	// OnBuild, when set, is called after every successful NewObjects of the
+	// trainer's runtimes (trainerruntime.Observe). Nil: the controllers and
+	// webhooks get the trainer's runtimes themselves, undecorated.
+	OnBuild trainerruntime.BuildHook
 }
 
 // NewManager builds a manager running the Trainer controllers and webhooks
-// (runtimecore.New, controller.SetupControllers, webhooks.Setup) and the
+// (runtimecore.New through trainerruntime.New, controller.SetupControllers,
+// webhooks.Setup) and the
 // JobSet controllers and webhooks (SetupJobSetIndexes, SetupPodIndexes, the
 // JobSet and Pod reconcilers, webhooks.Setup). ctx bounds the field indexers
 // and must live as long as the manager.
@@ -91,9 +97,12 @@ func NewManager(ctx context.Context, o Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("failed to create manager: %w", err)
 	}
 
-	runtimes, err := runtimecore.New(ctx, mgr.GetClient(), mgr.GetFieldIndexer(), nil)
+	runtimes, err := trainerruntime.New(ctx, mgr.GetClient(), mgr.GetFieldIndexer())
 	if err != nil {
-		return nil, fmt.Errorf("failed to set up trainer runtimes: %w", err)
+		return nil, err
+	}
+	if o.OnBuild != nil {
+		runtimes = trainerruntime.Observe(runtimes, o.OnBuild)
 	}
 	if name, err := trainercontroller.SetupControllers(mgr, runtimes, ctrlpkg.Options{SkipNameValidation: ptr.To(true)}); err != nil {
 		return nil, fmt.Errorf("failed to set up trainer controller %s: %w", name, err)
