@@ -102,6 +102,38 @@ type Write struct {
 	// Expected is true when the outcome matched expectError (or the write
 	// succeeded without one).
 	Expected bool `json:"expected"`
+	// Mutations are the differences between what the write sent and the
+	// object the server returned: what defaulting and the mutating
+	// admission webhooks changed. Empty for a refused write, a delete and a
+	// get. See docs/timeline.md for the rule and its limits.
+	Mutations []FieldChange `json:"mutations,omitempty"`
+}
+
+// Kinds of a FieldChange.
+const (
+	// FieldAdded is a field the server stored that the write did not send.
+	FieldAdded = "added"
+	// FieldChanged is a field stored with another value than the one sent.
+	FieldChanged = "changed"
+	// FieldRemoved is a field the write sent that the server did not store.
+	FieldRemoved = "removed"
+)
+
+// FieldChange is one difference between what a write sent and what the
+// server stored.
+type FieldChange struct {
+	// Path names the field, as ownership paths do, with list items by
+	// merge key or by index:
+	// spec.runtimePatches[manager=kueue.x-k8s.io/manager].time,
+	// spec.trainer.args[0]. Map keys are written as they are, dots
+	// included.
+	Path string `json:"path"`
+	// Kind is FieldAdded, FieldChanged or FieldRemoved.
+	Kind string `json:"kind"`
+	// Sent is the value sent, as compact JSON; empty when added.
+	Sent string `json:"sent,omitempty"`
+	// Stored is the value stored, as compact JSON; empty when removed.
+	Stored string `json:"stored,omitempty"`
 }
 
 // Pod is the part of a Pod a report shows.
