@@ -235,10 +235,11 @@ func timelineSVG(sc *Scenario) string {
 		svgWidth, num(height), svgWidth, num(height), esc("timeline of "+sc.Name+": "+strconv.Itoa(len(tl.Entries))+" entries"), svgFontStack)
 
 	// Step bands, alternately shaded, and their start lines.
-	stepEnds := make([]float64, svgStepRows)
-	for i := range stepEnds {
-		stepEnds[i] = math.Inf(-1)
+	stepXs := make([]float64, len(sc.Steps))
+	for i, st := range sc.Steps {
+		stepXs[i] = xOf(st.Started)
 	}
+	stepLabels := layoutStepLabels(sc.Steps, stepXs, float64(svgWidth))
 	for i, st := range sc.Steps {
 		x0 := xOf(st.Started)
 		x1 := xOf(st.Started.Add(st.Duration))
@@ -260,7 +261,7 @@ func timelineSVG(sc *Scenario) string {
 		}
 		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-dasharray="3 3"/>`+"\n",
 			num(x0), num(stepTop), num(x0), num(lanesBottom), color)
-		if label, row := placeStepLabel(stepEnds, i+1, st.Name, x0, plotRight); row >= 0 {
+		if label, row := stepLabels[i].text, stepLabels[i].row; row >= 0 {
 			textColor := colMuted
 			if !st.Passed {
 				textColor = colFailed
@@ -309,7 +310,7 @@ func timelineSVG(sc *Scenario) string {
 			fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="middle" fill="%s">%s</text>`+"\n", num(tk.x), num(axisY+15), colMuted, esc(tk.label))
 		}
 	}
-	fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="end" fill="%s">time since start</text>`+"\n", num(plotLeft-16), num(axisY+15), colMuted)
+	fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="end" fill="%s">time since start</text>`+"\n", num(plotLeft-24), num(axisY+15), colMuted)
 
 	// Marks, over everything else.
 	for _, m := range marks {
@@ -372,24 +373,68 @@ func placeInRow(rowEnds *[]float64, x0, x1 float64) int {
 	return best
 }
 
-// placeStepLabel picks the label of step n and the row to draw it in: the
-// first row where "n. name" fits after the previous label, else the first
-// where "n" alone fits; -1 when none has room.
-func placeStepLabel(rowEnds []float64, n int, name string, x, right float64) (string, int) {
-	full := truncate(fmt.Sprintf("%d. %s", n, name), 36)
-	for _, label := range []string{full, strconv.Itoa(n)} {
-		w := float64(utf8.RuneCountInString(label))*svgCharWidth + 8
-		if x+w > right+svgRightPad {
-			continue
-		}
-		for r, end := range rowEnds {
-			if x >= end {
-				rowEnds[r] = x + w
-				return label, r
+// stepLabel is the label of a step and the row it is drawn in, -1 for
+// none.
+type stepLabel struct {
+	text string
+	row  int
+}
+
+// layoutStepLabels labels the steps starting at xs: first each step's
+// number, in the one of svgStepRows rows whose last label ends first, when
+// it fits after it; then each number grows into "n. name", cut to the room left
+// before the next label of its row (at most 36 characters). A step whose
+// number finds no row has no label (its band's tooltip still names it).
+func layoutStepLabels(steps []Step, xs []float64, right float64) []stepLabel {
+	labels := make([]stepLabel, len(steps))
+	ends := make([]float64, svgStepRows)
+	for r := range ends {
+		ends[r] = math.Inf(-1)
+	}
+	last := make([]int, svgStepRows) // the step labelled last in each row
+	next := make([]int, len(steps))  // the step labelled next in the same row
+	for r := range last {
+		last[r] = -1
+	}
+	for i := range steps {
+		next[i] = -1
+		n := strconv.Itoa(i + 1)
+		labels[i] = stepLabel{text: n, row: -1}
+		r := 0 // the row that leaves the most room
+		for k := range ends {
+			if ends[k] < ends[r] {
+				r = k
 			}
 		}
+		if xs[i] < ends[r] {
+			continue
+		}
+		labels[i].row, ends[r] = r, xs[i]+textWidth(n)
+		if last[r] >= 0 {
+			next[last[r]] = i
+		}
+		last[r] = i
 	}
-	return "", -1
+	for i := range steps {
+		if labels[i].row < 0 {
+			continue
+		}
+		room := right - xs[i]
+		if next[i] >= 0 {
+			room = xs[next[i]] - xs[i]
+		}
+		chars := min(36, int((room-8)/svgCharWidth))
+		full := fmt.Sprintf("%d. %s", i+1, steps[i].Name)
+		if chars >= len(strconv.Itoa(i+1))+4 { // "n. a…" at least
+			labels[i].text = truncate(full, chars)
+		}
+	}
+	return labels
+}
+
+// textWidth estimates the width of a label at font-size 11.
+func textWidth(s string) float64 {
+	return float64(utf8.RuneCountInString(s))*svgCharWidth + 8
 }
 
 func stepTitle(i int, st *Step) string {

@@ -373,6 +373,23 @@ func TestTimeAxis(t *testing.T) {
 	}
 }
 
+func TestLayoutStepLabels(t *testing.T) {
+	steps := []Step{{Name: "the SDK creates the suspended job"}, {Name: "Kueue applies"}, {Name: "Kueue resumes"}, {Name: "wait"}, {Name: "x"}, {Name: "the last step of all"}}
+	// Five steps within 20px, the last 100px from the right edge.
+	got := layoutStepLabels(steps, []float64{200, 205, 210, 214, 219, 1000}, 1100)
+	want := []stepLabel{
+		{text: "1", row: 0},                // step 5 follows it 19px on
+		{text: "2. Kueue applies", row: 1}, // step 6 follows it far on
+		{text: "3. Kueue resumes", row: 2}, // nothing follows it
+		{text: "4", row: -1},               // no row has room for a number
+		{text: "5. x", row: 0},             // the row whose label ended first
+		{text: "6. the last s…", row: 1},   // cut at the right edge
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(stepLabel{})); diff != "" {
+		t.Errorf("step labels mismatch (-want +got):\n%s", diff)
+	}
+}
+
 func TestPlaceInRow(t *testing.T) {
 	var rows []float64
 	var got []int
