@@ -224,6 +224,7 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.watch.waitSynced(ctx)
 	return s.createSetup(ctx)
 }
 

@@ -102,10 +102,9 @@ type watcher struct {
 	stopped  bool
 }
 
-// startWatches starts informers on the watched resources of namespace ns
-// and waits, at most watchSyncTimeout, until their first lists are in, so
-// that what the scenario creates next is seen. Every problem is recorded in
-// the watcher, never returned: the timeline is a record, not a check. The
+// startWatches starts informers on the watched resources of namespace ns;
+// waitSynced waits for their first lists. Every problem is recorded in the
+// watcher, never returned: the timeline is a record, not a check. The
 // watches end when ctx ends or at stop.
 func startWatches(ctx context.Context, cfg *rest.Config, mapper meta.RESTMapper, ns string) *watcher {
 	w := &watcher{clock: clock.RealClock{}, step: setUpStep}
@@ -139,14 +138,26 @@ func startWatches(ctx context.Context, cfg *rest.Config, mapper meta.RESTMapper,
 		}
 	}
 	w.factory.Start(ctx.Done())
-	syncCtx, cancel := context.WithTimeout(ctx, watchSyncTimeout)
+	return w
+}
+
+// waitSynced waits, at most watchSyncTimeout, until the first lists of the
+// watches are in, so that what the scenario creates next is seen as it
+// happens. The runner calls it once the scenario's nodes are up: the wait
+// (client-go checks every 100ms) overlaps theirs.
+func (w *watcher) waitSynced(ctx context.Context) {
+	if w == nil || w.factory == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, watchSyncTimeout)
 	defer cancel()
-	for gvr, ok := range w.factory.WaitForCacheSync(syncCtx.Done()) {
+	for gvr, ok := range w.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
+			w.mu.Lock()
 			w.problems = append(w.problems, fmt.Sprintf("failed to list %s within %s", gvr.Resource, watchSyncTimeout))
+			w.mu.Unlock()
 		}
 	}
-	return w
 }
 
 func asUnstructured(obj any) *unstructured.Unstructured {
