@@ -30,9 +30,11 @@ const htmlTime = "2006-01-02 15:04:05 MST"
 // has a section with its steps in order; a failed step is outlined in red
 // with its failure and its (-want +got) diff, - lines red and + lines green.
 // Each write is a card with its actor, field manager, verb, target,
-// resourceVersion before and after, and the server's answer; a refused
-// write says whether it was expected, and the body sent is folded in a
-// <details>. The scenario's final Pods close the section.
+// resourceVersion before and after, the server's answer and what the
+// server changed in what was sent; a refused write says whether it was
+// expected, and the body sent is folded in a <details>. Before the steps,
+// the scenario's timeline is drawn as an inline SVG (see timelineSVG).
+// The scenario's final Pods close the section.
 func WriteHTML(w io.Writer, run *Run) error {
 	if run == nil {
 		return fmt.Errorf("failed to write html report: %w", errNilRun)
@@ -86,6 +88,11 @@ type htmlScenario struct {
 	Interleaving *Interleaving
 	// Order is Interleaving.Order for a person: "a › b › c".
 	Order string
+	// Timeline is the SVG picture of the timeline, empty without one.
+	Timeline template.HTML
+	// TimelineNotes say what the picture misses: dropped reactions,
+	// watches that failed.
+	TimelineNotes []string
 }
 
 type htmlStep struct {
@@ -130,6 +137,13 @@ type htmlWrite struct {
 	// Outcome says in words what happened and whether it was expected.
 	Outcome string
 	Body    string
+	// Mutations are what the server changed, one line each.
+	Mutations []htmlMutation
+}
+
+// htmlMutation is one FieldChange: the path and what happened to it.
+type htmlMutation struct {
+	Path, Kind, Change string
 }
 
 func newHTMLRun(run *Run) htmlRun {
@@ -214,6 +228,14 @@ func newHTMLScenario(i int, sc *Scenario) htmlScenario {
 		v.Interleaving = il
 		v.Order = strings.Join(il.Order, " › ")
 	}
+	if tl := sc.Timeline; tl != nil {
+		// timelineSVG escapes every string it draws.
+		v.Timeline = template.HTML(timelineSVG(sc))
+		if tl.Truncated {
+			v.TimelineNotes = append(v.TimelineNotes, fmt.Sprintf("%d observed reactions beyond the cap were left out.", tl.Dropped))
+		}
+		v.TimelineNotes = append(v.TimelineNotes, tl.Problems...)
+	}
 	for j := range sc.Steps {
 		st := &sc.Steps[j]
 		if st.Passed {
@@ -255,6 +277,18 @@ func newHTMLWrite(k int, st *Step, w *Write) htmlWrite {
 		Refused:      refused(w),
 		Expected:     w.Expected,
 		Body:         strings.TrimRight(w.Body, "\n"),
+	}
+	for _, m := range w.Mutations {
+		hm := htmlMutation{Path: m.Path, Kind: m.Kind}
+		switch m.Kind {
+		case FieldAdded:
+			hm.Change = m.Stored
+		case FieldRemoved:
+			hm.Change = "sent " + m.Sent
+		default:
+			hm.Change = m.Sent + " → " + m.Stored
+		}
+		v.Mutations = append(v.Mutations, hm)
 	}
 	// "409 Conflict (Conflict)" says it twice.
 	if !strings.EqualFold(strings.ReplaceAll(w.Reason, " ", ""), strings.ReplaceAll(http.StatusText(w.Status), " ", "")) {

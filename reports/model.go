@@ -42,6 +42,9 @@ type Scenario struct {
 	// Interleaving is the order this run forced a concurrent group's writes
 	// through, for a scenario that explores interleavings.
 	Interleaving *Interleaving `json:"interleaving,omitempty"`
+	// Timeline is every write of the scenario and every reaction the
+	// runner observed through watches, on one clock; see Timeline.
+	Timeline *Timeline `json:"timeline,omitempty"`
 }
 
 // Interleaving is one explored order of a concurrent group's writes.
@@ -126,6 +129,136 @@ type Write struct {
 	// Expected is true when the outcome matched expectError (or the write
 	// succeeded without one).
 	Expected bool `json:"expected"`
+	// Mutations are the differences between what the write sent and the
+	// object the server returned: what defaulting and the mutating
+	// admission webhooks changed. Empty for a refused write, a delete and a
+	// get. See docs/timeline.md for the rule and its limits.
+	Mutations []FieldChange `json:"mutations,omitempty"`
+}
+
+// Kinds of a FieldChange.
+const (
+	// FieldAdded is a field the server stored that the write did not send.
+	FieldAdded = "added"
+	// FieldChanged is a field stored with another value than the one sent.
+	FieldChanged = "changed"
+	// FieldRemoved is a field the write sent that the server did not store.
+	FieldRemoved = "removed"
+)
+
+// FieldChange is one difference between what a write sent and what the
+// server stored.
+type FieldChange struct {
+	// Path names the field, as ownership paths do, with list items by
+	// merge key or by index:
+	// spec.runtimePatches[manager=kueue.x-k8s.io/manager].time,
+	// spec.trainer.args[0]. Map keys are written as they are, dots
+	// included.
+	Path string `json:"path"`
+	// Kind is FieldAdded, FieldChanged or FieldRemoved.
+	Kind string `json:"kind"`
+	// Sent is the value sent, as compact JSON; empty when added.
+	Sent string `json:"sent,omitempty"`
+	// Stored is the value stored, as compact JSON; empty when removed.
+	Stored string `json:"stored,omitempty"`
+}
+
+// Timeline is what happened during one scenario, on the runner's clock:
+// the writes the scenario sent and the reactions the runner observed
+// through watches on the scenario's namespace (the JobSet the trainer
+// applied, Jobs, Pods, bindings, phases, events). The times of observed
+// reactions are when the runner saw them, not server times.
+type Timeline struct {
+	// Lanes are the rows of the picture, in display order: the scenario's
+	// actors in the order declared (then "admin" when a step without an
+	// actor wrote), then the controllers (trainer, jobset, job-controller,
+	// scheduler, kwok), then other event sources in order of appearance.
+	// Every entry's Lane is one of them.
+	Lanes []string `json:"lanes"`
+	// Entries in the order of At.
+	Entries []TimelineEntry `json:"entries"`
+	// Truncated is true when observed reactions were dropped because the
+	// scenario reached the cap; Dropped counts them. Writes are never
+	// dropped.
+	Truncated bool `json:"truncated,omitempty"`
+	Dropped   int  `json:"dropped,omitempty"`
+	// Problems say why reactions may be missing: a watch that could not
+	// start or list. Writes are recorded regardless.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Kinds of a TimelineEntry.
+const (
+	// EntryWrite is a request a scenario sent (Write names it).
+	EntryWrite = "write"
+	// EntryTrainJobCondition is a TrainJob status condition that changed.
+	EntryTrainJobCondition = "trainjob-condition"
+	// EntryJobSetCreated, EntryJobSetChanged (a new generation),
+	// EntryJobSetSuspended, EntryJobSetResumed and EntryJobSetDeleted are
+	// what happened to a JobSet.
+	EntryJobSetCreated   = "jobset-created"
+	EntryJobSetChanged   = "jobset-changed"
+	EntryJobSetSuspended = "jobset-suspended"
+	EntryJobSetResumed   = "jobset-resumed"
+	EntryJobSetDeleted   = "jobset-deleted"
+	// EntryJobCreated, EntryJobDeleted, EntryJobSuspended, EntryJobResumed
+	// and EntryJobCondition (Complete or Failed) are what happened to a
+	// Job.
+	EntryJobCreated   = "job-created"
+	EntryJobDeleted   = "job-deleted"
+	EntryJobSuspended = "job-suspended"
+	EntryJobResumed   = "job-resumed"
+	EntryJobCondition = "job-condition"
+	// EntryPodCreated, EntryPodDeleted, EntryPodBound (spec.nodeName set),
+	// EntryPodUnschedulable (PodScheduled False) and EntryPodPhase (a new
+	// status.phase) are what happened to a Pod.
+	EntryPodCreated       = "pod-created"
+	EntryPodDeleted       = "pod-deleted"
+	EntryPodBound         = "pod-bound"
+	EntryPodUnschedulable = "pod-unschedulable"
+	EntryPodPhase         = "pod-phase"
+	// EntryPodGroupCreated and EntryPodGroupPhase are what happened to a
+	// scheduler-plugins PodGroup.
+	EntryPodGroupCreated = "podgroup-created"
+	EntryPodGroupPhase   = "podgroup-phase"
+	// EntryEvent and EntryWarningEvent are core/v1 Events of type Normal
+	// and Warning.
+	EntryEvent        = "event"
+	EntryWarningEvent = "warning-event"
+)
+
+// TimelineEntry is one write or one observed reaction.
+type TimelineEntry struct {
+	// At is when the write was sent, or when the runner observed the
+	// reaction.
+	At time.Time `json:"at"`
+	// Duration is how long a write took; zero for reactions.
+	Duration time.Duration `json:"duration,omitempty"`
+	// Lane is the actor or controller the entry is drawn for.
+	Lane string `json:"lane"`
+	// Kind is one of the Entry* constants.
+	Kind string `json:"kind"`
+	// Object is kind/name of what the entry is about.
+	Object string `json:"object,omitempty"`
+	// Summary is one line: what happened.
+	Summary string `json:"summary"`
+	// Detail is more, on several lines: a write's message and mutations,
+	// an event's message, what changed in a JobSet's spec.
+	Detail string `json:"detail,omitempty"`
+	// Step is the name of the step that ran when the entry happened,
+	// "set-up" before the first.
+	Step string `json:"step,omitempty"`
+	// Status is a write's HTTP status code (0: no response).
+	Status int `json:"status,omitempty"`
+	// Write locates a write's full record in Steps.
+	Write *WriteRef `json:"write,omitempty"`
+}
+
+// WriteRef locates a write in a Scenario: Steps[Step].Writes[Index], both
+// counted from 0.
+type WriteRef struct {
+	Step  int `json:"step"`
+	Index int `json:"index"`
 }
 
 // Pod is the part of a Pod a report shows.

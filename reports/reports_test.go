@@ -200,9 +200,19 @@ func hostileRun() *Run {
 					Actor: evil, FieldManager: evil, Verb: evil, PatchType: evil, Target: evil, Body: evil,
 					ResourceVersionBefore: evil, ResourceVersionAfter: evil,
 					Status: 422, Reason: evil, Message: evil,
+					Mutations: []FieldChange{{Path: evil, Kind: evil, Sent: evil, Stored: evil}},
 				}},
 			}},
 			FinalPods: []Pod{{Name: evil, Phase: evil, Node: evil, NodeProfile: evil, Scheduling: evil}},
+			Timeline: &Timeline{
+				Lanes: []string{evil},
+				Entries: []TimelineEntry{
+					{At: at(time.Second), Lane: evil, Kind: EntryWrite, Object: evil, Summary: evil, Detail: evil, Step: evil, Status: 422, Write: &WriteRef{}},
+					{At: at(time.Second), Lane: evil, Kind: evil, Object: evil, Summary: evil, Detail: evil, Step: evil},
+				},
+				Truncated: true,
+				Problems:  []string{evil},
+			},
 		}},
 	}
 }

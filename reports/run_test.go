@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"fmt"
+	"slices"
 	"time"
 )
 
@@ -74,6 +76,10 @@ func testRun() *Run {
 							ResourceVersionAfter:  "1024",
 							Status:                200,
 							Expected:              true,
+							Mutations: []FieldChange{
+								{Path: "spec.runtimePatches[manager=kueue.x-k8s.io/manager].time", Kind: FieldAdded, Stored: `"2026-03-14T09:27:14Z"`},
+								{Path: "spec.trainer.resourcesPerNode.limits.cpu", Kind: FieldChanged, Sent: "1", Stored: `"1"`},
+							},
 						}},
 						Owners: []EntryOwners{
 							{TrainJob: "llm", Entry: "kueue.x-k8s.io/manager", Managers: []string{"kueue-admission", "platform-controller"}},
@@ -94,6 +100,7 @@ func testRun() *Run {
 					{Name: "llm-node-0-2-jt4nc", Phase: "Running", Node: "a100-2", NodeProfile: "nvidia-a100-80gb"},
 					{Name: "llm-node-0-3-r9mzb", Phase: "Running", Node: "a100-3", NodeProfile: "nvidia-a100-80gb"},
 				},
+				Timeline: passedTimeline(),
 			},
 			{
 				Name:        "concurrent-resize",
@@ -212,7 +219,69 @@ func testRun() *Run {
 					{Name: "llm-node-0-0-2hb6d", Phase: "Running", Node: "h100-0", NodeProfile: "nvidia-h100-80gb"},
 					{Name: "llm-node-0-1-q7fxs", Phase: "Pending", Scheduling: "Unschedulable: 0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint {trainersim.dev/isolation: other}."},
 				},
+				Timeline: failedTimeline(),
 			},
 		},
+	}
+}
+
+// passedTimeline is the timeline of testRun's first scenario: two writes,
+// then the JobSet, its Job, four Pods created, bound and Running, and the
+// events that say so.
+func passedTimeline() *Timeline {
+	const ns = "create-and-apply-4f1c2a"
+	ms := func(n int) time.Time { return at(21*time.Second + time.Duration(n)*time.Millisecond) }
+	tl := &Timeline{
+		Lanes: []string{"alice", "platform", "trainer", "jobset", "job-controller", "scheduler", "kwok"},
+		Entries: []TimelineEntry{
+			{At: ms(311), Duration: 12 * time.Millisecond, Lane: "alice", Kind: EntryWrite, Object: "TrainJob " + ns + "/llm", Summary: "create TrainJob " + ns + "/llm: 201 Created",
+				Detail: "field manager: kubectl-create\nresourceVersion: (absent) → 1021", Step: "alice creates the TrainJob", Status: 201, Write: &WriteRef{Step: 0, Index: 0}},
+			{At: ms(331), Duration: 8 * time.Millisecond, Lane: "platform", Kind: EntryWrite, Object: "TrainJob " + ns + "/llm", Summary: "apply TrainJob " + ns + "/llm: 200 OK",
+				Detail: "field manager: platform-controller\nresourceVersion: 1021 → 1024\nthe server changed:\n  spec.runtimePatches[manager=kueue.x-k8s.io/manager].time: added \"2026-03-14T09:27:14Z\"",
+				Step:   "platform applies GPU resources", Status: 200, Write: &WriteRef{Step: 1, Index: 0}},
+			{At: ms(1210), Lane: "trainer", Kind: EntryJobSetCreated, Object: "JobSet/llm", Summary: "JobSet llm created (suspend: false)", Detail: "replicatedJobs: node x1", Step: "four Pods run on a100 nodes"},
+			{At: ms(1262), Lane: "jobset", Kind: EntryJobCreated, Object: "Job/llm-node-0", Summary: "Job llm-node-0 created (suspend: false)", Detail: "parallelism 4, completions 4", Step: "four Pods run on a100 nodes"},
+		},
+	}
+	pods := []string{"llm-node-0-0-5xq2v", "llm-node-0-1-8kd7w", "llm-node-0-2-jt4nc", "llm-node-0-3-r9mzb"}
+	for i, p := range pods {
+		step := "four Pods run on a100 nodes"
+		tl.Entries = append(tl.Entries,
+			TimelineEntry{At: ms(1290 + 3*i), Lane: "job-controller", Kind: EntryPodCreated, Object: "Pod/" + p, Summary: "Pod " + p + " created", Detail: "owner: Job/llm-node-0", Step: step},
+			TimelineEntry{At: ms(1292 + 3*i), Lane: "job-controller", Kind: EntryEvent, Object: "Job/llm-node-0", Summary: "event SuccessfulCreate on Job/llm-node-0: Created pod: " + p, Detail: "Normal event from job-controller\nCreated pod: " + p, Step: step},
+			TimelineEntry{At: ms(1330 + 9*i), Lane: "scheduler", Kind: EntryPodBound, Object: "Pod/" + p, Summary: fmt.Sprintf("Pod %s bound to node a100-%d", p, i), Step: step},
+			TimelineEntry{At: ms(1420 + 11*i), Lane: "kwok", Kind: EntryPodPhase, Object: "Pod/" + p, Summary: "Pod " + p + " Running", Step: step},
+		)
+	}
+	slices.SortStableFunc(tl.Entries, func(a, b TimelineEntry) int { return a.At.Compare(b.At) })
+	return tl
+}
+
+// failedTimeline is the timeline of testRun's second scenario: the race
+// of three writes, the trainer's JobSet never suspended, a Pod that cannot
+// be scheduled, and a watch that could not start.
+func failedTimeline() *Timeline {
+	const ns = "concurrent-resize-c21d9e"
+	ms := func(n int) time.Time { return at(27*time.Second + time.Duration(n)*time.Millisecond) }
+	step := "the JobSet is suspended too"
+	return &Timeline{
+		Lanes: []string{"alice", "kueue", "autoscaler", "trainer", "jobset", "job-controller", "scheduler", "kwok"},
+		Entries: []TimelineEntry{
+			{At: ms(911), Duration: 11 * time.Millisecond, Lane: "alice", Kind: EntryWrite, Object: "TrainJob " + ns + "/llm", Summary: "create TrainJob " + ns + "/llm: 201 Created",
+				Detail: "field manager: kubectl-create\nresourceVersion: (absent) → 2040", Step: "create llm", Status: 201, Write: &WriteRef{Step: 0, Index: 0}},
+			{At: ms(925), Lane: "trainer", Kind: EntryJobSetCreated, Object: "JobSet/llm", Summary: "JobSet llm created (suspend: false)", Step: "create llm"},
+			{At: ms(930).Add(400 * time.Microsecond), Duration: 9 * time.Millisecond, Lane: "kueue", Kind: EntryWrite, Object: "TrainJob " + ns + "/llm", Summary: "patch (merge) TrainJob " + ns + "/llm: 200 OK",
+				Detail: "field manager: kueue-admission\nresourceVersion: 2040 → 2041", Step: "three managers race", Status: 200, Write: &WriteRef{Step: 1, Index: 0}},
+			{At: ms(930).Add(600 * time.Microsecond), Duration: 14 * time.Millisecond, Lane: "alice", Kind: EntryWrite, Object: "TrainJob " + ns + "/llm", Summary: "update TrainJob " + ns + "/llm: 409 Conflict",
+				Detail: "field manager: kubectl-edit\nresourceVersion: 2040 → (absent)\nrefused, as expected\nmessage: " + conflictMessage, Step: "three managers race", Status: 409, Write: &WriteRef{Step: 1, Index: 1}},
+			{At: ms(930).Add(900 * time.Microsecond), Duration: 17 * time.Millisecond, Lane: "autoscaler", Kind: EntryWrite, Object: "TrainJob " + ns + "/llm", Summary: "update TrainJob " + ns + "/llm: 409 Conflict",
+				Detail: "field manager: trainjob-autoscaler\nresourceVersion: 2040 → (absent)\nrefused, as expected\nmessage: " + conflictMessage, Step: "three managers race", Status: 409, Write: &WriteRef{Step: 1, Index: 2}},
+			{At: ms(948), Lane: "trainer", Kind: EntryTrainJobCondition, Object: "TrainJob/llm", Summary: "TrainJob llm: condition Suspended=True (Suspended)", Detail: "TrainJob is suspended", Step: step},
+			{At: ms(2100), Lane: "job-controller", Kind: EntryPodCreated, Object: "Pod/llm-node-0-1-q7fxs", Summary: "Pod llm-node-0-1-q7fxs created", Step: step},
+			{At: ms(2150), Lane: "scheduler", Kind: EntryPodUnschedulable, Object: "Pod/llm-node-0-1-q7fxs", Summary: "Pod llm-node-0-1-q7fxs not scheduled: Unschedulable", Detail: "0/2 nodes are available: 1 Insufficient nvidia.com/gpu.", Step: step},
+			{At: ms(2151), Lane: "scheduler", Kind: EntryWarningEvent, Object: "Pod/llm-node-0-1-q7fxs", Summary: "event FailedScheduling on Pod/llm-node-0-1-q7fxs: 0/2 nodes are available: 1 Insufficient nvidia.com/gpu.",
+				Detail: "Warning event from default-scheduler\n0/2 nodes are available: 1 Insufficient nvidia.com/gpu.", Step: step},
+		},
+		Problems: []string{"failed to list podgroups within 10s"},
 	}
 }

@@ -148,6 +148,8 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
 	if !r.Keep {
 		defer run.cleanup()
 	}
+	// Runs before cleanup: the namespace's deletion is not the scenario's.
+	defer func() { res.Timeline = run.timeline(res.Steps) }()
 	if err := run.setUp(ctx); err != nil {
 		res.Failure = "set-up: " + err.Error()
 		res.Steps = append(res.Steps, reports.Step{Name: "set-up", Kind: "setup", Started: res.Started, Duration: time.Since(res.Started), Failure: err.Error()})
@@ -155,6 +157,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
 	}
 	res.Passed = true
 	for i := range sc.Spec.Steps {
+		run.watch.setStep(sc.Spec.Steps[i].Name)
 		st := run.step(ctx, &sc.Spec.Steps[i])
 		st.Owners = run.entryOwners(context.WithoutCancel(ctx))
 		res.Steps = append(res.Steps, st)
@@ -187,6 +190,7 @@ type scenarioRun struct {
 	nodes        []string
 	objects      map[string]map[string]any // by step name: the object the server returned
 	actors       map[string]*actor         // by actor name, "" for the admin
+	watch        *watcher                  // the timeline's watches, from set-up on
 	mu           sync.Mutex
 }
 
@@ -220,6 +224,7 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	if err := c.Create(ctx, ns); err != nil {
 		return fmt.Errorf("failed to create namespace %s: %w", s.ns, err)
 	}
+	s.watch = startWatches(ctx, s.env.Config(), c.RESTMapper(), s.ns)
 	var groups []fakegpu.NodeGroup
 	for i, g := range s.sc.Spec.Nodes {
 		labels := map[string]string{IsolationKey: s.ns}
@@ -243,6 +248,7 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.watch.waitSynced(ctx)
 	return s.createSetup(ctx)
 }
 
@@ -256,6 +262,13 @@ func (s *scenarioRun) cleanup() {
 	for _, n := range s.nodes {
 		_ = c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, bg)
 	}
+}
+
+// timeline stops the watches and puts the scenario's writes and what the
+// watches observed on one timeline.
+func (s *scenarioRun) timeline(steps []reports.Step) *reports.Timeline {
+	observed, dropped, problems := s.watch.stop()
+	return buildTimeline(s.sc, steps, observed, dropped, problems)
 }
 
 // nodePrefix names a scenario's nodes after its namespace's random suffix:

@@ -442,6 +442,7 @@ func (s *scenarioRun) send(ctx context.Context, p *prepared, stepName string) er
 		}
 		if obj != nil {
 			p.write.ResourceVersionAfter = obj.GetResourceVersion()
+			p.write.Mutations = mutations(&p.write, obj.Object)
 			s.mu.Lock()
 			s.objects[stepName] = obj.Object
 			s.mu.Unlock()

@@ -1,0 +1,608 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+
+	"github.com/trainersim/trainersim/reports"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+)
+
+// Lanes of the controllers whose reactions the timeline records, in
+// display order after the actors.
+const (
+	// LaneTrainer is the Kubeflow Trainer: the JobSet it applies, the
+	// TrainJob's status conditions, PodGroups.
+	LaneTrainer = "trainer"
+	// LaneJobSet is the JobSet controller: the Jobs it creates, deletes,
+	// suspends and resumes.
+	LaneJobSet = "jobset"
+	// LaneJobController is kube-controller-manager's Job controller: the
+	// Pods it creates and deletes, a Job's Complete and Failed conditions.
+	LaneJobController = "job-controller"
+	// LaneScheduler is kube-scheduler: Pods bound, Pods not scheduled.
+	LaneScheduler = "scheduler"
+	// LaneKWOK is the fake kubelet: the phases Pods reach.
+	LaneKWOK = "kwok"
+	// LaneAdmin is the lane of writes of steps without an actor.
+	LaneAdmin = "admin"
+)
+
+// controllerLanes are the controller lanes in display order.
+var controllerLanes = []string{LaneTrainer, LaneJobSet, LaneJobController, LaneScheduler, LaneKWOK}
+
+// eventLanes puts the events of a known reporting component on its
+// controller's lane; other components get a lane of their own.
+var eventLanes = map[string]string{
+	"default-scheduler": LaneScheduler,
+	"job-controller":    LaneJobController,
+	"jobset":            LaneJobSet,
+	"pod":               LaneJobSet, // the JobSet manager's Pod reconciler
+}
+
+// MaxTimelineReactions caps the reactions recorded for one scenario;
+// beyond it they are counted in Timeline.Dropped.
+const MaxTimelineReactions = 2000
+
+// Bounds of the watches' start and stop: neither may hold a scenario up
+// for long.
+const (
+	watchSyncTimeout = 10 * time.Second
+	watchStopTimeout = 5 * time.Second
+)
+
+// maxChangeLines bounds the changes listed in a JobSet entry's detail.
+const maxChangeLines = 20
+
+// setUpStep is the step name of entries before the first step.
+const setUpStep = "set-up"
+
+// watched are the resources the timeline watches in a scenario's
+// namespace, by the kind of their objects.
+var watched = map[string]schema.GroupVersionResource{
+	"TrainJob": {Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "trainjobs"},
+	"JobSet":   {Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"},
+	"Job":      {Group: "batch", Version: "v1", Resource: "jobs"},
+	"Pod":      {Version: "v1", Resource: "pods"},
+	"Event":    {Version: "v1", Resource: "events"},
+	"PodGroup": {Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"},
+}
+
+// watcher records the reactions it observes in one namespace, stamped with
+// its clock when they are observed.
+type watcher struct {
+	clock   clock.PassiveClock
+	cancel  context.CancelFunc
+	factory dynamicinformer.DynamicSharedInformerFactory
+
+	mu       sync.Mutex
+	step     string
+	entries  []reports.TimelineEntry
+	dropped  int
+	problems []string
+	stopped  bool
+}
+
+// startWatches starts informers on the watched resources of namespace ns;
+// waitSynced waits for their first lists. Every problem is recorded in the
+// watcher, never returned: the timeline is a record, not a check. The
+// watches end when ctx ends or at stop.
+func startWatches(ctx context.Context, cfg *rest.Config, mapper meta.RESTMapper, ns string) *watcher {
+	w := &watcher{clock: clock.RealClock{}, step: setUpStep}
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		w.problems = append(w.problems, fmt.Sprintf("failed to create watch client: %v", err))
+		return w
+	}
+	ctx, w.cancel = context.WithCancel(ctx)
+	w.factory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, ns, nil)
+	for _, kind := range slices.Sorted(maps.Keys(watched)) {
+		gvr := watched[kind]
+		if _, err := mapper.RESTMapping(schema.GroupKind{Group: gvr.Group, Kind: kind}, gvr.Version); err != nil {
+			if kind != "PodGroup" { // optional: only when its CRD is installed
+				w.problems = append(w.problems, fmt.Sprintf("failed to watch %s: %v", gvr.Resource, err))
+			}
+			continue
+		}
+		_, err := w.factory.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { w.observe(kind, nil, asUnstructured(obj)) },
+			UpdateFunc: func(old, obj any) { w.observe(kind, asUnstructured(old), asUnstructured(obj)) },
+			DeleteFunc: func(obj any) {
+				if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = d.Obj
+				}
+				w.observe(kind, asUnstructured(obj), nil)
+			},
+		})
+		if err != nil {
+			w.problems = append(w.problems, fmt.Sprintf("failed to watch %s: %v", gvr.Resource, err))
+		}
+	}
+	w.factory.Start(ctx.Done())
+	return w
+}
+
+// waitSynced waits, at most watchSyncTimeout, until the first lists of the
+// watches are in, so that what the scenario creates next is seen as it
+// happens. The runner calls it once the scenario's nodes are up: the wait
+// (client-go checks every 100ms) overlaps theirs.
+func (w *watcher) waitSynced(ctx context.Context) {
+	if w == nil || w.factory == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, watchSyncTimeout)
+	defer cancel()
+	for gvr, ok := range w.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			w.mu.Lock()
+			w.problems = append(w.problems, fmt.Sprintf("failed to list %s within %s", gvr.Resource, watchSyncTimeout))
+			w.mu.Unlock()
+		}
+	}
+}
+
+func asUnstructured(obj any) *unstructured.Unstructured {
+	u, _ := obj.(*unstructured.Unstructured)
+	return u
+}
+
+// setStep names the step that runs from now on.
+func (w *watcher) setStep(name string) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.step = name
+}
+
+// observe records the reactions of one change, old nil for a new object,
+// obj nil for a deleted one.
+func (w *watcher) observe(kind string, old, obj *unstructured.Unstructured) {
+	entries := reactions(kind, old, obj)
+	if len(entries) == 0 {
+		return
+	}
+	now := w.clock.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	for _, e := range entries {
+		if len(w.entries) >= MaxTimelineReactions {
+			w.dropped++
+			continue
+		}
+		e.At, e.Step = now, w.step
+		w.entries = append(w.entries, e)
+	}
+}
+
+// stop ends the watches, waiting at most watchStopTimeout, and returns
+// what was observed. Nothing is recorded after it.
+func (w *watcher) stop() (entries []reports.TimelineEntry, dropped int, problems []string) {
+	if w == nil {
+		return nil, 0, nil
+	}
+	if w.cancel != nil {
+		w.cancel()
+		done := make(chan struct{})
+		go func() { w.factory.Shutdown(); close(done) }()
+		t := time.NewTimer(watchStopTimeout)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	return slices.Clone(w.entries), w.dropped, slices.Clone(w.problems)
+}
+
+// reactions derives the timeline entries of one observed change of an
+// object of the given kind (old nil: created; obj nil: deleted). At and
+// Step are left to the caller.
+func reactions(kind string, old, obj *unstructured.Unstructured) []reports.TimelineEntry {
+	switch kind {
+	case "TrainJob":
+		return trainJobReactions(old, obj)
+	case "JobSet":
+		return jobSetReactions(old, obj)
+	case "Job":
+		var o, n *batchv1.Job
+		if !typed(old, &o) || !typed(obj, &n) {
+			return nil
+		}
+		return jobReactions(o, n)
+	case "Pod":
+		var o, n *corev1.Pod
+		if !typed(old, &o) || !typed(obj, &n) {
+			return nil
+		}
+		return podReactions(o, n)
+	case "Event":
+		var n *corev1.Event
+		if old != nil || !typed(obj, &n) {
+			return nil // only new events: an update counts a repetition
+		}
+		return eventReactions(n)
+	case "PodGroup":
+		return podGroupReactions(old, obj)
+	}
+	return nil
+}
+
+// typed converts u into *out, leaving *out nil for a nil u; false when the
+// conversion fails.
+func typed[T any](u *unstructured.Unstructured, out **T) bool {
+	if u == nil {
+		return true
+	}
+	*out = new(T)
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, *out) == nil
+}
+
+func trainJobReactions(old, obj *unstructured.Unstructured) []reports.TimelineEntry {
+	if obj == nil {
+		return nil // the writes say who deleted it
+	}
+	before := map[string]map[string]any{}
+	if old != nil {
+		for _, c := range conditions(old) {
+			t, _ := c["type"].(string)
+			before[t] = c
+		}
+	}
+	var out []reports.TimelineEntry
+	for _, c := range conditions(obj) {
+		t, _ := c["type"].(string)
+		status, _ := c["status"].(string)
+		reason, _ := c["reason"].(string)
+		message, _ := c["message"].(string)
+		if b, ok := before[t]; ok && b["status"] == status && b["reason"] == reason {
+			continue
+		}
+		out = append(out, reports.TimelineEntry{
+			Lane:    LaneTrainer,
+			Kind:    reports.EntryTrainJobCondition,
+			Object:  "TrainJob/" + obj.GetName(),
+			Summary: fmt.Sprintf("TrainJob %s: condition %s=%s (%s)", obj.GetName(), t, status, reason),
+			Detail:  message,
+		})
+	}
+	return out
+}
+
+func conditions(u *unstructured.Unstructured) []map[string]any {
+	list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	var out []map[string]any
+	for _, c := range list {
+		if m, ok := c.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func jobSetReactions(old, obj *unstructured.Unstructured) []reports.TimelineEntry {
+	e := reports.TimelineEntry{Lane: LaneTrainer}
+	switch {
+	case obj == nil:
+		e.Kind, e.Object = reports.EntryJobSetDeleted, "JobSet/"+old.GetName()
+		e.Summary = fmt.Sprintf("JobSet %s deleted", old.GetName())
+		return []reports.TimelineEntry{e}
+	case old == nil:
+		suspend, _, _ := unstructured.NestedBool(obj.Object, "spec", "suspend")
+		e.Kind, e.Object = reports.EntryJobSetCreated, "JobSet/"+obj.GetName()
+		e.Summary = fmt.Sprintf("JobSet %s created (suspend: %t)", obj.GetName(), suspend)
+		var jobs []string
+		list, _, _ := unstructured.NestedSlice(obj.Object, "spec", "replicatedJobs")
+		for _, rj := range list {
+			m, _ := rj.(map[string]any)
+			replicas, ok, _ := unstructured.NestedInt64(m, "replicas")
+			if !ok {
+				replicas = 1
+			}
+			jobs = append(jobs, fmt.Sprintf("%v x%d", m["name"], replicas))
+		}
+		e.Detail = "replicatedJobs: " + strings.Join(jobs, ", ")
+		return []reports.TimelineEntry{e}
+	}
+	e.Object = "JobSet/" + obj.GetName()
+	was, _, _ := unstructured.NestedBool(old.Object, "spec", "suspend")
+	is, _, _ := unstructured.NestedBool(obj.Object, "spec", "suspend")
+	switch {
+	case was != is && is:
+		e.Kind, e.Summary = reports.EntryJobSetSuspended, fmt.Sprintf("JobSet %s suspended", obj.GetName())
+	case was != is:
+		e.Kind, e.Summary = reports.EntryJobSetResumed, fmt.Sprintf("JobSet %s resumed", obj.GetName())
+	case obj.GetGeneration() != old.GetGeneration():
+		e.Kind, e.Summary = reports.EntryJobSetChanged, fmt.Sprintf("JobSet %s spec changed (generation %d)", obj.GetName(), obj.GetGeneration())
+	default:
+		return nil
+	}
+	e.Detail = specChanges(old, obj)
+	return []reports.TimelineEntry{e}
+}
+
+// specChanges lists what changed between two specs, one line per field,
+// at most maxChangeLines.
+func specChanges(old, obj *unstructured.Unstructured) string {
+	before, _, _ := unstructured.NestedMap(old.Object, "spec")
+	after, _, _ := unstructured.NestedMap(obj.Object, "spec")
+	d := &differ{whole: true}
+	d.compare("spec", "spec", normalize(before), normalize(after), true, false)
+	var lines []string
+	for i, c := range d.out {
+		if i == maxChangeLines {
+			lines = append(lines, fmt.Sprintf("... and %d more", len(d.out)-i))
+			break
+		}
+		lines = append(lines, fmt.Sprintf("%s: %s → %s", c.Path, orAbsent(c.Sent), orAbsent(c.Stored)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func orAbsent(s string) string {
+	if s == "" {
+		return "(absent)"
+	}
+	return s
+}
+
+func jobReactions(old, job *batchv1.Job) []reports.TimelineEntry {
+	suspended := func(j *batchv1.Job) bool { return j.Spec.Suspend != nil && *j.Spec.Suspend }
+	switch {
+	case job == nil:
+		return []reports.TimelineEntry{{Lane: LaneJobSet, Kind: reports.EntryJobDeleted, Object: "Job/" + old.Name, Summary: fmt.Sprintf("Job %s deleted", old.Name)}}
+	case old == nil:
+		return []reports.TimelineEntry{{Lane: LaneJobSet, Kind: reports.EntryJobCreated, Object: "Job/" + job.Name,
+			Summary: fmt.Sprintf("Job %s created (suspend: %t)", job.Name, suspended(job)),
+			Detail:  fmt.Sprintf("parallelism %d, completions %d", deref(job.Spec.Parallelism), deref(job.Spec.Completions))}}
+	}
+	var out []reports.TimelineEntry
+	if suspended(old) != suspended(job) {
+		e := reports.TimelineEntry{Lane: LaneJobSet, Kind: reports.EntryJobResumed, Object: "Job/" + job.Name, Summary: fmt.Sprintf("Job %s resumed", job.Name)}
+		if suspended(job) {
+			e.Kind, e.Summary = reports.EntryJobSuspended, fmt.Sprintf("Job %s suspended", job.Name)
+		}
+		out = append(out, e)
+	}
+	for _, c := range job.Status.Conditions {
+		if c.Type != batchv1.JobComplete && c.Type != batchv1.JobFailed || c.Status != corev1.ConditionTrue || hasJobCondition(old, c.Type) {
+			continue
+		}
+		out = append(out, reports.TimelineEntry{Lane: LaneJobController, Kind: reports.EntryJobCondition, Object: "Job/" + job.Name,
+			Summary: fmt.Sprintf("Job %s %s (%s)", job.Name, c.Type, c.Reason), Detail: c.Message})
+	}
+	return out
+}
+
+func hasJobCondition(j *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func deref(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func podReactions(old, pod *corev1.Pod) []reports.TimelineEntry {
+	if pod == nil {
+		return []reports.TimelineEntry{{Lane: LaneJobController, Kind: reports.EntryPodDeleted, Object: "Pod/" + old.Name, Summary: fmt.Sprintf("Pod %s deleted", old.Name)}}
+	}
+	object := "Pod/" + pod.Name
+	var out []reports.TimelineEntry
+	if old == nil {
+		e := reports.TimelineEntry{Lane: LaneJobController, Kind: reports.EntryPodCreated, Object: object, Summary: fmt.Sprintf("Pod %s created", pod.Name)}
+		if owner := metaOwner(pod.OwnerReferences); owner != "" {
+			e.Detail = "owner: " + owner
+		}
+		out = append(out, e)
+		old = &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	}
+	if old.Spec.NodeName == "" && pod.Spec.NodeName != "" {
+		out = append(out, reports.TimelineEntry{Lane: LaneScheduler, Kind: reports.EntryPodBound, Object: object,
+			Summary: fmt.Sprintf("Pod %s bound to node %s", pod.Name, pod.Spec.NodeName)})
+	}
+	if c := podScheduled(pod); c != nil && c.Status == corev1.ConditionFalse {
+		if o := podScheduled(old); o == nil || o.Status != corev1.ConditionFalse || o.Reason != c.Reason {
+			out = append(out, reports.TimelineEntry{Lane: LaneScheduler, Kind: reports.EntryPodUnschedulable, Object: object,
+				Summary: fmt.Sprintf("Pod %s not scheduled: %s", pod.Name, c.Reason), Detail: c.Message})
+		}
+	}
+	if pod.Status.Phase != old.Status.Phase && pod.Status.Phase != "" {
+		out = append(out, reports.TimelineEntry{Lane: LaneKWOK, Kind: reports.EntryPodPhase, Object: object,
+			Summary: fmt.Sprintf("Pod %s %s", pod.Name, pod.Status.Phase)})
+	}
+	return out
+}
+
+func podScheduled(p *corev1.Pod) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == corev1.PodScheduled {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func metaOwner(refs []metav1.OwnerReference) string {
+	for _, r := range refs {
+		if r.Controller != nil && *r.Controller {
+			return r.Kind + "/" + r.Name
+		}
+	}
+	return ""
+}
+
+func eventReactions(ev *corev1.Event) []reports.TimelineEntry {
+	source := ev.ReportingController
+	if source == "" {
+		source = ev.Source.Component
+	}
+	if source == "" {
+		source = "events"
+	}
+	lane, ok := eventLanes[source]
+	switch {
+	case ok:
+	case strings.HasPrefix(source, "trainer-"):
+		lane = LaneTrainer
+	default:
+		lane = source
+	}
+	kind := reports.EntryEvent
+	if ev.Type == corev1.EventTypeWarning {
+		kind = reports.EntryWarningEvent
+	}
+	object := ev.InvolvedObject.Kind + "/" + ev.InvolvedObject.Name
+	return []reports.TimelineEntry{{
+		Lane:    lane,
+		Kind:    kind,
+		Object:  object,
+		Summary: fmt.Sprintf("event %s on %s: %s", ev.Reason, object, firstLine(ev.Message)),
+		Detail:  fmt.Sprintf("%s event from %s\n%s", ev.Type, source, ev.Message),
+	}}
+}
+
+func podGroupReactions(old, obj *unstructured.Unstructured) []reports.TimelineEntry {
+	if obj == nil {
+		return nil
+	}
+	phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
+	if old == nil {
+		return []reports.TimelineEntry{{Lane: LaneTrainer, Kind: reports.EntryPodGroupCreated, Object: "PodGroup/" + obj.GetName(), Summary: fmt.Sprintf("PodGroup %s created", obj.GetName())}}
+	}
+	if was, _, _ := unstructured.NestedString(old.Object, "status", "phase"); was == phase || phase == "" {
+		return nil
+	}
+	return []reports.TimelineEntry{{Lane: LaneScheduler, Kind: reports.EntryPodGroupPhase, Object: "PodGroup/" + obj.GetName(), Summary: fmt.Sprintf("PodGroup %s %s", obj.GetName(), phase)}}
+}
+
+// buildTimeline puts the scenario's writes and the observed reactions on
+// one timeline, in the order of their times, and orders the lanes.
+func buildTimeline(sc *v1alpha1.Scenario, steps []reports.Step, observed []reports.TimelineEntry, dropped int, problems []string) *reports.Timeline {
+	tl := &reports.Timeline{Entries: []reports.TimelineEntry{}, Truncated: dropped > 0, Dropped: dropped, Problems: problems}
+	for i := range steps {
+		for k := range steps[i].Writes {
+			tl.Entries = append(tl.Entries, writeEntry(&steps[i], i, k))
+		}
+	}
+	tl.Entries = append(tl.Entries, observed...)
+	slices.SortStableFunc(tl.Entries, func(a, b reports.TimelineEntry) int { return a.At.Compare(b.At) })
+
+	seen := map[string]bool{}
+	lane := func(name string) {
+		if !seen[name] {
+			seen[name] = true
+			tl.Lanes = append(tl.Lanes, name)
+		}
+	}
+	for _, a := range sc.Spec.Actors {
+		lane(a.Name)
+	}
+	for _, e := range tl.Entries {
+		if e.Kind == reports.EntryWrite {
+			lane(e.Lane)
+		}
+	}
+	for _, l := range controllerLanes {
+		lane(l)
+	}
+	for _, e := range tl.Entries {
+		lane(e.Lane)
+	}
+	return tl
+}
+
+// writeEntry is the timeline entry of steps[i].Writes[k].
+func writeEntry(st *reports.Step, i, k int) reports.TimelineEntry {
+	w := &st.Writes[k]
+	verb := w.Verb
+	if w.PatchType != "" && w.PatchType != w.Verb {
+		verb += " (" + w.PatchType + ")"
+	}
+	status := "no response"
+	if w.Status != 0 {
+		status = fmt.Sprintf("%d %s", w.Status, http.StatusText(w.Status))
+	}
+	lines := []string{
+		"field manager: " + w.FieldManager,
+		fmt.Sprintf("resourceVersion: %s → %s", orAbsent(w.ResourceVersionBefore), orAbsent(w.ResourceVersionAfter)),
+	}
+	switch refused := w.Status == 0 || w.Status >= 400; {
+	case refused && w.Expected:
+		lines = append(lines, "refused, as expected")
+	case refused:
+		lines = append(lines, "refused, NOT expected")
+	case !w.Expected:
+		lines = append(lines, "accepted, but an error was expected")
+	}
+	if w.Message != "" {
+		lines = append(lines, "message: "+w.Message)
+	}
+	if len(w.Mutations) > 0 {
+		lines = append(lines, "the server changed:")
+		for _, m := range w.Mutations {
+			lines = append(lines, "  "+mutationLine(m))
+		}
+	}
+	lane := w.Actor
+	if lane == "" {
+		lane = LaneAdmin
+	}
+	return reports.TimelineEntry{
+		At:       w.Started,
+		Duration: w.Duration,
+		Lane:     lane,
+		Kind:     reports.EntryWrite,
+		Object:   w.Target,
+		Summary:  fmt.Sprintf("%s %s: %s", verb, w.Target, status),
+		Detail:   strings.Join(lines, "\n"),
+		Step:     st.Name,
+		Status:   w.Status,
+		Write:    &reports.WriteRef{Step: i, Index: k},
+	}
+}
+
+// mutationLine renders one FieldChange: "path: added "x"".
+func mutationLine(c reports.FieldChange) string {
+	switch c.Kind {
+	case reports.FieldAdded:
+		return fmt.Sprintf("%s: added %s", c.Path, c.Stored)
+	case reports.FieldRemoved:
+		return fmt.Sprintf("%s: removed (sent %s)", c.Path, c.Sent)
+	default:
+		return fmt.Sprintf("%s: %s → %s", c.Path, c.Sent, c.Stored)
+	}
+}
