@@ -58,11 +58,12 @@ func BenchmarkCorpus(b *testing.B) {
 	mean := sum / time.Duration(len(runs))
 	b.ReportMetric(mean.Seconds(), "corpus-s")
 	b.ReportMetric(float64(len(files)), "scenarios")
+	b.ReportMetric(float64(len(last)), "runs") // one per explored interleaving order
 	b.ReportMetric(0, "ns/op")
 
 	sort.Slice(last, func(i, j int) bool { return last[i].Duration > last[j].Duration })
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(w, "\ncorpus: %d scenarios, cluster start included, --parallel %d: mean %s over %d runs %v (target < 3m)\n", len(files), runtime.NumCPU(), mean.Round(100*time.Millisecond), len(runs), runs)
+	fmt.Fprintf(w, "\ncorpus: %d scenarios (%d runs with the explored interleavings), cluster start included, --parallel %d: mean %s over %d runs %v (target < 3m)\n", len(files), len(last), runtime.NumCPU(), mean.Round(100*time.Millisecond), len(runs), runs)
 	fmt.Fprintln(w, "slowest scenarios of the last run:")
 	for i := 0; i < len(last) && i < 5; i++ {
 		fmt.Fprintf(w, "  %s\t%s\n", last[i].Name, last[i].Duration.Round(100*time.Millisecond))
