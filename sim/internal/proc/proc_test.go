@@ -87,9 +87,11 @@ func TestParentDeathSignal(t *testing.T) {
 	}
 	child := waitForPidFile(t, filepath.Join(dir, "child"))
 	// setpriv sets the parent-death signal and then execs the target: once
-	// the child runs sleep, the signal is armed. Killing the parent earlier
-	// would orphan a child that never got it.
-	waitForComm(t, child, "sleep")
+	// the child's executable is sleep, the signal is armed. Killing the
+	// parent earlier would orphan a child that never got it. (Its command
+	// name is no sign: the wrapper script is named sleep too, so comm reads
+	// "sleep" before setpriv has run.)
+	waitForExe(t, child, "/bin/sleep")
 	if err := parent.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -114,17 +116,21 @@ func waitForPidFile(t *testing.T, path string) int {
 	return 0
 }
 
-// waitForComm waits until pid runs the command comm.
-func waitForComm(t *testing.T, pid int, comm string) {
+// waitForExe waits until pid's executable is path.
+func waitForExe(t *testing.T, pid int, path string) {
 	t.Helper()
+	want, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(testTimeout)
 	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil && strings.TrimSpace(string(b)) == comm {
+		if exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe"); err == nil && exe == want {
 			return
 		}
 		time.Sleep(time.Millisecond)
 	}
-	t.Fatalf("process %d never ran %s", pid, comm)
+	t.Fatalf("process %d never ran %s", pid, want)
 }
 
 // waitGone waits until pid no longer runs (a zombie counts as gone).
