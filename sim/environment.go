@@ -140,7 +140,10 @@ type Environment struct {
 	ownWorkDir bool
 	timings    []ComponentTiming
 	progressMu sync.Mutex
-	started    time.Time
+	// usersMu serializes envtest's AddUser, whose certificate authority is
+	// not safe for concurrent use; components start in parallel.
+	usersMu sync.Mutex
+	started time.Time
 	// ParentDeathProtected is false when the apiserver and etcd could not be
 	// given a parent-death signal (setpriv missing or not Linux).
 	parentDeathProtected bool
@@ -303,7 +306,9 @@ func (e *Environment) startAPIServer(bins map[string]string) error {
 
 // writeKubeconfig writes a kubeconfig for a user in system:masters.
 func (e *Environment) writeKubeconfig(user, path string) error {
+	e.usersMu.Lock()
 	u, err := e.env.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
+	e.usersMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("failed to add user %s: %w", user, err)
 	}

@@ -172,7 +172,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		ScenarioTimeout: f.timeout,
 		Keep:            f.keep,
 		Seed:            f.seedFlag,
-		OnScenario:      func(sc *reports.Scenario) { printScenario(streams.Out, sc) },
+		OnScenario:      func(sc *reports.Scenario) { printScenario(streams.Out, sc, f.keep) },
 	}
 	if f.verbose {
 		r.OnStep = func(sc *reports.Scenario, st *reports.Step) { printStep(streams.Out, sc, st) }
@@ -211,12 +211,17 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	return nil
 }
 
-func printScenario(out io.Writer, sc *reports.Scenario) {
+// printScenario prints a finished scenario; with kept, its namespace too,
+// where its objects stay to be looked at.
+func printScenario(out io.Writer, sc *reports.Scenario, kept bool) {
 	status := "PASS"
 	if !sc.Passed {
 		status = "FAIL"
 	}
 	fmt.Fprintf(out, "%s  %s (%s)  %s\n", status, sc.Name, sc.Duration.Round(100*time.Millisecond), sc.File)
+	if kept {
+		fmt.Fprintf(out, "      namespace %s\n", sc.Namespace)
+	}
 	if !sc.Passed {
 		fmt.Fprintf(out, "      %s\n", sc.Failure)
 	}
