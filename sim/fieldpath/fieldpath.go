@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,8 @@ type Path []string
 //
 //	spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec
 //
+// A field whose name has dots, such as a label key, is written as a quoted
+// string in brackets: nodeSelector["node.kubernetes.io/instance-type"].
 // An item selector [k=v] becomes the key k:{"k":"v"}; [a=x,b=y] selects by
 // two keys. Values are strings (the value may contain dots but not "]" or
 // ","); a key whose server-side value is a number also matches, see Owners.
@@ -51,6 +54,15 @@ func Parse(s string) (Path, error) {
 		}
 		rest = rest[end:]
 		for strings.HasPrefix(rest, "[") {
+			if strings.HasPrefix(rest, `["`) {
+				name, after, err := quotedField(rest[1:])
+				if err != nil {
+					return nil, fmt.Errorf("invalid path %q: %w", s, err)
+				}
+				p = append(p, "f:"+name)
+				rest = after
+				continue
+			}
 			closing := strings.IndexByte(rest, ']')
 			if closing < 0 {
 				return nil, fmt.Errorf("invalid path %q: missing ]", s)
@@ -70,6 +82,24 @@ func Parse(s string) (Path, error) {
 		}
 		rest = rest[1:]
 	}
+}
+
+// quotedField reads a field name written as a quoted string in brackets,
+// for names with dots such as a label key: the rest of `"a.b/c"]...`. It
+// returns the name and what follows the closing bracket.
+func quotedField(s string) (string, string, error) {
+	q, err := strconv.QuotedPrefix(s)
+	if err != nil {
+		return "", "", fmt.Errorf("unterminated quoted field name at %s", s)
+	}
+	name, err := strconv.Unquote(q)
+	if err != nil || name == "" {
+		return "", "", fmt.Errorf("invalid quoted field name %s", q)
+	}
+	if !strings.HasPrefix(s[len(q):], "]") {
+		return "", "", fmt.Errorf("expected ] after the quoted field name %s", q)
+	}
+	return name, s[len(q)+1:], nil
 }
 
 // itemKey turns "a=x,b=y" into k:{"a":"x","b":"y"}, fields sorted by name

@@ -32,6 +32,18 @@ func TestParse(t *testing.T) {
 			in:   "a[k=x][k=y].b",
 			want: Path{"f:a", `k:{"k":"x"}`, `k:{"k":"y"}`, "f:b"},
 		},
+		{
+			// A field name with dots, such as a label key, is quoted.
+			in:   `spec.template.spec.nodeSelector["node.kubernetes.io/instance-type"]`,
+			want: Path{"f:spec", "f:template", "f:spec", "f:nodeSelector", "f:node.kubernetes.io/instance-type"},
+		},
+		{
+			in:   `metadata.labels["a.b/c"].x[k=v]`,
+			want: Path{"f:metadata", "f:labels", "f:a.b/c", "f:x", `k:{"k":"v"}`},
+		},
+		{in: `spec.nodeSelector["a.b`, wantErr: `invalid path "spec.nodeSelector[\"a.b": unterminated quoted field name at "a.b`},
+		{in: `spec.nodeSelector["a.b"`, wantErr: `invalid path "spec.nodeSelector[\"a.b\"": expected ] after the quoted field name "a.b"`},
+		{in: `spec.nodeSelector[""]`, wantErr: `invalid path "spec.nodeSelector[\"\"]": invalid quoted field name ""`},
 		{in: "", wantErr: "empty path"},
 		{in: "spec..suspend", wantErr: `invalid path "spec..suspend": empty field name`},
 		{in: ".spec", wantErr: `invalid path ".spec": empty field name`},

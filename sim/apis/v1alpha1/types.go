@@ -483,6 +483,8 @@ type OwnerExpectation struct {
 	// spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec
 	// (an item of a map-list keyed by manager) or
 	// spec.runtimePatches[manager=kueue.x-k8s.io/manager] (the item itself).
+	// A field name with dots, such as a label key, is quoted in brackets:
+	// nodeSelector["node.kubernetes.io/instance-type"].
 	// A manager owns the field when its managedFields hold the field or
 	// anything under it.
 	Field string `json:"field"`
