@@ -153,12 +153,29 @@ func (p *Process) WaitUntil(ctx context.Context, interval time.Duration, check f
 // harness. It returns the wrapper's path. Where setpriv(1) from util-linux is
 // not available the wrapper execs target directly, and the caller is told so
 // by the returned bool being false.
+//
+// The wrapper must be started by this process. A parent that dies after the
+// fork but before setpriv has armed the signal would leave the process
+// running with no signal to come: so, once armed, the wrapper checks that
+// its parent is still this process, and exits if not, before it execs
+// target.
 func WrapWithParentDeathSignal(dir, name, target string) (string, bool, error) {
+	return writeWrapper(dir, name, target, os.Getpid())
+}
+
+// writeWrapper writes the wrapper of WrapWithParentDeathSignal for a parent
+// of the given pid.
+func writeWrapper(dir, name, target string, parent int) (string, bool, error) {
 	setpriv, err := exec.LookPath("setpriv")
 	protected := err == nil && parentDeathSignalSupported
 	script := fmt.Sprintf("#!/bin/sh\nexec %q \"$@\"\n", target)
 	if protected {
-		script = fmt.Sprintf("#!/bin/sh\nexec %q --pdeathsig KILL -- %q \"$@\"\n", setpriv, target)
+		script = fmt.Sprintf("#!/bin/sh\n"+
+			"# setpriv arms the parent-death signal; the inner shell then checks\n"+
+			"# that the parent (field 4 of /proc/self/stat) is still pid %d,\n"+
+			"# which it is not if it died before the signal was armed.\n"+
+			"exec %q --pdeathsig KILL -- /bin/sh -c %s sh %d %q \"$@\"\n",
+			parent, setpriv, parentCheck, parent, target)
 	}
 	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
@@ -166,6 +183,10 @@ func WrapWithParentDeathSignal(dir, name, target string) (string, bool, error) {
 	}
 	return path, protected, nil
 }
+
+// parentCheck is the inner shell of a wrapper: $1 is the pid its parent
+// must have, the rest is the command to exec.
+const parentCheck = `'read -r _ _ _ ppid _ < /proc/$$/stat; [ "$ppid" = "$1" ] || exit 1; shift; exec "$@"'`
 
 // ErrNotExecutable is returned by CheckExecutable for a path that is missing
 // or not an executable file.

@@ -69,34 +69,66 @@ func TestWaitUntilTimesOutWithTheLastCheck(t *testing.T) {
 	}
 }
 
-// TestParentDeathSignal kills a parent with SIGKILL and checks that its
-// child, started through WrapWithParentDeathSignal, dies with it.
-func TestParentDeathSignal(t *testing.T) {
-	if _, err := exec.LookPath("setpriv"); err != nil || !parentDeathSignalSupported {
-		t.Fatal("setpriv(1) from util-linux is needed for kube-apiserver and etcd to die with the harness")
-	}
-	dir := t.TempDir()
-	wrapper, protected, err := WrapWithParentDeathSignal(dir, "sleep", "/bin/sleep")
-	if err != nil || !protected {
-		t.Fatalf("wrapper: protected=%v err=%v", protected, err)
-	}
-	// The parent is a shell that starts the wrapped child and reports its pid.
-	parent := exec.Command("/bin/sh", "-c", wrapper+" 300 & echo $! > "+filepath.Join(dir, "child")+"; wait")
+// startParent starts a shell that, once the file ready exists, starts the
+// wrapper of target as a background child, writes the child's pid to
+// childFile and then runs tail (for example "wait", or nothing to exit at
+// once). The wrapper is written for the shell's pid before ready is made.
+func startParent(t *testing.T, dir, target, childFile, tail string) *exec.Cmd {
+	t.Helper()
+	ready := filepath.Join(dir, "ready")
+	_ = os.Remove(ready)
+	wrapper := filepath.Join(dir, "wrapped")
+	parent := exec.Command("/bin/sh", "-c", "while [ ! -e "+ready+" ]; do sleep 0.01; done; "+wrapper+" 300 & echo $! > "+childFile+"; "+tail)
 	if err := parent.Start(); err != nil {
 		t.Fatal(err)
 	}
+	if _, protected, err := writeWrapper(dir, "wrapped", target, parent.Process.Pid); err != nil || !protected {
+		t.Fatalf("wrapper: protected=%v err=%v", protected, err)
+	}
+	if err := os.WriteFile(ready, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return parent
+}
+
+func needSetpriv(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("setpriv"); err != nil || !parentDeathSignalSupported {
+		t.Fatal("setpriv(1) from util-linux is needed for kube-apiserver and etcd to die with the harness")
+	}
+}
+
+// TestParentDeathSignal kills a parent with SIGKILL and checks that its
+// child, started through the wrapper, dies with it.
+func TestParentDeathSignal(t *testing.T) {
+	needSetpriv(t)
+	dir := t.TempDir()
+	parent := startParent(t, dir, "/bin/sleep", filepath.Join(dir, "child"), "wait")
 	child := waitForPidFile(t, filepath.Join(dir, "child"))
-	// setpriv sets the parent-death signal and then execs the target: once
-	// the child's executable is sleep, the signal is armed. Killing the
-	// parent earlier would orphan a child that never got it. (Its command
-	// name is no sign: the wrapper script is named sleep too, so comm reads
-	// "sleep" before setpriv has run.)
+	// The wrapper ends by exec'ing the target: once the child's executable
+	// is sleep, the signal is armed and the parent checked.
 	waitForExe(t, child, "/bin/sleep")
 	if err := parent.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = parent.Wait()
 	waitGone(t, child)
+}
+
+// TestParentDeathBeforeTheSignalIsArmed has the parent exit right after it
+// starts the wrapped child, most often before setpriv has armed the signal:
+// the child must not outlive it either way.
+func TestParentDeathBeforeTheSignalIsArmed(t *testing.T) {
+	needSetpriv(t)
+	dir := t.TempDir()
+	for i := range 20 {
+		childFile := filepath.Join(dir, "child-"+strconv.Itoa(i))
+		parent := startParent(t, dir, "/bin/sleep", childFile, "")
+		if err := parent.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, waitForPidFile(t, childFile))
+	}
 }
 
 func waitForPidFile(t *testing.T, path string) int {
