@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -156,7 +157,11 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 			err = withCode(ExitCluster, fmt.Errorf("failed to stop the cluster: %w", stopErr))
 		}
 	}()
-	runs := len(runner.Plans(files, f.seedFlag))
+	plans := runner.Plans(files, f.seedFlag)
+	runs := len(plans)
+	if f.seedFlag != nil && !slices.ContainsFunc(plans, func(p runner.Plan) bool { return p.Interleaving != nil }) {
+		fmt.Fprintln(streams.Err, "warning: --seed has no effect: no selected scenario explores interleavings")
+	}
 	if runs == len(files) {
 		fmt.Fprintf(streams.Out, "%d scenarios from %s\n", len(files), strings.Join(paths, " "))
 	} else {

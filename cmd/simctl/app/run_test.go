@@ -2,6 +2,8 @@ package app
 
 import (
 	"bytes"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,5 +38,27 @@ func TestPrintScenario(t *testing.T) {
 				t.Errorf("output mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestSeedWithoutInterleavingsWarns(t *testing.T) {
+	t.Setenv("KUBEBUILDER_ASSETS", "")
+	scenarios, err := filepath.Abs("testdata/lint/good/train.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixtures, err := filepath.Abs("../../../fixtures")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	// No assets: the run stops at the cluster, after the scenarios are
+	// loaded and the warning is printed.
+	_, stderr, code := run(t, "run", "--seed", "3", "--assets", t.TempDir(), "--fixtures", fixtures, scenarios)
+	if code != ExitCluster {
+		t.Errorf("exit code %d, want %d; stderr: %s", code, ExitCluster, stderr)
+	}
+	if !strings.Contains(stderr, "warning: --seed has no effect: no selected scenario explores interleavings") {
+		t.Errorf("stderr %q does not warn that --seed does nothing", stderr)
 	}
 }
