@@ -122,14 +122,16 @@ func (d *differ) add(kind, path string, sent, stored any) {
 // value is in, which picks a list's merge key; keyedItem says that the
 // value is a list item matched by merge key.
 func (d *differ) compare(path, field string, sent, stored any, present, keyedItem bool) {
+	if !present {
+		if sent != nil { // null asks for no field
+			d.add(reports.FieldRemoved, path, sent, nil)
+		}
+		return
+	}
 	switch s := sent.(type) {
 	case map[string]any:
 		st, ok := stored.(map[string]any)
-		switch {
-		case !present:
-			d.add(reports.FieldRemoved, path, sent, nil)
-			return
-		case !ok:
+		if !ok {
 			d.add(reports.FieldChanged, path, sent, stored)
 			return
 		}
@@ -146,11 +148,7 @@ func (d *differ) compare(path, field string, sent, stored any, present, keyedIte
 		}
 	case []any:
 		st, ok := stored.([]any)
-		switch {
-		case !present:
-			d.add(reports.FieldRemoved, path, sent, nil)
-			return
-		case !ok:
+		if !ok {
 			d.add(reports.FieldChanged, path, sent, stored)
 			return
 		}
@@ -172,12 +170,7 @@ func (d *differ) compare(path, field string, sent, stored any, present, keyedIte
 			}
 		}
 	default:
-		switch {
-		case !present:
-			if sent != nil { // null asks for no field
-				d.add(reports.FieldRemoved, path, sent, nil)
-			}
-		case !reflect.DeepEqual(sent, stored):
+		if !reflect.DeepEqual(sent, stored) {
 			d.add(reports.FieldChanged, path, sent, stored)
 		}
 	}

@@ -23,6 +23,16 @@ type Plan struct {
 	Interleaving *Interleaving
 }
 
+// Name is the run's name in reports and specs: the scenario's, followed
+// by the order and its seed for an explored interleaving.
+func (p Plan) Name() string {
+	name := p.File.Scenario.Metadata.Name
+	if p.Interleaving != nil {
+		name += " [" + p.Interleaving.Label() + "]"
+	}
+	return name
+}
+
 // Interleaving is one order of a concurrent group's writes.
 type Interleaving struct {
 	// Step is the name of the concurrently step.

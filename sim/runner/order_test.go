@@ -90,9 +90,9 @@ func TestPlans(t *testing.T) {
 		for i := range n {
 			c.Writes = append(c.Writes, v1alpha1.Step{Name: fmt.Sprintf("w%d", i)})
 		}
-		return &v1alpha1.Scenario{Spec: v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Name: "first"}, {Name: "group", Concurrently: c}}}}
+		return &v1alpha1.Scenario{Metadata: v1alpha1.Metadata{Name: "explored"}, Spec: v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Name: "first"}, {Name: "group", Concurrently: c}}}}
 	}
-	plain := &scenario.File{Path: "plain.yaml", Scenario: &v1alpha1.Scenario{Spec: v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Name: "only"}}}}}
+	plain := &scenario.File{Path: "plain.yaml", Scenario: &v1alpha1.Scenario{Metadata: v1alpha1.Metadata{Name: "plain"}, Spec: v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Name: "only"}}}}}
 	explored := &scenario.File{Path: "explored.yaml", Scenario: group(3)}
 
 	plans := Plans([]*scenario.File{plain, explored}, nil)
@@ -101,6 +101,13 @@ func TestPlans(t *testing.T) {
 	}
 	if plans[0].Interleaving != nil {
 		t.Errorf("a scenario without interleavings got order %v", plans[0].Interleaving.Names)
+	}
+	if got := plans[0].Name(); got != "plain" {
+		t.Errorf("plain run named %q, want the scenario's name", got)
+	}
+	il := plans[1].Interleaving
+	if got, want := plans[1].Name(), fmt.Sprintf("explored [order %s > %s > %s, seed %d]", il.Names[0], il.Names[1], il.Names[2], il.Seed); got != want {
+		t.Errorf("explored run named %q, want %q", got, want)
 	}
 	for i, p := range plans[1:] {
 		il := p.Interleaving

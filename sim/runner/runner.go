@@ -117,14 +117,13 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
 	f := p.File
 	sc := f.Scenario
 	res = reports.Scenario{
-		Name:        sc.Metadata.Name,
+		Name:        p.Name(),
 		File:        f.Path,
 		Description: sc.Spec.Description,
 		Labels:      sc.Metadata.Labels,
 		Started:     time.Now(),
 	}
 	if il := p.Interleaving; il != nil {
-		res.Name = fmt.Sprintf("%s [%s]", sc.Metadata.Name, il.Label())
 		res.Interleaving = &reports.Interleaving{
 			Step:   il.Step,
 			Order:  il.Names,

@@ -61,10 +61,7 @@ func Scenarios(paths ...string) bool {
 		for k, v := range p.File.Scenario.Metadata.Labels {
 			labels = append(labels, k+"="+v)
 		}
-		name := p.File.Scenario.Metadata.Name
-		if p.Interleaving != nil {
-			name += " [" + p.Interleaving.Label() + "]"
-		}
+		name := p.Name()
 		ginkgo.It(name, ginkgo.Label(labels...), func(ctx context.Context) {
 			var v verdict
 			steps := len(p.File.Scenario.Spec.Steps)
