@@ -37,6 +37,9 @@ type Scenario struct {
 	Started  time.Time     `json:"started"`
 	Duration time.Duration `json:"duration"`
 	Steps    []Step        `json:"steps"`
+	// Setup are the creates of the scenario's setup objects, sent as the
+	// admin before the first step.
+	Setup []Write `json:"setup,omitempty"`
 	// FinalPods are the scenario's Pods when it ended.
 	FinalPods []Pod `json:"finalPods,omitempty"`
 	// Interleaving is the order this run forced a concurrent group's writes
@@ -254,11 +257,12 @@ type TimelineEntry struct {
 	Write *WriteRef `json:"write,omitempty"`
 }
 
-// WriteRef locates a write in a Scenario: Steps[Step].Writes[Index], both
-// counted from 0.
+// WriteRef locates a write in a Scenario: Steps[Step].Writes[Index], or
+// Setup[Index] when Setup is true; counted from 0.
 type WriteRef struct {
-	Step  int `json:"step"`
-	Index int `json:"index"`
+	Step  int  `json:"step"`
+	Index int  `json:"index"`
+	Setup bool `json:"setup,omitempty"`
 }
 
 // Pod is the part of a Pod a report shows.

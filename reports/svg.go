@@ -339,6 +339,12 @@ func timelineSVG(sc *Scenario) string {
 
 // writeOf returns the write a WriteRef locates, or nil.
 func writeOf(sc *Scenario, ref *WriteRef) *Write {
+	if ref != nil && ref.Setup {
+		if ref.Index < 0 || ref.Index >= len(sc.Setup) {
+			return nil
+		}
+		return &sc.Setup[ref.Index]
+	}
 	if ref == nil || ref.Step < 0 || ref.Step >= len(sc.Steps) {
 		return nil
 	}

@@ -403,3 +403,28 @@ func TestPlaceInRow(t *testing.T) {
 		t.Errorf("rows mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestWriteOf(t *testing.T) {
+	sc := &Scenario{
+		Setup: []Write{{Target: "setup 0"}},
+		Steps: []Step{{Writes: []Write{{Target: "step 0 write 0"}, {Target: "step 0 write 1"}}}},
+	}
+	for _, tc := range []struct {
+		ref  *WriteRef
+		want string
+	}{
+		{ref: &WriteRef{Index: 0, Setup: true}, want: "setup 0"},
+		{ref: &WriteRef{Step: 0, Index: 1}, want: "step 0 write 1"},
+		{ref: &WriteRef{Index: 1, Setup: true}},
+		{ref: &WriteRef{Step: 1, Index: 0}},
+		{ref: nil},
+	} {
+		got := ""
+		if w := writeOf(sc, tc.ref); w != nil {
+			got = w.Target
+		}
+		if got != tc.want {
+			t.Errorf("writeOf(%+v) = %q, want %q", tc.ref, got, tc.want)
+		}
+	}
+}

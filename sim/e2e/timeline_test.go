@@ -60,4 +60,28 @@ var _ = Describe("the write timeline", func() {
 			HaveField("Stored", Not(BeEmpty())),
 		)))
 	})
+
+	It("records the creates of the setup objects, before the first step, on the admin's lane", func(ctx context.Context) {
+		files, err := scenario.LoadPaths([]string{"../../scenarios/multi-manager/apply-conflict-force.yaml"}, scenario.Options{FixturesDir: "../../fixtures"})
+		Expect(err).NotTo(HaveOccurred())
+		runner.FixturesDir = "../../fixtures"
+		res := (&runner.Runner{Env: env}).RunPlan(ctx, runner.Plan{File: files[0]})
+		Expect(res.Passed).To(BeTrue(), res.Failure)
+		Expect(res.Setup).To(HaveLen(1))
+		Expect(res.Setup[0]).To(And(
+			HaveField("Verb", "create"),
+			HaveField("Target", HavePrefix("TrainingRuntime "+res.Namespace+"/torch-gpu")),
+			HaveField("Status", 201),
+			HaveField("Expected", true),
+		))
+		var setupEntries []reports.TimelineEntry
+		for _, e := range res.Timeline.Entries {
+			if e.Write != nil && e.Write.Setup {
+				setupEntries = append(setupEntries, e)
+			}
+		}
+		Expect(setupEntries).To(HaveLen(1))
+		Expect(setupEntries[0]).To(And(HaveField("Lane", "admin"), HaveField("Step", "set-up")))
+		Expect(setupEntries[0].At).To(BeTemporally("<", res.Steps[0].Started))
+	})
 })

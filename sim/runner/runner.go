@@ -148,10 +148,12 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
 		defer run.cleanup()
 	}
 	// Runs before cleanup: the namespace's deletion is not the scenario's.
-	defer func() { res.Timeline = run.timeline(res.Steps) }()
-	if err := run.setUp(ctx); err != nil {
+	defer func() { res.Timeline = run.timeline(res.Setup, res.Steps) }()
+	err := run.setUp(ctx)
+	res.Setup = run.setup
+	if err != nil {
 		res.Failure = "set-up: " + err.Error()
-		res.Steps = append(res.Steps, reports.Step{Name: "set-up", Kind: "setup", Started: res.Started, Duration: time.Since(res.Started), Failure: err.Error()})
+		res.Steps = append(res.Steps, reports.Step{Name: setUpStep, Kind: "setup", Started: res.Started, Duration: time.Since(res.Started), Failure: err.Error()})
 		return res
 	}
 	res.Passed = true
@@ -190,6 +192,7 @@ type scenarioRun struct {
 	objects      map[string]map[string]any // by step name: the object the server returned
 	actors       map[string]*actor         // by actor name, "" for the admin
 	watch        *watcher                  // the timeline's watches, from set-up on
+	setup        []reports.Write           // the creates of the setup objects
 	mu           sync.Mutex
 }
 
@@ -265,9 +268,9 @@ func (s *scenarioRun) cleanup() {
 
 // timeline stops the watches and puts the scenario's writes and what the
 // watches observed on one timeline.
-func (s *scenarioRun) timeline(steps []reports.Step) *reports.Timeline {
+func (s *scenarioRun) timeline(setup []reports.Write, steps []reports.Step) *reports.Timeline {
 	observed, dropped, problems := s.watch.stop()
-	return buildTimeline(s.sc, steps, observed, dropped, problems)
+	return buildTimeline(s.sc, setup, steps, observed, dropped, problems)
 }
 
 // nodePrefix names a scenario's nodes after its namespace's random suffix:

@@ -511,11 +511,14 @@ func podGroupReactions(old, obj *unstructured.Unstructured) []reports.TimelineEn
 
 // buildTimeline puts the scenario's writes and the observed reactions on
 // one timeline, in the order of their times, and orders the lanes.
-func buildTimeline(sc *v1alpha1.Scenario, steps []reports.Step, observed []reports.TimelineEntry, dropped int, problems []string) *reports.Timeline {
+func buildTimeline(sc *v1alpha1.Scenario, setup []reports.Write, steps []reports.Step, observed []reports.TimelineEntry, dropped int, problems []string) *reports.Timeline {
 	tl := &reports.Timeline{Entries: []reports.TimelineEntry{}, Truncated: dropped > 0, Dropped: dropped, Problems: problems}
+	for k := range setup {
+		tl.Entries = append(tl.Entries, writeEntry(&setup[k], setUpStep, &reports.WriteRef{Index: k, Setup: true}))
+	}
 	for i := range steps {
 		for k := range steps[i].Writes {
-			tl.Entries = append(tl.Entries, writeEntry(&steps[i], i, k))
+			tl.Entries = append(tl.Entries, writeEntry(&steps[i].Writes[k], steps[i].Name, &reports.WriteRef{Step: i, Index: k}))
 		}
 	}
 	tl.Entries = append(tl.Entries, observed...)
@@ -545,9 +548,9 @@ func buildTimeline(sc *v1alpha1.Scenario, steps []reports.Step, observed []repor
 	return tl
 }
 
-// writeEntry is the timeline entry of steps[i].Writes[k].
-func writeEntry(st *reports.Step, i, k int) reports.TimelineEntry {
-	w := &st.Writes[k]
+// writeEntry is the timeline entry of the write w of the named step, which
+// ref locates in the scenario.
+func writeEntry(w *reports.Write, step string, ref *reports.WriteRef) reports.TimelineEntry {
 	verb := w.Verb
 	if w.PatchType != "" && w.PatchType != w.Verb {
 		verb += " (" + w.PatchType + ")"
@@ -589,9 +592,9 @@ func writeEntry(st *reports.Step, i, k int) reports.TimelineEntry {
 		Object:   w.Target,
 		Summary:  fmt.Sprintf("%s %s: %s", verb, w.Target, status),
 		Detail:   strings.Join(lines, "\n"),
-		Step:     st.Name,
+		Step:     step,
 		Status:   w.Status,
-		Write:    &reports.WriteRef{Step: i, Index: k},
+		Write:    ref,
 	}
 }
 

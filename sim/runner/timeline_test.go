@@ -213,10 +213,17 @@ func TestBuildTimeline(t *testing.T) {
 		{At: at(40), Lane: "taint-eviction-controller", Kind: "event", Summary: "e", Step: "race"},
 		{At: at(35), Lane: "scheduler", Kind: "pod-bound", Summary: "b", Step: "race"},
 	}
-	got := buildTimeline(sc, steps, observed, 3, []string{"failed to list podgroups"})
+	setup := []reports.Write{{
+		Actor: "admin", FieldManager: "simctl", Verb: "create", Target: "TrainingRuntime ns/torch-gpu", Started: at(2), Duration: time.Millisecond,
+		ResourceVersionAfter: "4", Status: 201, Expected: true,
+	}}
+	got := buildTimeline(sc, setup, steps, observed, 3, []string{"failed to list podgroups"})
 	want := &reports.Timeline{
 		Lanes: []string{"sdk", "kueue", "idle", "admin", "trainer", "jobset", "job-controller", "scheduler", "kwok", "taint-eviction-controller"},
 		Entries: []reports.TimelineEntry{
+			{At: at(2), Duration: time.Millisecond, Lane: "admin", Kind: "write", Object: "TrainingRuntime ns/torch-gpu", Summary: "create TrainingRuntime ns/torch-gpu: 201 Created",
+				Detail: "field manager: simctl\nresourceVersion: (absent) → 4",
+				Step:   "set-up", Status: 201, Write: &reports.WriteRef{Index: 0, Setup: true}},
 			{At: at(10), Duration: 12 * time.Millisecond, Lane: "admin", Kind: "write", Object: "TrainJob ns/llm", Summary: "create TrainJob ns/llm: 201 Created",
 				Detail: "field manager: simctl\nresourceVersion: (absent) → 5\nthe server changed:\n  spec.managedBy: added \"x\"",
 				Step:   "create", Status: 201, Write: &reports.WriteRef{Step: 0, Index: 0}},
@@ -239,7 +246,7 @@ func TestBuildTimeline(t *testing.T) {
 	}
 
 	// Without any entry the timeline still has its lanes and an empty list.
-	empty := buildTimeline(&v1alpha1.Scenario{}, nil, nil, 0, nil)
+	empty := buildTimeline(&v1alpha1.Scenario{}, nil, nil, nil, 0, nil)
 	if diff := cmp.Diff(&reports.Timeline{Lanes: controllerLanes, Entries: []reports.TimelineEntry{}}, empty); diff != "" {
 		t.Errorf("empty timeline mismatch (-want +got):\n%s", diff)
 	}

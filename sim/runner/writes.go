@@ -141,7 +141,8 @@ func (s *scenarioRun) get(ctx context.Context, t v1alpha1.Target) (*unstructured
 	return ri.Get(ctx, t.Name, metav1.GetOptions{})
 }
 
-// createSetup creates the scenario's setup objects as the admin.
+// createSetup creates the scenario's setup objects as the admin and
+// records each create in s.setup, like a step's write.
 func (s *scenarioRun) createSetup(ctx context.Context) error {
 	admin, err := s.actor("")
 	if err != nil {
@@ -155,12 +156,18 @@ func (s *scenarioRun) createSetup(ctx context.Context) error {
 			}
 		}
 		for _, o := range objs {
-			u := &unstructured.Unstructured{Object: deepCopy(o)}
-			ri, _, err := s.resource(admin.client, u.GetAPIVersion(), u.GetKind(), u.GetNamespace())
+			p := &prepared{write: reports.Write{Actor: admin.name, FieldManager: admin.fieldManager, Verb: "create"}}
+			u, ri, err := s.objectWrite(admin, p, deepCopy(o))
 			if err != nil {
 				return fmt.Errorf("setup[%d]: %w", i, err)
 			}
-			if _, err := ri.Create(ctx, u, metav1.CreateOptions{FieldManager: admin.fieldManager}); err != nil {
+			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
+				return ri.Create(ctx, u, metav1.CreateOptions{FieldManager: admin.fieldManager})
+			}
+			err = s.send(ctx, p, "")
+			p.write.Expected = err == nil
+			s.setup = append(s.setup, p.write)
+			if err != nil {
 				return fmt.Errorf("setup[%d]: failed to create %s %s: %w", i, u.GetKind(), u.GetName(), err)
 			}
 		}
@@ -443,9 +450,11 @@ func (s *scenarioRun) send(ctx context.Context, p *prepared, stepName string) er
 		if obj != nil {
 			p.write.ResourceVersionAfter = obj.GetResourceVersion()
 			p.write.Mutations = mutations(&p.write, obj.Object)
-			s.mu.Lock()
-			s.objects[stepName] = obj.Object
-			s.mu.Unlock()
+			if stepName != "" { // "": a setup object, which no step names
+				s.mu.Lock()
+				s.objects[stepName] = obj.Object
+				s.mu.Unlock()
+			}
 		}
 		return nil
 	}
