@@ -226,7 +226,7 @@ func TestKwokArgs(t *testing.T) {
 		"--config=/tmp/run/kwok.yaml",
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-		"--manage-nodes-with-label-selector=type=kwok",
+		"--manage-nodes-with-label-selector=type=kwok,app.kubernetes.io/managed-by=trainersim",
 		"--server-address=",
 		"--node-port=0",
 		"--node-ip=127.0.0.1",

@@ -31,8 +31,19 @@ const (
 	// KwokNodeLabelValue is the label value of the marker.
 	KwokNodeLabelValue = "kwok"
 	// KwokNodeLabelSelector is the value for kwok's
-	// --manage-nodes-with-label-selector flag.
-	KwokNodeLabelSelector = KwokNodeLabel + "=" + KwokNodeLabelValue
+	// --manage-nodes-with-label-selector flag: the kwok marker and
+	// trainersim's own ManagedByLabel, so that a kwok started by trainersim
+	// on a shared cluster never plays the kubelet for a Node another kwok
+	// user registered with the conventional marker.
+	KwokNodeLabelSelector = KwokNodeLabel + "=" + KwokNodeLabelValue + "," + ManagedByLabel + "=" + ManagedByValue
+)
+
+// ManagedByLabel, with the value ManagedByValue, marks every object
+// trainersim creates in a cluster (Nodes built here included), so that
+// `simctl clean` can find what a killed run left behind.
+const (
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedByValue = "trainersim"
 )
 
 // ProfileLabel is the label NodeGroup.Nodes puts on every Node, with the
@@ -43,7 +54,7 @@ const ProfileLabel = "trainersim.dev/profile"
 
 // reservedLabels are set by NodeGroup.Nodes itself; a profile may not set
 // them, and a group may not set them to anything else.
-var reservedLabels = []string{corev1.LabelHostname, KwokNodeLabel, ProfileLabel}
+var reservedLabels = []string{corev1.LabelHostname, KwokNodeLabel, ProfileLabel, ManagedByLabel}
 
 // DefaultNodeGroupsSpec is DefaultNodeGroups in the form ParseNodeGroups
 // reads, for use as a command-line flag's default.
@@ -84,7 +95,7 @@ type NodeGroup struct {
 //
 // Each Node carries the profile's labels and taints merged with the group's,
 // kubernetes.io/hostname set to its name, ProfileLabel set to the profile
-// name, the kwok marker label and annotation, and the profile's capacity and allocatable in its status (a
+// name, the kwok marker label and annotation, ManagedByLabel, and the profile's capacity and allocatable in its status (a
 // Node may be created with its status; the kubelet registers that way, and
 // kwok keeps what it finds). It carries no conditions: kwok's node-initialize
 // stage makes it Ready.
@@ -120,10 +131,14 @@ func (g NodeGroup) Nodes() ([]*corev1.Node, error) {
 	if v, ok := g.Labels[KwokNodeLabel]; ok && v != KwokNodeLabelValue {
 		errs = append(errs, field.Invalid(field.NewPath("labels").Key(KwokNodeLabel), v, "must be "+KwokNodeLabelValue+": kwok manages only nodes that carry it"))
 	}
+	if v, ok := g.Labels[ManagedByLabel]; ok && v != ManagedByValue {
+		errs = append(errs, field.Invalid(field.NewPath("labels").Key(ManagedByLabel), v, "must be "+ManagedByValue+": trainersim's kwok manages only nodes that carry it"))
+	}
 	if v, ok := g.Labels[ProfileLabel]; ok && v != p.Name {
 		errs = append(errs, field.Invalid(field.NewPath("labels").Key(ProfileLabel), v, "must be the profile name "+p.Name))
 	}
 	labels[KwokNodeLabel] = KwokNodeLabelValue
+	labels[ManagedByLabel] = ManagedByValue
 	labels[ProfileLabel] = p.Name
 
 	errs = append(errs, validateTaints(g.Taints, field.NewPath("taints"))...)

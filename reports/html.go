@@ -56,6 +56,7 @@ type htmlRun struct {
 	Total, PassedCount    int
 	FailedCount           int
 	Started, Duration     string
+	Cluster               string
 	KubernetesVersion     string
 	TrainerVersion        string
 	JobSetVersion         string
@@ -153,6 +154,7 @@ func newHTMLRun(run *Run) htmlRun {
 		Total:             len(run.Scenarios),
 		Started:           formatTime(run.Started),
 		Duration:          formatDuration(run.Duration),
+		Cluster:           run.Cluster,
 		KubernetesVersion: run.KubernetesVersion,
 		TrainerVersion:    run.TrainerVersion,
 		JobSetVersion:     run.JobSetVersion,

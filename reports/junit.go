@@ -88,6 +88,7 @@ func WriteJUnit(w io.Writer, run *Run) error {
 		Time:      seconds(run.Duration),
 		Timestamp: run.Started.UTC().Format(junitTimestamp),
 		Properties: []junitProperty{
+			{Name: "cluster", Value: xmlSafe(run.Cluster)},
 			{Name: "kubernetesVersion", Value: xmlSafe(run.KubernetesVersion)},
 			{Name: "trainerVersion", Value: xmlSafe(run.TrainerVersion)},
 			{Name: "jobSetVersion", Value: xmlSafe(run.JobSetVersion)},

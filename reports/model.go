@@ -11,6 +11,9 @@ type Run struct {
 	Started time.Time `json:"started"`
 	// Duration is the whole run, cluster start included.
 	Duration time.Duration `json:"duration"`
+	// Cluster names the cluster provider the run used: envtest or
+	// kubeconfig.
+	Cluster string `json:"cluster,omitempty"`
 	// KubernetesVersion, TrainerVersion and JobSetVersion say what ran.
 	KubernetesVersion string `json:"kubernetesVersion"`
 	TrainerVersion    string `json:"trainerVersion"`

@@ -24,6 +24,7 @@ func testRun() *Run {
 	return &Run{
 		Started:           at(0),
 		Duration:          48316 * time.Millisecond,
+		Cluster:           "envtest",
 		KubernetesVersion: "v1.36.2",
 		TrainerVersion:    "v2.3.0",
 		JobSetVersion:     "v0.12.0",

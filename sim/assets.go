@@ -48,15 +48,18 @@ func assetSearchPath(configured string) []string {
 	return dirs
 }
 
-// findBinaries resolves every required binary to the first directory of the
+// findBinaries resolves the named binaries (none: every required binary) to the first directory of the
 // search path that holds it. Users with setup-envtest assets in
 // KUBEBUILDER_ASSETS get kube-apiserver and etcd from there and the rest from
 // bin/k8s/<version>/.
-func findBinaries(configured string) (map[string]string, error) {
+func findBinaries(configured string, names ...string) (map[string]string, error) {
+	if len(names) == 0 {
+		names = requiredBinaries
+	}
 	dirs := assetSearchPath(configured)
 	found := map[string]string{}
 	var missing []string
-	for _, name := range requiredBinaries {
+	for _, name := range names {
 		for _, dir := range dirs {
 			p, err := filepath.Abs(filepath.Join(dir, name))
 			if err == nil && proc.CheckExecutable(p) == nil {

@@ -2,36 +2,27 @@ package sim
 
 import (
 	"context"
-	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"go.uber.org/zap/zapcore"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainersim/trainersim/fakegpu"
-	"github.com/trainersim/trainersim/fixtures"
 	"github.com/trainersim/trainersim/sim/internal/controllers"
 	"github.com/trainersim/trainersim/sim/internal/proc"
 )
@@ -58,17 +49,6 @@ const (
 	ComponentRuntimes          = "default-runtimes"
 	ComponentNodes             = "nodes"
 )
-
-// controllerManagerControllers are the kube-controller-manager controllers a
-// TrainJob needs on its way to Pods, and to be cleaned up after.
-var controllerManagerControllers = []string{
-	"job-controller",                   // Jobs -> Pods
-	"garbage-collector-controller",     // TrainJob -> JobSet -> Jobs -> Pods cascade
-	"namespace-controller",             // deleting a namespace deletes its objects
-	"node-lifecycle-controller",        // clears node.kubernetes.io/not-ready once Ready
-	"serviceaccount-controller",        // the default ServiceAccount of new namespaces
-	"pod-garbage-collector-controller", // Pods bound to deleted nodes
-}
 
 // ComponentTiming says when one component became ready.
 type ComponentTiming struct {
@@ -134,7 +114,8 @@ type Environment struct {
 	scheme     *apiruntime.Scheme
 	client     client.Client
 	processes  []*proc.Process
-	kwok       *proc.Process
+	nodes      *nodePool
+	lease      *kwokLease
 	mgrCancel  context.CancelFunc
 	mgrDone    chan error
 	ownWorkDir bool
@@ -148,6 +129,54 @@ type Environment struct {
 	// given a parent-death signal (setpriv missing or not Linux).
 	parentDeathProtected bool
 }
+
+var (
+	_ Cluster              = (*Environment)(nil)
+	_ TrainerBuildObserver = (*Environment)(nil)
+)
+
+// ObserveTrainerBuilds sets OnTrainerBuild (TrainerBuildObserver).
+func (e *Environment) ObserveTrainerBuilds(fn func(*trainer.TrainJob, []apiruntime.ApplyConfiguration)) {
+	e.OnTrainerBuild = fn
+}
+
+// Versions says what runs: this control plane, and the Trainer and JobSet
+// modules compiled into this binary.
+func (e *Environment) Versions() Versions {
+	return Versions{
+		Cluster:    "envtest",
+		Kubernetes: "v" + KubernetesVersion,
+		Trainer:    ModuleVersion(TrainerModule),
+		JobSet:     ModuleVersion(JobSetModule),
+	}
+}
+
+// IsolateNamespace labels the namespace IsolationKey=<name> and ManagedBy,
+// and annotates it for the API server's PodNodeSelector and
+// PodTolerationRestriction admission plugins (which Start enables), so that
+// every Pod created in it gets the node selector and the toleration of
+// IsolateNodeGroup's nodes.
+func (e *Environment) IsolateNamespace(ns *corev1.Namespace) {
+	tolerations, _ := json.Marshal([]corev1.Toleration{isolationToleration(ns.Name)})
+	metav1.SetMetaDataLabel(&ns.ObjectMeta, IsolationKey, ns.Name)
+	metav1.SetMetaDataLabel(&ns.ObjectMeta, ManagedByLabel, ManagedByValue)
+	metav1.SetMetaDataAnnotation(&ns.ObjectMeta, "scheduler.alpha.kubernetes.io/node-selector", IsolationKey+"="+ns.Name)
+	metav1.SetMetaDataAnnotation(&ns.ObjectMeta, "scheduler.alpha.kubernetes.io/defaultTolerations", string(tolerations))
+}
+
+// AddNodes creates simulated nodes on a started environment and waits until
+// each is Ready and schedulable. It returns their names.
+func (e *Environment) AddNodes(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, error) {
+	return e.nodes.add(ctx, groups)
+}
+
+// RemoveNodes deletes simulated nodes without waiting.
+func (e *Environment) RemoveNodes(ctx context.Context, names []string) error {
+	return e.nodes.remove(ctx, names)
+}
+
+// AdminKubeconfig is KubeconfigPath.
+func (e *Environment) AdminKubeconfig() string { return e.KubeconfigPath }
 
 // Config returns the admin rest.Config of a started environment.
 func (e *Environment) Config() *rest.Config { return rest.CopyConfig(e.cfg) }
@@ -173,12 +202,14 @@ func (e *Environment) LogDir() string { return filepath.Join(e.WorkDir, "logs") 
 // process even on SIGKILL (Linux with setpriv(1)).
 func (e *Environment) ParentDeathProtected() bool { return e.parentDeathProtected }
 
-func (e *Environment) now() time.Time {
+func (e *Environment) clock() clock.PassiveClock {
 	if e.Clock == nil {
 		e.Clock = clock.RealClock{}
 	}
-	return e.Clock.Now()
+	return e.Clock
 }
+
+func (e *Environment) now() time.Time { return e.clock().Now() }
 
 func (e *Environment) ready(name string, since time.Time) {
 	now := e.now()
@@ -273,413 +304,19 @@ func waitFor(ctx context.Context, chans ...chan struct{}) error {
 	return nil
 }
 
-func (e *Environment) startAPIServer(bins map[string]string) error {
-	since := e.now()
-	binDir := filepath.Join(e.WorkDir, "bin")
-	apiserver, protected, err := proc.WrapWithParentDeathSignal(binDir, binAPIServer, bins[binAPIServer])
-	if err != nil {
-		return err
-	}
-	etcd, _, err := proc.WrapWithParentDeathSignal(binDir, binEtcd, bins[binEtcd])
-	if err != nil {
-		return err
-	}
-	e.parentDeathProtected = protected
-	e.env = &envtest.Environment{ControlPlaneStartTimeout: time.Minute, ControlPlaneStopTimeout: stopGrace}
-	// PodNodeSelector and PodTolerationRestriction let a namespace's
-	// annotations add a nodeSelector and tolerations to its Pods: the
-	// scenario runner confines each scenario's Pods to its own nodes so.
-	e.env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "PodNodeSelector", "PodTolerationRestriction")
-	// Their state lives in the work dir, so that it goes with it.
-	e.env.ControlPlane.GetAPIServer().Path = apiserver
-	e.env.ControlPlane.GetAPIServer().CertDir = filepath.Join(e.WorkDir, "kube-apiserver-certs")
-	e.env.ControlPlane.Etcd = &envtest.Etcd{Path: etcd, DataDir: filepath.Join(e.WorkDir, "etcd")}
-	cfg, err := e.env.Start()
-	if err != nil {
-		return fmt.Errorf("failed to start kube-apiserver and etcd: %w", err)
-	}
-	e.cfg = cfg
-	e.cfg.QPS, e.cfg.Burst = 200, 400
-	e.ready(ComponentAPIServer, since)
-	return nil
-}
-
-// writeKubeconfig writes a kubeconfig for a user in system:masters.
-func (e *Environment) writeKubeconfig(user, path string) error {
-	e.usersMu.Lock()
-	u, err := e.env.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
-	e.usersMu.Unlock()
-	if err != nil {
-		return fmt.Errorf("failed to add user %s: %w", user, err)
-	}
-	data, err := u.KubeConfig()
-	if err != nil {
-		return fmt.Errorf("failed to render kubeconfig of %s: %w", user, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("failed to create kubeconfig dir: %w", err)
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		return fmt.Errorf("failed to write kubeconfig %s: %w", path, err)
-	}
-	return nil
-}
-
-func (e *Environment) installCRDs(done chan struct{}) error {
-	since := e.now()
-	crds, err := readCRDs(fixtures.FS, fixtures.CRDDir)
-	if err != nil {
-		return err
-	}
-	// One request each, side by side: the API server compiles every CRD's
-	// schema and CEL rules on create, which dominates this step.
-	var g errgroup.Group
-	for _, crd := range crds {
-		g.Go(func() error { return envtest.CreateCRDs(e.cfg, []*apiextensionsv1.CustomResourceDefinition{crd}) })
-	}
-	if err := g.Wait(); err != nil {
-		return fmt.Errorf("failed to create CRDs: %w", err)
-	}
-	if err := envtest.WaitForCRDs(e.cfg, crds, envtest.CRDInstallOptions{MaxTime: time.Minute, PollInterval: 20 * time.Millisecond}); err != nil {
-		return fmt.Errorf("failed to wait for CRDs: %w", err)
-	}
-	close(done)
-	e.ready(ComponentCRDs, since)
-	return nil
-}
-
-func (e *Environment) installWebhookConfigs(done chan struct{}) error {
-	since := e.now()
-	// envtest's Start already chose the serving host, port and certificate
-	// (with no webhooks to install); point the configurations at them.
-	opts := &e.env.WebhookInstallOptions
-	for file, prefix := range map[string]string{fixtures.TrainerWebhooks: "trainer-", fixtures.JobSetWebhooks: "jobset-"} {
-		muts, vals, err := readWebhooks(fixtures.FS, file, prefix)
-		if err != nil {
-			return err
-		}
-		opts.MutatingWebhooks = append(opts.MutatingWebhooks, muts...)
-		opts.ValidatingWebhooks = append(opts.ValidatingWebhooks, vals...)
-	}
-	if err := opts.ModifyWebhookDefinitions(); err != nil {
-		return fmt.Errorf("failed to point webhook configurations at the local server: %w", err)
-	}
-	if err := opts.Install(e.cfg); err != nil {
-		return fmt.Errorf("failed to install webhook configurations: %w", err)
-	}
-	close(done)
-	e.ready(ComponentWebhookConfigs, since)
-	return nil
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("failed to find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// startComponent starts a kube component that serves /healthz over HTTPS on
-// a loopback port and waits until it answers ok.
-func (e *Environment) startComponent(ctx context.Context, name, bin string, args func(kubeconfig string, port int, certDir string) []string) error {
-	since := e.now()
-	kubeconfig := filepath.Join(e.WorkDir, name+".kubeconfig")
-	if err := e.writeKubeconfig("system:"+name, kubeconfig); err != nil {
-		return err
-	}
-	port, err := freePort()
-	if err != nil {
-		return err
-	}
-	certDir := filepath.Join(e.WorkDir, name+"-certs")
-	p := &proc.Process{Name: name, Path: bin, Args: args(kubeconfig, port, certDir), LogPath: filepath.Join(e.LogDir(), name+".log")}
-	if err := e.addProcess(p); err != nil {
-		return err
-	}
-	healthz := "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz"
-	httpClient := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	if err := p.WaitUntil(ctx, pollInterval, func(ctx context.Context) error { return checkHealthz(ctx, httpClient, healthz) }); err != nil {
-		return err
-	}
-	e.ready(name, since)
-	return nil
-}
-
-func checkHealthz(ctx context.Context, c *http.Client, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered %s", url, resp.Status)
-	}
-	return nil
-}
-
-func (e *Environment) addProcess(p *proc.Process) error {
-	if err := p.Start(); err != nil {
-		return err
-	}
-	e.progressMu.Lock()
-	e.processes = append(e.processes, p)
-	e.progressMu.Unlock()
-	return nil
-}
-
-func (e *Environment) startControllerManager(ctx context.Context, bin string) error {
-	return e.startComponent(ctx, ComponentControllerManager, bin, func(kubeconfig string, port int, certDir string) []string {
-		return append(componentArgs(kubeconfig, port, certDir),
-			"--controllers="+strings.Join(controllerManagerControllers, ","),
-			// Check node conditions every second, so the not-ready taint
-			// goes as soon as KWOK reports a node Ready.
-			"--node-monitor-period=1s",
-		)
-	})
-}
-
-func (e *Environment) startScheduler(ctx context.Context, bin string) error {
-	return e.startComponent(ctx, ComponentScheduler, bin, componentArgs)
-}
-
-// componentArgs are the flags kube-controller-manager and kube-scheduler
-// share: the harness's kubeconfig for the API and for delegated authn/authz,
-// serving on a loopback port with a self-signed certificate, no leader
-// election.
-func componentArgs(kubeconfig string, port int, certDir string) []string {
-	return []string{
-		"--kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig,
-		"--authorization-kubeconfig=" + kubeconfig,
-		"--authentication-skip-lookup=true",
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(port),
-		"--cert-dir=" + certDir,
-		"--leader-elect=false",
-		"--kube-api-qps=200",
-		"--kube-api-burst=400",
-	}
-}
-
-// startNodes starts KWOK, creates the configured nodes and waits until each
-// is Ready and no longer carries the node.kubernetes.io/not-ready taint.
-func (e *Environment) startNodes(ctx context.Context, bin string) error {
-	since := e.now()
-	kubeconfig := filepath.Join(e.WorkDir, "kwok.kubeconfig")
-	if err := e.writeKubeconfig("system:kwok", kubeconfig); err != nil {
-		return err
-	}
-	config := filepath.Join(e.WorkDir, "kwok.yaml")
-	if err := os.WriteFile(config, fakegpu.KwokConfig(), 0o644); err != nil {
-		return fmt.Errorf("failed to write kwok config: %w", err)
-	}
-	// kwok would also read ~/.kwok/kwok.yaml; give it an empty work dir.
-	kwokDir := filepath.Join(e.WorkDir, "kwok")
-	if err := os.MkdirAll(kwokDir, 0o755); err != nil {
-		return fmt.Errorf("failed to create kwok work dir: %w", err)
-	}
-	kwok := &proc.Process{
-		Name:    ComponentKwok,
-		Path:    bin,
-		Args:    fakegpu.KwokArgs(kubeconfig, config),
-		Env:     []string{fakegpu.KwokWorkDirEnv + "=" + kwokDir},
-		LogPath: filepath.Join(e.LogDir(), "kwok.log"),
-	}
-	if err := e.addProcess(kwok); err != nil {
-		return err
-	}
-	e.ready(ComponentKwok, since)
-
-	e.kwok = kwok
-	since = e.now()
-	if _, err := e.AddNodes(ctx, e.Nodes); err != nil {
-		return err
-	}
-	e.ready(ComponentNodes, since)
-	return nil
-}
-
-// AddNodes creates simulated nodes on a started environment and waits until
-// each is Ready and schedulable. It returns their names.
-func (e *Environment) AddNodes(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, error) {
-	nodes, err := fakegpu.BuildNodes(groups)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, 0, len(nodes))
-	for _, n := range nodes {
-		if err := e.client.Create(ctx, n); err != nil && !apierrors.IsAlreadyExists(err) {
-			return names, fmt.Errorf("failed to create node %s: %w", n.Name, err)
-		}
-		names = append(names, n.Name)
-	}
-	if err := e.kwok.WaitUntil(ctx, pollInterval, func(ctx context.Context) error { return e.nodesSchedulable(ctx, names) }); err != nil {
-		return names, fmt.Errorf("nodes did not become ready: %w", err)
-	}
-	return names, nil
-}
-
-// nodesSchedulable returns nil once every named node is Ready and carries
-// neither the not-ready nor the unreachable taint.
-func (e *Environment) nodesSchedulable(ctx context.Context, names []string) error {
-	for _, name := range names {
-		n := &corev1.Node{}
-		if err := e.client.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
-			return err
-		}
-		if !NodeReady(n) {
-			return fmt.Errorf("node %s is not Ready", name)
-		}
-		for _, t := range n.Spec.Taints {
-			if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
-				return fmt.Errorf("node %s still has taint %s", name, t.Key)
-			}
-		}
-	}
-	return nil
-}
-
-// NodeReady reports whether a node's Ready condition is True.
-func NodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-var setGlobalLogger sync.Once
-
-func (e *Environment) startControllers(ctx context.Context) error {
-	since := e.now()
-	logFile, err := os.Create(filepath.Join(e.LogDir(), "controllers.log"))
-	if err != nil {
-		return fmt.Errorf("failed to create controllers log: %w", err)
-	}
-	logger := zap.New(zap.WriteTo(logFile), zap.Level(zapcore.InfoLevel))
-	// controller-runtime warns on stderr when its global logger is never set;
-	// the Trainer and JobSet log through the manager's logger otherwise.
-	setGlobalLogger.Do(func() { ctrl.SetLogger(logger) })
-
-	hooks := &e.env.WebhookInstallOptions
-	mgrCtx, mgrCancel := context.WithCancel(context.Background())
-	mgr, err := controllers.NewManager(mgrCtx, controllers.Options{
-		Config:         e.cfg,
-		Scheme:         e.scheme,
-		WebhookHost:    hooks.LocalServingHost,
-		WebhookPort:    hooks.LocalServingPort,
-		WebhookCertDir: hooks.LocalServingCertDir,
-		Logger:         logger,
-		OnBuild:        e.OnTrainerBuild,
-	})
-	if err != nil {
-		mgrCancel()
-		_ = logFile.Close()
-		return err
-	}
-	e.mgrCancel = mgrCancel
-	e.mgrDone = make(chan error, 1)
-	go func() {
-		err := mgr.Start(mgrCtx)
-		_ = logFile.Close()
-		e.mgrDone <- err
-	}()
-
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return fmt.Errorf("failed to sync controller caches: %w", ctx.Err())
-	}
-	addr := net.JoinHostPort(hooks.LocalServingHost, strconv.Itoa(hooks.LocalServingPort))
-	dialer := &net.Dialer{Timeout: time.Second}
-	err = wait.PollUntilContextCancel(ctx, pollInterval, true, func(context.Context) (bool, error) {
-		select {
-		case err := <-e.mgrDone:
-			e.mgrDone <- err
-			return false, fmt.Errorf("controller manager stopped: %w", err)
-		default:
-		}
-		conn, err := tls.DialWithDialer(dialer, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
-		if err != nil {
-			return false, nil
-		}
-		return true, conn.Close()
-	})
-	if err != nil {
-		return fmt.Errorf("failed to reach the webhook server at %s: %w", addr, err)
-	}
-	e.ready(ComponentControllers, since)
-	return nil
-}
-
-// installRuntimes creates the Trainer's default ClusterTrainingRuntimes,
-// through the Trainer's validating webhook like on a real cluster.
-func (e *Environment) installRuntimes(ctx context.Context) error {
-	if e.SkipDefaultRuntimes {
-		return nil
-	}
-	since := e.now()
-	objs, err := readObjects(fixtures.FS, fixtures.RuntimeDir)
-	if err != nil {
-		return err
-	}
-	if err := e.waitPastCreateGrace(ctx, runtimeCRD); err != nil {
-		return err
-	}
-	for _, o := range objs {
-		if err := e.client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("failed to create %s %s: %w", o.GetKind(), o.GetName(), err)
-		}
-	}
-	e.ready(ComponentRuntimes, since)
-	return nil
-}
-
-// runtimeCRD is the CRD of the default runtimes.
-const runtimeCRD = "clustertrainingruntimes.trainer.kubeflow.org"
-
-// crdCreateGrace is how long after a CRD becomes Established the API server
-// delays every create of its resource by a flat two seconds
-// (apiextensions-apiserver's crdHandler, for HA API servers to catch up).
-const crdCreateGrace = 2 * time.Second
-
-// waitPastCreateGrace waits until the API server no longer delays creates of
-// the CRD's resource. The server compares against the Established
-// condition's second-precision time, so this wait is shorter than its sleep.
-func (e *Environment) waitPastCreateGrace(ctx context.Context, name string) error {
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := e.client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
-		return fmt.Errorf("failed to get CRD %s: %w", name, err)
-	}
-	for _, c := range crd.Status.Conditions {
-		if c.Type != apiextensionsv1.Established {
-			continue
-		}
-		wait := c.LastTransitionTime.Add(crdCreateGrace).Sub(e.now())
-		if wait <= 0 {
-			return nil
-		}
-		select {
-		case <-time.After(wait):
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return fmt.Errorf("CRD %s is not Established", name)
-}
-
 // Stop stops every component and removes the work directory when Start
 // created it. It is safe to call on a partly started environment and more
 // than once.
 func (e *Environment) Stop() error {
 	var errs []error
+	if e.lease != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+		if err := e.lease.release(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		cancel()
+		e.lease = nil
+	}
 	if e.mgrCancel != nil {
 		e.mgrCancel()
 		select {

@@ -29,7 +29,7 @@ var _ = Describe("overlapping runtimePatches entries", func() {
 	It("fail strict: true and expect.noOverlaps, naming both managers and the field", func(ctx SpecContext) {
 		files, err := scenario.LoadPaths([]string{"testdata/overlaps"}, scenario.Options{})
 		Expect(err).NotTo(HaveOccurred())
-		r := &runner.Runner{Env: env, Parallel: 2}
+		r := &runner.Runner{Cluster: env, Parallel: 2}
 		results, complete := r.Run(ctx, files)
 		Expect(complete).To(BeTrue())
 		failures := map[string]string{}

@@ -15,7 +15,7 @@ var _ = Describe("the write timeline", func() {
 	It("holds the README example's writes, what the server changed in them and the reactions, in order and within the scenario", func(ctx context.Context) {
 		files, err := scenario.LoadPaths([]string{"../../scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml"}, scenario.Options{})
 		Expect(err).NotTo(HaveOccurred())
-		res := (&runner.Runner{Env: env}).RunPlan(ctx, runner.Plan{File: files[0]})
+		res := (&runner.Runner{Cluster: env}).RunPlan(ctx, runner.Plan{File: files[0]})
 		Expect(res.Passed).To(BeTrue(), res.Failure)
 		tl := res.Timeline
 		Expect(tl).NotTo(BeNil())
@@ -65,7 +65,7 @@ var _ = Describe("the write timeline", func() {
 		files, err := scenario.LoadPaths([]string{"../../scenarios/multi-manager/apply-conflict-force.yaml"}, scenario.Options{FixturesDir: "../../fixtures"})
 		Expect(err).NotTo(HaveOccurred())
 		runner.FixturesDir = "../../fixtures"
-		res := (&runner.Runner{Env: env}).RunPlan(ctx, runner.Plan{File: files[0]})
+		res := (&runner.Runner{Cluster: env}).RunPlan(ctx, runner.Plan{File: files[0]})
 		Expect(res.Passed).To(BeTrue(), res.Failure)
 		Expect(res.Setup).To(HaveLen(1))
 		Expect(res.Setup[0]).To(And(

@@ -35,7 +35,7 @@ func BenchmarkCorpus(b *testing.B) {
 		if err := env.Start(context.Background()); err != nil {
 			b.Fatal(err)
 		}
-		r := &Runner{Env: env, Parallel: runtime.NumCPU()}
+		r := &Runner{Cluster: env, Parallel: runtime.NumCPU()}
 		results, complete := r.Run(context.Background(), files)
 		runs = append(runs, time.Since(start))
 		if err := env.Stop(); err != nil {

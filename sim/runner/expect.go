@@ -143,7 +143,7 @@ func (s *scenarioRun) pods(ctx context.Context, sel *v1alpha1.LabelSelector) ([]
 	if sel != nil && len(sel.MatchLabels) > 0 {
 		opts = append(opts, client.MatchingLabels(sel.MatchLabels))
 	}
-	if err := s.env.Client().List(ctx, &list, opts...); err != nil {
+	if err := s.cluster.Client().List(ctx, &list, opts...); err != nil {
 		return nil, fmt.Errorf("failed to list pods: %w", err)
 	}
 	for i := range list.Items {
@@ -175,7 +175,7 @@ func (s *scenarioRun) nodeProfile(ctx context.Context, name string) string {
 		return ""
 	}
 	n := &corev1.Node{}
-	if err := s.env.Client().Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+	if err := s.cluster.Client().Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
 		return ""
 	}
 	return n.Labels[fakegpu.ProfileLabel]
@@ -267,7 +267,7 @@ func (s *scenarioRun) checkObject(ctx context.Context, want *v1alpha1.ObjectExpe
 
 func (s *scenarioRun) checkEvent(ctx context.Context, want *v1alpha1.EventExpectation) string {
 	var list corev1.EventList
-	if err := s.env.Client().List(ctx, &list, client.InNamespace(s.ns)); err != nil {
+	if err := s.cluster.Client().List(ctx, &list, client.InNamespace(s.ns)); err != nil {
 		return fmt.Sprintf("failed to list events: %v", err)
 	}
 	for _, ev := range list.Items {

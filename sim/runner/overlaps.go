@@ -16,7 +16,7 @@ import (
 // namespace has two runtimePatches entries that set the same field.
 func (s *scenarioRun) checkStrict(ctx context.Context) string {
 	var list trainer.TrainJobList
-	if err := s.env.Client().List(ctx, &list, client.InNamespace(s.ns)); err != nil {
+	if err := s.cluster.Client().List(ctx, &list, client.InNamespace(s.ns)); err != nil {
 		return fmt.Sprintf("strict: failed to list TrainJobs: %v", err)
 	}
 	var lines []string
@@ -35,7 +35,7 @@ func (s *scenarioRun) checkStrict(ctx context.Context) string {
 // checkNoOverlaps is expect.noOverlaps.
 func (s *scenarioRun) checkNoOverlaps(ctx context.Context, name string) string {
 	tj := &trainer.TrainJob{}
-	if err := s.env.Client().Get(ctx, client.ObjectKey{Namespace: s.ns, Name: name}, tj); err != nil {
+	if err := s.cluster.Client().Get(ctx, client.ObjectKey{Namespace: s.ns, Name: name}, tj); err != nil {
 		return fmt.Sprintf("noOverlaps: failed to get TrainJob %s: %v", name, err)
 	}
 	msg, err := overlapProblem(tj)

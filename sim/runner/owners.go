@@ -65,7 +65,7 @@ func (s *scenarioRun) entryOwners(ctx context.Context) []reports.EntryOwners {
 	defer cancel()
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(trainJobList)
-	if err := s.env.Client().List(ctx, list, client.InNamespace(s.ns)); err != nil {
+	if err := s.cluster.Client().List(ctx, list, client.InNamespace(s.ns)); err != nil {
 		return nil
 	}
 	var out []reports.EntryOwners

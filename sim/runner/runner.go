@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"runtime"
@@ -28,10 +27,10 @@ import (
 )
 
 // IsolationKey is the node label, node taint, Pod nodeSelector key and Pod
-// toleration key with which the runner keeps each scenario's Pods on the
-// scenario's own nodes. The runner removes it from every Pod before the Pod
-// is matched or reported.
-const IsolationKey = "trainersim.dev/scenario"
+// toleration key with which the cluster keeps each scenario's Pods on the
+// scenario's own nodes (sim.IsolationKey). The runner removes it from every
+// Pod before the Pod is matched or reported.
+const IsolationKey = sim.IsolationKey
 
 // DefaultScenarioTimeout bounds one scenario when Runner.ScenarioTimeout is 0.
 const DefaultScenarioTimeout = 5 * time.Minute
@@ -42,8 +41,8 @@ const pollInterval = 200 * time.Millisecond
 // Runner runs scenarios on one environment. The zero value of every field
 // but Env is a documented default.
 type Runner struct {
-	// Env is a started environment, shared by every scenario.
-	Env *sim.Environment
+	// Cluster is a started cluster, shared by every scenario.
+	Cluster sim.Cluster
 	// Parallel is how many scenarios run at once. Zero: the number of CPUs.
 	Parallel int
 	// ScenarioTimeout bounds each scenario. Zero: DefaultScenarioTimeout.
@@ -141,7 +140,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
 	defer cancel()
 	defer func() { res.Duration = time.Since(res.Started) }()
 
-	run := &scenarioRun{runner: r, env: r.Env, sc: sc, interleaving: p.Interleaving, objects: map[string]map[string]any{}}
+	run := &scenarioRun{runner: r, cluster: r.Cluster, sc: sc, interleaving: p.Interleaving, objects: map[string]map[string]any{}}
 	run.ns = namespaceName(sc.Metadata.Name)
 	res.Namespace = run.ns
 	if !r.Keep {
@@ -182,10 +181,10 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
 
 // scenarioRun is the state of one scenario while it runs.
 type scenarioRun struct {
-	runner *Runner
-	env    *sim.Environment
-	sc     *v1alpha1.Scenario
-	ns     string
+	runner  *Runner
+	cluster sim.Cluster
+	sc      *v1alpha1.Scenario
+	ns      string
 	// interleaving is the order of the scenario's interleavings group.
 	interleaving *Interleaving
 	nodes        []string
@@ -210,42 +209,28 @@ func namespaceName(name string) string {
 }
 
 func (s *scenarioRun) setUp(ctx context.Context) error {
-	c := s.env.Client()
-	tolerations, err := json.Marshal([]corev1.Toleration{{Key: IsolationKey, Operator: corev1.TolerationOpEqual, Value: s.ns, Effect: corev1.TaintEffectNoSchedule}})
-	if err != nil {
-		return err
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name:   s.ns,
-		Labels: map[string]string{IsolationKey: s.ns},
-		Annotations: map[string]string{
-			"scheduler.alpha.kubernetes.io/node-selector":      IsolationKey + "=" + s.ns,
-			"scheduler.alpha.kubernetes.io/defaultTolerations": string(tolerations),
-		},
-	}}
+	c := s.cluster.Client()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}
+	s.cluster.IsolateNamespace(ns)
 	if err := c.Create(ctx, ns); err != nil {
 		return fmt.Errorf("failed to create namespace %s: %w", s.ns, err)
 	}
-	s.watch = startWatches(ctx, s.env.Config(), c.RESTMapper(), s.ns)
+	s.watch = startWatches(ctx, s.cluster.Config(), c.RESTMapper(), s.ns)
 	var groups []fakegpu.NodeGroup
 	for i, g := range s.sc.Spec.Nodes {
-		labels := map[string]string{IsolationKey: s.ns}
-		for k, v := range g.Labels {
-			labels[k] = v
-		}
-		taints := []corev1.Taint{{Key: IsolationKey, Value: s.ns, Effect: corev1.TaintEffectNoSchedule}}
+		var taints []corev1.Taint
 		for _, t := range g.Taints {
 			taints = append(taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 		}
-		groups = append(groups, fakegpu.NodeGroup{
+		groups = append(groups, sim.IsolateNodeGroup(fakegpu.NodeGroup{
 			Profile:    g.Profile,
 			Count:      g.Count,
-			Labels:     labels,
+			Labels:     g.Labels,
 			Taints:     taints,
 			NamePrefix: fmt.Sprintf("%s-%d-%s", nodePrefix(s.ns), i, g.Profile),
-		})
+		}, s.ns))
 	}
-	names, err := s.env.AddNodes(ctx, groups)
+	names, err := s.cluster.AddNodes(ctx, groups)
 	s.nodes = names
 	if err != nil {
 		return err
@@ -258,12 +243,9 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 func (s *scenarioRun) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := s.env.Client()
 	bg := client.PropagationPolicy(metav1.DeletePropagationBackground)
-	_ = c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}, bg)
-	for _, n := range s.nodes {
-		_ = c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, bg)
-	}
+	_ = s.cluster.Client().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}, bg)
+	_ = s.cluster.RemoveNodes(ctx, s.nodes)
 }
 
 // timeline stops the watches and puts the scenario's writes and what the

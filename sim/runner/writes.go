@@ -78,7 +78,7 @@ func (s *scenarioRun) actor(name string) (*actor, error) {
 }
 
 func (s *scenarioRun) newActor(name string) (*actor, error) {
-	cfg := s.env.Config()
+	cfg := s.cluster.Config()
 	a := &actor{name: "admin", fieldManager: AdminFieldManager}
 	if name != "" {
 		var found *v1alpha1.Actor
@@ -115,7 +115,7 @@ func (s *scenarioRun) resource(c dynamic.Interface, apiVersion, kind, namespace 
 	if err != nil {
 		return nil, false, fmt.Errorf("invalid apiVersion %q: %w", apiVersion, err)
 	}
-	mapping, err := s.env.Client().RESTMapper().RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version)
+	mapping, err := s.cluster.Client().RESTMapper().RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version)
 	if err != nil {
 		return nil, false, fmt.Errorf("failed to find resource of %s %s: %w", apiVersion, kind, err)
 	}

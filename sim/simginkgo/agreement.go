@@ -29,13 +29,13 @@ const (
 
 // agreement checks that simctl explain computes, for every TrainJob the
 // in-process trainer built a JobSet for, the very JobSet the trainer built.
-// The trainer's builds are recorded through sim.Environment.OnTrainerBuild;
+// The trainer's builds are recorded through sim.TrainerBuildObserver;
 // each is explained after the step during which it was recorded (before
 // anything of the scenario is deleted) with an explain.Engine on the
 // cluster's API server, and the two JobSet apply configurations are compared
 // as JSON.
 type agreement struct {
-	env    *sim.Environment
+	env    sim.Cluster
 	engine *explain.Engine
 
 	mu sync.Mutex
@@ -54,7 +54,7 @@ type build struct {
 	jobSet   []byte
 }
 
-func newAgreement(env *sim.Environment) *agreement {
+func newAgreement(env sim.Cluster) *agreement {
 	return &agreement{env: env, pending: map[string][]build{}, built: map[string]map[string]bool{}, done: map[string]bool{}}
 }
 

@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,12 +14,16 @@ import (
 	"github.com/trainersim/trainersim/sim"
 )
 
-// clusterFlags are the flags of every command that starts a cluster.
+// clusterFlags are the flags of every command that starts or uses a
+// cluster.
 type clusterFlags struct {
-	nodes   string
-	assets  string
-	workDir string
-	timeout time.Duration
+	nodes      string
+	assets     string
+	workDir    string
+	timeout    time.Duration
+	kubeconfig string // an existing cluster (run, smoke)
+	context    string
+	unisolated bool
 }
 
 // register adds the cluster flags and --nodes.
@@ -36,39 +42,80 @@ func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&f.timeout, "start-timeout", sim.DefaultStartTimeout, "how long the cluster may take to start")
 }
 
-// environment validates the flags and builds the environment they describe;
-// errors are usage errors.
-func (f *clusterFlags) environment(kubeconfig string) (*sim.Environment, error) {
+// registerExisting adds --kubeconfig and --context: run on a cluster that
+// already runs the Trainer instead of starting one.
+func (f *clusterFlags) registerExisting(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "",
+		"run on the existing cluster of this kubeconfig (one of 'simctl up', kind, staging) instead of starting one;\nit must run the Trainer, JobSet and the default runtimes (checked first, exit 3 if not)")
+	cmd.Flags().StringVar(&f.context, "context", "", "the --kubeconfig context to use (default: its current context)")
+}
+
+// options validates the flags and returns the cluster they describe;
+// errors are usage errors. kubeconfigOut is where an envtest cluster writes
+// its kubeconfig.
+func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error) {
 	var groups []fakegpu.NodeGroup
 	if f.nodes != "" {
 		var err error
 		if groups, err = fakegpu.ParseNodeGroups(f.nodes); err != nil {
-			return nil, withCode(ExitUsage, fmt.Errorf("invalid --nodes: %w", err))
+			return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --nodes: %w", err))
 		}
 	}
-	return &sim.Environment{
-		AssetsDir:      f.assets,
-		Nodes:          groups,
-		WorkDir:        f.workDir,
-		KubeconfigPath: kubeconfig,
-		StartTimeout:   f.timeout,
-	}, nil
+	o := sim.ClusterOptions{
+		Context:       f.context,
+		AssetsDir:     f.assets,
+		Nodes:         groups,
+		WorkDir:       f.workDir,
+		KubeconfigOut: kubeconfigOut,
+		StartTimeout:  f.timeout,
+		Unisolated:    f.unisolated,
+	}
+	if f.kubeconfig != "" {
+		abs, err := filepath.Abs(f.kubeconfig)
+		if err != nil {
+			return o, withCode(ExitUsage, fmt.Errorf("invalid --kubeconfig: %w", err))
+		}
+		o.Kubeconfig = abs
+	} else if f.context != "" {
+		return o, withCode(ExitUsage, errors.New("--context needs --kubeconfig"))
+	}
+	return o, nil
 }
 
-// startCluster starts env, printing one line per component as it becomes
-// ready. A failure to start is ExitCluster.
-func startCluster(ctx context.Context, out io.Writer, env *sim.Environment) error {
-	fmt.Fprintf(out, "starting Kubernetes %s with Kubeflow Trainer and JobSet\n", sim.KubernetesVersion)
-	env.Progress = func(t sim.ComponentTiming) {
+// startCluster starts a cluster, printing one line per component as it
+// becomes ready. A failure to start is ExitCluster.
+func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (sim.Cluster, error) {
+	if o.Kubeconfig != "" {
+		fmt.Fprintf(out, "using the cluster of %s\n", o.Kubeconfig)
+	} else {
+		fmt.Fprintf(out, "starting Kubernetes %s with Kubeflow Trainer and JobSet\n", sim.KubernetesVersion)
+	}
+	o.Progress = func(t sim.ComponentTiming) {
 		fmt.Fprintf(out, "  %-28s ready in %6s  (at %s)\n", t.Name, t.Took.Round(10*time.Millisecond), t.ReadyAt.Round(10*time.Millisecond))
 	}
+	c := sim.NewCluster(o)
 	start := time.Now()
-	if err := env.Start(ctx); err != nil {
-		return withCode(ExitCluster, fmt.Errorf("failed to start the cluster: %w", err))
+	if err := c.Start(ctx); err != nil {
+		return c, withCode(ExitCluster, fmt.Errorf("failed to start the cluster: %w", err))
 	}
-	fmt.Fprintf(out, "cluster ready in %s\n", time.Since(start).Round(10*time.Millisecond))
-	if !env.ParentDeathProtected() {
+	v := c.Versions()
+	fmt.Fprintf(out, "cluster ready in %s: %s, Kubernetes %s, Trainer %s, JobSet %s\n", time.Since(start).Round(10*time.Millisecond), v.Cluster, v.Kubernetes, v.Trainer, v.JobSet)
+	if p, ok := c.(interface{ ParentDeathProtected() bool }); ok && !p.ParentDeathProtected() {
 		fmt.Fprintln(out, "warning: setpriv(1) with --pdeathsig is not available: if simctl is killed with SIGKILL, kube-apiserver and etcd keep running")
 	}
-	return nil
+	if i, ok := c.(interface{ Isolated() bool }); ok && !i.Isolated() {
+		fmt.Fprintln(out, "warning: --unisolated: scenario Pods are not kept off the cluster's own nodes; scenarios run one at a time")
+	}
+	return c, nil
+}
+
+// stopCluster stops c and turns a failure into ExitCluster unless err
+// already holds an error.
+func stopCluster(c sim.Cluster, err *error) {
+	if c == nil {
+		return
+	}
+	if stopErr := c.Stop(); stopErr != nil && *err == nil {
+		*err = withCode(ExitCluster, fmt.Errorf("failed to stop the cluster: %w", stopErr))
+	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trainersim/trainersim/reports"
-	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
@@ -82,7 +81,9 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print every step")
 	fl.Uint64Var(&f.seed, "seed", 0, "in scenarios that explore interleavings, run only the order of this seed")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
+	fl.BoolVar(&f.cluster.unisolated, "unisolated", false, "with --kubeconfig, on a cluster that serves no MutatingAdmissionPolicy: run anyway, one scenario at a time,\nat the risk of scenario Pods landing on the cluster's own nodes")
 	f.cluster.registerCluster(cmd)
+	f.cluster.registerExisting(cmd)
 	return cmd
 }
 
@@ -139,24 +140,12 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		runner.FixturesDir = dir
 	}
 
-	env, err := f.cluster.environment("")
+	o, err := f.cluster.options("")
 	if err != nil {
 		return err
 	}
-	if f.keep {
-		env.WorkDir = f.cluster.workDir
-	}
-	run := &reports.Run{
-		Started:           time.Now(),
-		KubernetesVersion: "v" + sim.KubernetesVersion,
-		TrainerVersion:    sim.ModuleVersion(sim.TrainerModule),
-		JobSetVersion:     sim.ModuleVersion(sim.JobSetModule),
-	}
-	defer func() {
-		if stopErr := env.Stop(); stopErr != nil && err == nil {
-			err = withCode(ExitCluster, fmt.Errorf("failed to stop the cluster: %w", stopErr))
-		}
-	}()
+	o.Nodes = nil // every scenario brings its own
+	run := &reports.Run{Started: time.Now()}
 	plans := runner.Plans(files, f.seedFlag)
 	runs := len(plans)
 	if f.seedFlag != nil && !slices.ContainsFunc(plans, func(p runner.Plan) bool { return p.Interleaving != nil }) {
@@ -167,13 +156,21 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	} else {
 		fmt.Fprintf(streams.Out, "%d scenarios (%d runs: interleavings) from %s\n", len(files), runs, strings.Join(paths, " "))
 	}
-	if err := startCluster(ctx, streams.Out, env); err != nil {
+	env, err := startCluster(ctx, streams.Out, o)
+	defer stopCluster(env, &err)
+	if err != nil {
 		return err
+	}
+	v := env.Versions()
+	run.Cluster, run.KubernetesVersion, run.TrainerVersion, run.JobSetVersion = v.Cluster, v.Kubernetes, v.Trainer, v.JobSet
+	parallel := f.parallel
+	if i, ok := env.(interface{ Isolated() bool }); ok && !i.Isolated() {
+		parallel = 1
 	}
 
 	r := &runner.Runner{
-		Env:             env,
-		Parallel:        f.parallel,
+		Cluster:         env,
+		Parallel:        parallel,
 		ScenarioTimeout: f.timeout,
 		Keep:            f.keep,
 		Seed:            f.seedFlag,
@@ -206,7 +203,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		fmt.Fprintf(streams.Out, "reports: %s\n", filepath.Join(abs, "report.html"))
 	}
 	if f.keep && ctx.Err() == nil {
-		fmt.Fprintf(streams.Out, "cluster kept: kubectl --kubeconfig %s get pods -A\n", env.KubeconfigPath)
+		fmt.Fprintf(streams.Out, "cluster kept: kubectl --kubeconfig %s get pods -A\n", env.AdminKubeconfig())
 		fmt.Fprintln(streams.Out, "press Ctrl-C to stop")
 		<-ctx.Done()
 	}

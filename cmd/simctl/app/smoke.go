@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"strings"
@@ -37,31 +39,53 @@ scheduler has bound them to the two H100 nodes and KWOK reports them Running.
 It prints the Pods and exits 0, or exits 1 with what it saw instead.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			env, err := flags.environment("")
+			o, err := flags.options("")
 			if err != nil {
 				return err
 			}
-			return runSmoke(cmd.Context(), streams.Out, env)
+			// The nodes are the smoke namespace's own, created after it.
+			nodes := o.Nodes
+			o.Nodes = nil
+			return runSmoke(cmd.Context(), streams.Out, o, nodes)
 		},
 	}
 	flags.register(cmd)
+	flags.registerExisting(cmd)
 	return cmd
 }
 
-func runSmoke(ctx context.Context, out io.Writer, env *sim.Environment) (err error) {
-	defer func() {
-		if stopErr := env.Stop(); stopErr != nil && err == nil {
-			err = withCode(ExitCluster, fmt.Errorf("failed to stop the cluster: %w", stopErr))
-		}
-	}()
-	if err := startCluster(ctx, out, env); err != nil {
+func runSmoke(ctx context.Context, out io.Writer, o sim.ClusterOptions, groups []fakegpu.NodeGroup) (err error) {
+	env, err := startCluster(ctx, out, o)
+	defer stopCluster(env, &err)
+	if err != nil {
 		return err
 	}
 	c := env.Client()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "smoke"}}
+	// The smoke check's Pods run on nodes of its own, as a scenario's do, so
+	// that it never touches the nodes of a cluster it did not start.
+	suffix := make([]byte, 3)
+	_, _ = rand.Read(suffix)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "smoke-" + hex.EncodeToString(suffix)}}
+	env.IsolateNamespace(ns)
 	if err := c.Create(ctx, ns); err != nil {
 		return withCode(ExitFailed, fmt.Errorf("failed to create namespace: %w", err))
 	}
+	var nodes []string
+	defer func() {
+		cleanupCtx := context.WithoutCancel(ctx)
+		_ = c.Delete(cleanupCtx, ns)
+		_ = env.RemoveNodes(cleanupCtx, nodes)
+	}()
+	for i := range groups {
+		groups[i].NamePrefix = ns.Name + "-" + groups[i].Profile
+		groups[i] = sim.IsolateNodeGroup(groups[i], ns.Name)
+	}
+	since := time.Now()
+	nodes, err = env.AddNodes(ctx, groups)
+	if err != nil {
+		return withCode(ExitCluster, fmt.Errorf("failed to add the smoke nodes: %w", err))
+	}
+	fmt.Fprintf(out, "%d nodes ready in %s: %s\n", len(nodes), time.Since(since).Round(10*time.Millisecond), strings.Join(nodes, ", "))
 	job := wrappers.MakeTrainJob(ns.Name, "gpu-smoke").
 		Runtime("torch-distributed").NumNodes(2).GPUs(8).
 		PodSpecPatch("kueue.x-k8s.io/manager", "node", trainer.PodSpecPatch{

@@ -29,11 +29,11 @@ then stops every process it started.`,
 			if err != nil {
 				return withCode(ExitUsage, fmt.Errorf("invalid --kubeconfig: %w", err))
 			}
-			env, err := flags.environment(abs)
+			o, err := flags.options(abs)
 			if err != nil {
 				return err
 			}
-			return runUp(cmd.Context(), streams, env)
+			return runUp(cmd.Context(), streams, o)
 		},
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "where to write the admin kubeconfig (required)")
@@ -42,19 +42,21 @@ then stops every process it started.`,
 	return cmd
 }
 
-func runUp(ctx context.Context, streams Streams, env *sim.Environment) (err error) {
+func runUp(ctx context.Context, streams Streams, o sim.ClusterOptions) (err error) {
+	env, err := startCluster(ctx, streams.Out, o)
 	defer func() {
 		fmt.Fprintln(streams.Out, "stopping")
-		if stopErr := env.Stop(); stopErr != nil && err == nil {
-			err = withCode(ExitCluster, fmt.Errorf("failed to stop the cluster: %w", stopErr))
-		}
+		stopCluster(env, &err)
 	}()
-	if err := startCluster(ctx, streams.Out, env); err != nil {
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(streams.Out, "kubeconfig: %s\n", env.KubeconfigPath)
-	fmt.Fprintf(streams.Out, "  kubectl --kubeconfig %s get nodes -L nvidia.com/gpu.product\n", env.KubeconfigPath)
-	fmt.Fprintf(streams.Out, "component logs: %s\n", env.LogDir())
+	fmt.Fprintf(streams.Out, "kubeconfig: %s\n", env.AdminKubeconfig())
+	fmt.Fprintf(streams.Out, "  kubectl --kubeconfig %s get nodes -L nvidia.com/gpu.product\n", env.AdminKubeconfig())
+	fmt.Fprintf(streams.Out, "  simctl run --kubeconfig %s scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml\n", env.AdminKubeconfig())
+	if l, ok := env.(interface{ LogDir() string }); ok {
+		fmt.Fprintf(streams.Out, "component logs: %s\n", l.LogDir())
+	}
 	fmt.Fprintln(streams.Out, "press Ctrl-C to stop")
 	<-ctx.Done()
 	return nil

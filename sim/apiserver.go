@@ -1,0 +1,67 @@
+package sim
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/trainersim/trainersim/sim/internal/proc"
+)
+
+// The API server and etcd, through envtest, and the kubeconfigs of the
+// users the other components run as.
+
+func (e *Environment) startAPIServer(bins map[string]string) error {
+	since := e.now()
+	binDir := filepath.Join(e.WorkDir, "bin")
+	apiserver, protected, err := proc.WrapWithParentDeathSignal(binDir, binAPIServer, bins[binAPIServer])
+	if err != nil {
+		return err
+	}
+	etcd, _, err := proc.WrapWithParentDeathSignal(binDir, binEtcd, bins[binEtcd])
+	if err != nil {
+		return err
+	}
+	e.parentDeathProtected = protected
+	e.env = &envtest.Environment{ControlPlaneStartTimeout: time.Minute, ControlPlaneStopTimeout: stopGrace}
+	// PodNodeSelector and PodTolerationRestriction let a namespace's
+	// annotations add a nodeSelector and tolerations to its Pods: the
+	// scenario runner confines each scenario's Pods to its own nodes so.
+	e.env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "PodNodeSelector", "PodTolerationRestriction")
+	// Their state lives in the work dir, so that it goes with it.
+	e.env.ControlPlane.GetAPIServer().Path = apiserver
+	e.env.ControlPlane.GetAPIServer().CertDir = filepath.Join(e.WorkDir, "kube-apiserver-certs")
+	e.env.ControlPlane.Etcd = &envtest.Etcd{Path: etcd, DataDir: filepath.Join(e.WorkDir, "etcd")}
+	cfg, err := e.env.Start()
+	if err != nil {
+		return fmt.Errorf("failed to start kube-apiserver and etcd: %w", err)
+	}
+	e.cfg = cfg
+	e.cfg.QPS, e.cfg.Burst = 200, 400
+	e.ready(ComponentAPIServer, since)
+	return nil
+}
+
+// writeKubeconfig writes a kubeconfig for a user in system:masters.
+func (e *Environment) writeKubeconfig(user, path string) error {
+	e.usersMu.Lock()
+	u, err := e.env.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
+	e.usersMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("failed to add user %s: %w", user, err)
+	}
+	data, err := u.KubeConfig()
+	if err != nil {
+		return fmt.Errorf("failed to render kubeconfig of %s: %w", user, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("failed to create kubeconfig dir: %w", err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return fmt.Errorf("failed to write kubeconfig %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package sim
+
+// What the control-plane components the harness runs as child processes
+// (kube-controller-manager, kube-scheduler) share: a loopback port, a
+// kubeconfig of their own, and a /healthz over HTTPS that says when they
+// are ready, while their process is watched for an early exit.
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/trainersim/trainersim/sim/internal/proc"
+)
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("failed to find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startComponent starts a kube component that serves /healthz over HTTPS on
+// a loopback port and waits until it answers ok.
+func (e *Environment) startComponent(ctx context.Context, name, bin string, args func(kubeconfig string, port int, certDir string) []string) error {
+	since := e.now()
+	kubeconfig := filepath.Join(e.WorkDir, name+".kubeconfig")
+	if err := e.writeKubeconfig("system:"+name, kubeconfig); err != nil {
+		return err
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	certDir := filepath.Join(e.WorkDir, name+"-certs")
+	p := &proc.Process{Name: name, Path: bin, Args: args(kubeconfig, port, certDir), LogPath: filepath.Join(e.LogDir(), name+".log")}
+	if err := p.Start(); err != nil {
+		return err
+	}
+	e.trackProcess(p)
+	healthz := "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz"
+	httpClient := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	if err := p.WaitUntil(ctx, pollInterval, func(ctx context.Context) error { return checkHealthz(ctx, httpClient, healthz) }); err != nil {
+		return err
+	}
+	e.ready(name, since)
+	return nil
+}
+
+func checkHealthz(ctx context.Context, c *http.Client, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	return nil
+}
+
+// trackProcess makes Stop stop a started child process.
+func (e *Environment) trackProcess(p *proc.Process) {
+	e.progressMu.Lock()
+	e.processes = append(e.processes, p)
+	e.progressMu.Unlock()
+}
+
+// componentArgs are the flags kube-controller-manager and kube-scheduler
+// share: the harness's kubeconfig for the API and for delegated authn/authz,
+// serving on a loopback port with a self-signed certificate, no leader
+// election.
+func componentArgs(kubeconfig string, port int, certDir string) []string {
+	return []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--authentication-skip-lookup=true",
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + certDir,
+		"--leader-elect=false",
+		"--kube-api-qps=200",
+		"--kube-api-burst=400",
+	}
+}

@@ -1,0 +1,123 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"golang.org/x/sync/errgroup"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/trainersim/trainersim/fixtures"
+)
+
+// What the envtest provider installs into its API server: the CRDs, the
+// webhook configurations and the default runtimes.
+
+func (e *Environment) installCRDs(done chan struct{}) error {
+	since := e.now()
+	crds, err := readCRDs(fixtures.FS, fixtures.CRDDir)
+	if err != nil {
+		return err
+	}
+	// One request each, side by side: the API server compiles every CRD's
+	// schema and CEL rules on create, which dominates this step.
+	var g errgroup.Group
+	for _, crd := range crds {
+		g.Go(func() error { return envtest.CreateCRDs(e.cfg, []*apiextensionsv1.CustomResourceDefinition{crd}) })
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("failed to create CRDs: %w", err)
+	}
+	if err := envtest.WaitForCRDs(e.cfg, crds, envtest.CRDInstallOptions{MaxTime: time.Minute, PollInterval: 20 * time.Millisecond}); err != nil {
+		return fmt.Errorf("failed to wait for CRDs: %w", err)
+	}
+	close(done)
+	e.ready(ComponentCRDs, since)
+	return nil
+}
+
+func (e *Environment) installWebhookConfigs(done chan struct{}) error {
+	since := e.now()
+	// envtest's Start already chose the serving host, port and certificate
+	// (with no webhooks to install); point the configurations at them.
+	opts := &e.env.WebhookInstallOptions
+	for file, prefix := range map[string]string{fixtures.TrainerWebhooks: "trainer-", fixtures.JobSetWebhooks: "jobset-"} {
+		muts, vals, err := readWebhooks(fixtures.FS, file, prefix)
+		if err != nil {
+			return err
+		}
+		opts.MutatingWebhooks = append(opts.MutatingWebhooks, muts...)
+		opts.ValidatingWebhooks = append(opts.ValidatingWebhooks, vals...)
+	}
+	if err := opts.ModifyWebhookDefinitions(); err != nil {
+		return fmt.Errorf("failed to point webhook configurations at the local server: %w", err)
+	}
+	if err := opts.Install(e.cfg); err != nil {
+		return fmt.Errorf("failed to install webhook configurations: %w", err)
+	}
+	close(done)
+	e.ready(ComponentWebhookConfigs, since)
+	return nil
+}
+
+// installRuntimes creates the Trainer's default ClusterTrainingRuntimes,
+// through the Trainer's validating webhook like on a real cluster.
+func (e *Environment) installRuntimes(ctx context.Context) error {
+	if e.SkipDefaultRuntimes {
+		return nil
+	}
+	since := e.now()
+	objs, err := readObjects(fixtures.FS, fixtures.RuntimeDir)
+	if err != nil {
+		return err
+	}
+	if err := e.waitPastCreateGrace(ctx, runtimeCRD); err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if err := e.client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("failed to create %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	e.ready(ComponentRuntimes, since)
+	return nil
+}
+
+// runtimeCRD is the CRD of the default runtimes.
+const runtimeCRD = "clustertrainingruntimes.trainer.kubeflow.org"
+
+// crdCreateGrace is how long after a CRD becomes Established the API server
+// delays every create of its resource by a flat two seconds
+// (apiextensions-apiserver's crdHandler, for HA API servers to catch up).
+const crdCreateGrace = 2 * time.Second
+
+// waitPastCreateGrace waits until the API server no longer delays creates of
+// the CRD's resource. The server compares against the Established
+// condition's second-precision time, so this wait is shorter than its sleep.
+func (e *Environment) waitPastCreateGrace(ctx context.Context, name string) error {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := e.client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+		return fmt.Errorf("failed to get CRD %s: %w", name, err)
+	}
+	for _, c := range crd.Status.Conditions {
+		if c.Type != apiextensionsv1.Established {
+			continue
+		}
+		wait := c.LastTransitionTime.Add(crdCreateGrace).Sub(e.now())
+		if wait <= 0 {
+			return nil
+		}
+		select {
+		case <-time.After(wait):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("CRD %s is not Established", name)
+}

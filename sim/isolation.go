@@ -1,0 +1,158 @@
+package sim
+
+// Scenario isolation on a cluster whose API server flags trainersim does not
+// set: a MutatingAdmissionPolicy (admissionregistration.k8s.io/v1, GA and on
+// by default since Kubernetes 1.36) gives every Pod created in a namespace of
+// the run the node selector and the toleration of the namespace's own nodes,
+// as the PodNodeSelector and PodTolerationRestriction plugins do on the
+// envtest provider.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// isolationProbeTimeout bounds the wait until the API server applies a new
+// isolation policy.
+const isolationProbeTimeout = 30 * time.Second
+
+// isolationMutations are the CEL expressions of the policy: add the
+// namespace's toleration and node selector to the Pod, whether or not it
+// already has tolerations or a node selector.
+var isolationMutations = []string{
+	`has(object.spec.tolerations) ?
+  [JSONPatch{op: "add", path: "/spec/tolerations/-", value: Object.spec.tolerations{key: "` + IsolationKey + `", operator: "Equal", value: namespaceObject.metadata.name, effect: "NoSchedule"}}] :
+  [JSONPatch{op: "add", path: "/spec/tolerations", value: [Object.spec.tolerations{key: "` + IsolationKey + `", operator: "Equal", value: namespaceObject.metadata.name, effect: "NoSchedule"}]}]`,
+	`has(object.spec.nodeSelector) ?
+  [JSONPatch{op: "add", path: "/spec/nodeSelector/" + jsonpatch.escapeKey("` + IsolationKey + `"), value: namespaceObject.metadata.name}] :
+  [JSONPatch{op: "add", path: "/spec/nodeSelector", value: {"` + IsolationKey + `": namespaceObject.metadata.name}}]`,
+}
+
+// admissionPoliciesServed reports whether the API server serves
+// MutatingAdmissionPolicies in admissionregistration.k8s.io/v1.
+func admissionPoliciesServed(d discovery.DiscoveryInterface) (bool, error) {
+	list, err := d.ServerResourcesForGroupVersion(admissionv1.SchemeGroupVersion.String())
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("failed to discover %s: %w", admissionv1.SchemeGroupVersion, err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "mutatingadmissionpolicies" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// isolationPolicy is the policy and binding of one run.
+type isolationPolicy struct {
+	name  string
+	runID string
+}
+
+func (p isolationPolicy) objects() (*admissionv1.MutatingAdmissionPolicy, *admissionv1.MutatingAdmissionPolicyBinding) {
+	labels := map[string]string{ManagedByLabel: ManagedByValue, RunLabel: p.runID}
+	var mutations []admissionv1.Mutation
+	for _, expr := range isolationMutations {
+		mutations = append(mutations, admissionv1.Mutation{
+			PatchType: admissionv1.PatchTypeJSONPatch,
+			JSONPatch: &admissionv1.JSONPatch{Expression: expr},
+		})
+	}
+	policy := &admissionv1.MutatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: p.name, Labels: labels},
+		Spec: admissionv1.MutatingAdmissionPolicySpec{
+			MatchConstraints: &admissionv1.MatchResources{
+				ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Create},
+					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+				}}},
+			},
+			Mutations: mutations,
+			// A Pod the policy cannot isolate is refused rather than
+			// scheduled onto the cluster's own nodes.
+			FailurePolicy:      ptr.To(admissionv1.Fail),
+			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,
+		},
+	}
+	binding := &admissionv1.MutatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: p.name, Labels: labels},
+		Spec: admissionv1.MutatingAdmissionPolicyBindingSpec{
+			PolicyName: p.name,
+			MatchResources: &admissionv1.MatchResources{
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{RunLabel: p.runID}},
+			},
+		},
+	}
+	return policy, binding
+}
+
+// install creates the policy and its binding, then waits until the API
+// server applies them: a dry-run Pod in a probe namespace of the run comes
+// back isolated. isolate labels the probe namespace as the run's.
+func (p isolationPolicy) install(ctx context.Context, c client.Client, isolate func(*corev1.Namespace)) error {
+	policy, binding := p.objects()
+	if err := c.Create(ctx, policy); err != nil {
+		return fmt.Errorf("failed to create MutatingAdmissionPolicy %s: %w", p.name, err)
+	}
+	if err := c.Create(ctx, binding); err != nil {
+		return fmt.Errorf("failed to create MutatingAdmissionPolicyBinding %s: %w", p.name, err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.name + "-probe"}}
+	isolate(ns)
+	if err := c.Create(ctx, ns); err != nil {
+		return fmt.Errorf("failed to create namespace %s: %w", ns.Name, err)
+	}
+	defer func() {
+		_ = c.Delete(context.WithoutCancel(ctx), ns)
+	}()
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, isolationProbeTimeout, true, func(ctx context.Context) (bool, error) {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "isolation-probe"},
+			Spec: corev1.PodSpec{
+				Containers:                   []corev1.Container{{Name: "probe", Image: "trainersim.dev/probe:none"}},
+				AutomountServiceAccountToken: ptr.To(false),
+			},
+		}
+		// A not-yet-created default ServiceAccount refuses the Pod too:
+		// keep asking until the policy is seen applied.
+		if last = c.Create(ctx, pod, client.DryRunAll); last != nil {
+			return false, nil
+		}
+		if pod.Spec.NodeSelector[IsolationKey] != ns.Name {
+			last = fmt.Errorf("a dry-run Pod in %s came back without the node selector %s=%s", ns.Name, IsolationKey, ns.Name)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the isolation policy %s did not take effect within %s: %v", p.name, isolationProbeTimeout, last)
+	}
+	return nil
+}
+
+// uninstall deletes the policy and its binding.
+func (p isolationPolicy) uninstall(ctx context.Context, c client.Client) error {
+	policy, binding := p.objects()
+	var errs []error
+	for _, o := range []client.Object{binding, policy} {
+		if err := c.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("failed to delete %s: %w", p.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

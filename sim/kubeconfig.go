@@ -1,0 +1,340 @@
+package sim
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim/internal/controllers"
+	"github.com/trainersim/trainersim/sim/internal/proc"
+)
+
+// Component names of the kubeconfig provider's start.
+const (
+	ComponentPreflight = "preflight"
+	ComponentIsolation = "isolation-policy"
+)
+
+// ErrNoIsolation is returned by Kubeconfig.Start when the cluster offers no
+// way to keep scenario Pods off its own nodes and Unisolated is not set.
+var ErrNoIsolation = errors.New("the cluster serves no admissionregistration.k8s.io/v1 MutatingAdmissionPolicy (Kubernetes 1.36 and later do), so scenario Pods could land on its real nodes; refusing to run scenarios (--unisolated runs them anyway, one at a time, at that risk)")
+
+// Kubeconfig is a cluster that already runs the Trainer and JobSet, reached
+// through a kubeconfig: a cluster kept by `simctl up`, a kind cluster, a
+// staging cluster. Start checks it (preflight), installs the isolation
+// policy of the run, and makes sure something plays the kubelet for
+// trainersim's simulated nodes: the kwok of the cluster's `simctl up` when
+// one holds the kwok lease, else a kwok of its own (the binary `make
+// assets` builds) restricted to the nodes trainersim creates. Everything it
+// creates carries ManagedByLabel and RunLabel and is deleted by Stop; Clean
+// removes what a killed run left. The zero value of every field but Path is
+// a documented default.
+type Kubeconfig struct {
+	// Path is the kubeconfig file. Required.
+	Path string
+	// Context is the kubeconfig context to use. Empty: its current context.
+	Context string
+	// AssetsDir is where to find kwok when the cluster has none for
+	// trainersim's nodes. Empty: as Environment.AssetsDir.
+	AssetsDir string
+	// WorkDir receives kwok's configuration and log under logs/. Empty: a
+	// new temporary directory that Stop removes.
+	WorkDir string
+	// Nodes are simulated node groups created by Start and deleted by Stop.
+	Nodes []fakegpu.NodeGroup
+	// Unisolated runs on a cluster that offers no isolation policy; the
+	// caller must then run one scenario at a time. False: Start fails with
+	// ErrNoIsolation on such a cluster.
+	Unisolated bool
+	// StartTimeout bounds Start. Zero: DefaultStartTimeout.
+	StartTimeout time.Duration
+	// Progress, when set, is called once per step of Start as it is done.
+	Progress func(ComponentTiming)
+	// Clock measures start times and the kwok lease. Nil: the real clock.
+	Clock clock.PassiveClock
+
+	runID      string
+	cfg        *rest.Config
+	scheme     *apiruntime.Scheme
+	client     client.Client
+	versions   Versions
+	isolation  *isolationPolicy
+	kwok       *proc.Process
+	lease      *kwokLease
+	nodes      *nodePool
+	startNodes []string
+	ownWorkDir bool
+	started    time.Time
+	progressMu sync.Mutex
+}
+
+var _ Cluster = (*Kubeconfig)(nil)
+
+// LoadKubeconfig returns the rest.Config of a kubeconfig file and context
+// (empty: the current one).
+func LoadKubeconfig(path, context string) (*rest.Config, error) {
+	cfg, err := clientConfig(path, context).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("failed to load kubeconfig %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+func clientConfig(path, context string) clientcmd.ClientConfig {
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path},
+		&clientcmd.ConfigOverrides{CurrentContext: context})
+}
+
+func (k *Kubeconfig) now() time.Time {
+	if k.Clock == nil {
+		k.Clock = clock.RealClock{}
+	}
+	return k.Clock.Now()
+}
+
+func (k *Kubeconfig) ready(name string, since time.Time) {
+	now := k.now()
+	t := ComponentTiming{Name: name, Took: now.Sub(since), ReadyAt: now.Sub(k.started)}
+	k.progressMu.Lock()
+	defer k.progressMu.Unlock()
+	if k.Progress != nil {
+		k.Progress(t)
+	}
+}
+
+// Start checks the cluster and prepares it for scenarios; see Kubeconfig.
+// Every failure is returned with nothing left behind: an unreachable or
+// unauthorised cluster, a *PreflightError, ErrNoIsolation.
+func (k *Kubeconfig) Start(ctx context.Context) (err error) {
+	k.started = k.now()
+	timeout := k.StartTimeout
+	if timeout == 0 {
+		timeout = DefaultStartTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	defer func() {
+		if err != nil {
+			_ = k.Stop()
+		}
+	}()
+	if k.Path == "" {
+		return errors.New("no kubeconfig given")
+	}
+	since := k.now()
+	if k.cfg, err = LoadKubeconfig(k.Path, k.Context); err != nil {
+		return err
+	}
+	k.cfg.QPS, k.cfg.Burst = 200, 400
+	if k.scheme, err = controllers.NewScheme(); err != nil {
+		return err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(k.cfg)
+	if err != nil {
+		return fmt.Errorf("failed to create discovery client: %w", err)
+	}
+	info, err := dc.ServerVersion()
+	if err != nil {
+		return fmt.Errorf("cannot reach the cluster at %s (kubeconfig %s): %w", k.cfg.Host, k.Path, err)
+	}
+	if k.client, err = client.New(k.cfg, client.Options{Scheme: k.scheme}); err != nil {
+		return fmt.Errorf("failed to create client: %w", err)
+	}
+	lease, err := liveKwokLease(ctx, k.client, k.Clock)
+	if err != nil {
+		return fmt.Errorf("cannot use the cluster at %s: %w", k.cfg.Host, err)
+	}
+	if k.versions, err = preflight(ctx, k.client, k.cfg.Host, info.GitVersion, lease); err != nil {
+		return err
+	}
+	served, err := admissionPoliciesServed(dc)
+	if err != nil {
+		return err
+	}
+	if !served && !k.Unisolated {
+		return ErrNoIsolation
+	}
+	k.ready(ComponentPreflight, since)
+
+	k.runID = newRunID()
+	if served {
+		since = k.now()
+		k.isolation = &isolationPolicy{name: "trainersim-isolation-" + k.runID, runID: k.runID}
+		if err := k.isolation.install(ctx, k.client, k.IsolateNamespace); err != nil {
+			return err
+		}
+		k.ready(ComponentIsolation, since)
+	}
+
+	since = k.now()
+	k.nodes = &nodePool{client: k.client, labels: map[string]string{RunLabel: k.runID}}
+	if lease == nil {
+		if err := k.startKwok(ctx); err != nil {
+			return err
+		}
+		k.nodes.kwok = k.kwok
+	}
+	k.ready(ComponentKwok, since)
+	if len(k.Nodes) > 0 {
+		since = k.now()
+		k.startNodes, err = k.AddNodes(ctx, k.Nodes)
+		if err != nil {
+			return err
+		}
+		k.ready(ComponentNodes, since)
+	}
+	return nil
+}
+
+// newRunID returns a short random id for RunLabel and the names of the
+// run's cluster-scoped objects.
+func newRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// startKwok runs a kwok of this run against the cluster and takes the kwok
+// lease, so that runs after it reuse it while it lives.
+func (k *Kubeconfig) startKwok(ctx context.Context) error {
+	bins, err := findBinaries(k.AssetsDir, binKwok)
+	if err != nil {
+		return err
+	}
+	if k.WorkDir == "" {
+		if k.WorkDir, err = newWorkDir(); err != nil {
+			return err
+		}
+		k.ownWorkDir = true
+	}
+	logDir := filepath.Join(k.WorkDir, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return fmt.Errorf("failed to create %s: %w", logDir, err)
+	}
+	// kwok gets the same credentials, in a file of its own with the
+	// context chosen and every referenced file inlined.
+	raw, err := clientConfig(k.Path, k.Context).RawConfig()
+	if err != nil {
+		return fmt.Errorf("failed to read kubeconfig %s: %w", k.Path, err)
+	}
+	if k.Context != "" {
+		raw.CurrentContext = k.Context
+	}
+	if err := clientcmdapi.MinifyConfig(&raw); err != nil {
+		return fmt.Errorf("failed to select the kubeconfig's context: %w", err)
+	}
+	if err := clientcmdapi.FlattenConfig(&raw); err != nil {
+		return fmt.Errorf("failed to inline the kubeconfig's files: %w", err)
+	}
+	kubeconfig := filepath.Join(k.WorkDir, "kwok.kubeconfig")
+	if err := clientcmd.WriteToFile(raw, kubeconfig); err != nil {
+		return fmt.Errorf("failed to write kwok's kubeconfig: %w", err)
+	}
+	if k.kwok, err = startKwok(bins[binKwok], kubeconfig, k.WorkDir, logDir); err != nil {
+		return err
+	}
+	k.lease, err = holdKwokLease(ctx, k.client, k.Clock, k.versions, map[string]string{RunLabel: k.runID})
+	return err
+}
+
+// Stop deletes the nodes Start created, the isolation policy and the kwok
+// lease, stops kwok and removes the work directory when Start created it.
+// Scenario namespaces and nodes are the runner's to delete.
+func (k *Kubeconfig) Stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	defer cancel()
+	var errs []error
+	if k.nodes != nil && len(k.startNodes) > 0 {
+		errs = append(errs, k.nodes.remove(ctx, k.startNodes))
+		k.startNodes = nil
+	}
+	if k.isolation != nil {
+		errs = append(errs, k.isolation.uninstall(ctx, k.client))
+		k.isolation = nil
+	}
+	if k.lease != nil {
+		errs = append(errs, k.lease.release(ctx))
+		k.lease = nil
+	}
+	if k.kwok != nil {
+		_ = k.kwok.Stop(stopGrace)
+		k.kwok = nil
+	}
+	if k.ownWorkDir && k.WorkDir != "" {
+		if err := os.RemoveAll(k.WorkDir); err != nil {
+			errs = append(errs, fmt.Errorf("failed to remove work dir: %w", err))
+		}
+		k.WorkDir, k.ownWorkDir = "", false
+	}
+	return errors.Join(errs...)
+}
+
+// AdminKubeconfig is Path.
+func (k *Kubeconfig) AdminKubeconfig() string { return k.Path }
+
+// Config returns the admin rest.Config of the kubeconfig.
+func (k *Kubeconfig) Config() *rest.Config { return rest.CopyConfig(k.cfg) }
+
+// Client returns a client as the kubeconfig's user.
+func (k *Kubeconfig) Client() client.Client { return k.client }
+
+// Scheme returns the scheme of Client.
+func (k *Kubeconfig) Scheme() *apiruntime.Scheme { return k.scheme }
+
+// Versions says what the preflight found running.
+func (k *Kubeconfig) Versions() Versions { return k.versions }
+
+// Isolated reports whether the cluster keeps each scenario's Pods on its own
+// nodes (false only with Unisolated on a cluster without the policy API).
+func (k *Kubeconfig) Isolated() bool { return k.isolation != nil }
+
+// AddNodes creates simulated nodes, labelled with the run, and waits until
+// each is Ready and schedulable.
+func (k *Kubeconfig) AddNodes(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, error) {
+	return k.nodes.add(ctx, groups)
+}
+
+// RemoveNodes deletes simulated nodes without waiting.
+func (k *Kubeconfig) RemoveNodes(ctx context.Context, names []string) error {
+	return k.nodes.remove(ctx, names)
+}
+
+// IsolateNamespace labels the namespace IsolationKey=<name>, ManagedBy and
+// RunLabel=<run>: the run's isolation policy then gives its Pods the node
+// selector and toleration of IsolateNodeGroup's nodes.
+func (k *Kubeconfig) IsolateNamespace(ns *corev1.Namespace) {
+	metav1.SetMetaDataLabel(&ns.ObjectMeta, IsolationKey, ns.Name)
+	metav1.SetMetaDataLabel(&ns.ObjectMeta, ManagedByLabel, ManagedByValue)
+	metav1.SetMetaDataLabel(&ns.ObjectMeta, RunLabel, k.runID)
+}
+
+// NewClient returns a client of cfg with every type trainersim reads.
+func NewClient(cfg *rest.Config) (client.Client, error) {
+	scheme, err := controllers.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create a client of %s: %w", cfg.Host, err)
+	}
+	return c, nil
+}
