@@ -191,8 +191,10 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 			return err
 		}
 		k.nodes.kwok = k.kwok
+		k.ready(ComponentKwok, since)
+	} else {
+		k.ready(ComponentKwok+" (the cluster's, reused)", since)
 	}
-	k.ready(ComponentKwok, since)
 	if len(k.Nodes) > 0 {
 		since = k.now()
 		k.startNodes, err = k.AddNodes(ctx, k.Nodes)
