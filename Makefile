@@ -121,6 +121,7 @@ test: assets $(if $(TRAINER_DIR),trainer-workspace) ## Run unit tests and the en
 	$(GO) test ./... -timeout 30m
 
 .PHONY: bench
-bench: assets ## Measure: bare envtest against the full harness start (3 runs each); the whole corpus, start included.
+bench: assets ## Measure: bare envtest against the full harness start (3 runs each); the whole corpus, start included; the warm re-run on a kept cluster.
 	$(GO) test ./sim/ -run '^$$' -bench . -benchtime 3x -timeout 30m
 	$(GO) test ./sim/runner/ -run '^$$' -bench Corpus -benchtime 1x -timeout 30m
+	$(GO) test ./cmd/simctl/app/ -run '^$$' -bench WarmRerun -benchtime 5x -timeout 30m

@@ -281,6 +281,7 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 	g.Go(func() error { return e.startControllerManager(gctx, bins[binControllerManager]) })
 	g.Go(func() error { return e.startScheduler(gctx, bins[binScheduler]) })
 	g.Go(func() error { return e.startNodes(gctx, bins[binKwok]) })
+	g.Go(func() error { return e.installIsolationPolicy(gctx) })
 	g.Go(func() error {
 		if err := waitFor(gctx, crdsReady, webhooksReady); err != nil {
 			return err

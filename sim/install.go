@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -120,4 +123,17 @@ func (e *Environment) waitPastCreateGrace(ctx context.Context, name string) erro
 		}
 	}
 	return fmt.Errorf("CRD %s is not Established", name)
+}
+
+// installIsolationPolicy installs the cluster-wide isolation policy for runs
+// against this cluster (simctl run --kubeconfig), which need it because they
+// do not use the PodNodeSelector annotations of IsolateNamespace.
+func (e *Environment) installIsolationPolicy(ctx context.Context) error {
+	since := e.now()
+	probe := func(ns *corev1.Namespace) { metav1.SetMetaDataLabel(&ns.ObjectMeta, IsolationKey, ns.Name) }
+	if err := clusterIsolationPolicy.install(ctx, e.client, probe); err != nil {
+		return err
+	}
+	e.ready(ComponentIsolation, since)
+	return nil
 }

@@ -16,6 +16,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
@@ -57,14 +58,68 @@ func admissionPoliciesServed(d discovery.DiscoveryInterface) (bool, error) {
 	return false, nil
 }
 
-// isolationPolicy is the policy and binding of one run.
+// isolationPolicy is an isolation policy and its binding: the one of a run,
+// or the one a cluster that trainersim started keeps for every run against
+// it (clusterIsolationPolicy).
 type isolationPolicy struct {
-	name  string
-	runID string
+	name string
+	// namespaces selects the namespaces whose Pods it isolates; they are
+	// the labels IsolateNamespace sets.
+	namespaces map[string]string
+	// labels are the policy's and binding's own, besides ManagedByLabel.
+	labels map[string]string
+}
+
+// Names and labels of the cluster-wide isolation policy.
+const (
+	clusterIsolationPolicyName = "trainersim-isolation"
+	// IsolationPolicyLabel (value "cluster") puts a namespace under the
+	// cluster-wide isolation policy.
+	IsolationPolicyLabel = "trainersim.dev/isolation"
+)
+
+// clusterIsolationPolicy is the policy a cluster trainersim starts (simctl
+// up) installs for the runs against it, so that they need not wait for a
+// policy of their own to take effect.
+var clusterIsolationPolicy = isolationPolicy{
+	name:       clusterIsolationPolicyName,
+	namespaces: map[string]string{IsolationPolicyLabel: "cluster"},
+}
+
+// runIsolationPolicy is the policy of one run on a cluster without the
+// cluster-wide one.
+func runIsolationPolicy(runID string) isolationPolicy {
+	return isolationPolicy{
+		name:       "trainersim-isolation-" + runID,
+		namespaces: map[string]string{RunLabel: runID},
+		labels:     map[string]string{RunLabel: runID},
+	}
+}
+
+// clusterIsolationInstalled reports whether the cluster has the cluster-wide
+// isolation policy and its binding, as trainersim installs them.
+func clusterIsolationInstalled(ctx context.Context, c client.Client) (bool, error) {
+	policy, binding := clusterIsolationPolicy.objects()
+	for _, o := range []client.Object{policy, binding} {
+		err := c.Get(ctx, client.ObjectKeyFromObject(o), o)
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("failed to get %s: %w", o.GetName(), err)
+		}
+		if o.GetLabels()[ManagedByLabel] != ManagedByValue {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 func (p isolationPolicy) objects() (*admissionv1.MutatingAdmissionPolicy, *admissionv1.MutatingAdmissionPolicyBinding) {
-	labels := map[string]string{ManagedByLabel: ManagedByValue, RunLabel: p.runID}
+	labels := map[string]string{ManagedByLabel: ManagedByValue}
+	for k, v := range p.labels {
+		labels[k] = v
+	}
 	var mutations []admissionv1.Mutation
 	for _, expr := range isolationMutations {
 		mutations = append(mutations, admissionv1.Mutation{
@@ -93,7 +148,7 @@ func (p isolationPolicy) objects() (*admissionv1.MutatingAdmissionPolicy, *admis
 		Spec: admissionv1.MutatingAdmissionPolicyBindingSpec{
 			PolicyName: p.name,
 			MatchResources: &admissionv1.MatchResources{
-				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{RunLabel: p.runID}},
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: p.namespaces},
 			},
 		},
 	}
@@ -101,8 +156,9 @@ func (p isolationPolicy) objects() (*admissionv1.MutatingAdmissionPolicy, *admis
 }
 
 // install creates the policy and its binding, then waits until the API
-// server applies them: a dry-run Pod in a probe namespace of the run comes
-// back isolated. isolate labels the probe namespace as the run's.
+// server applies them (it loads policies once a second): a dry-run Pod in a
+// probe namespace comes back isolated. isolate labels the probe namespace
+// with IsolationKey and the policy's namespace labels.
 func (p isolationPolicy) install(ctx context.Context, c client.Client, isolate func(*corev1.Namespace)) error {
 	policy, binding := p.objects()
 	if err := c.Create(ctx, policy); err != nil {
@@ -113,6 +169,9 @@ func (p isolationPolicy) install(ctx context.Context, c client.Client, isolate f
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.name + "-probe"}}
 	isolate(ns)
+	for k, v := range p.namespaces {
+		metav1.SetMetaDataLabel(&ns.ObjectMeta, k, v)
+	}
 	if err := c.Create(ctx, ns); err != nil {
 		return fmt.Errorf("failed to create namespace %s: %w", ns.Name, err)
 	}

@@ -70,19 +70,21 @@ type Kubeconfig struct {
 	// Clock measures start times and the kwok lease. Nil: the real clock.
 	Clock clock.PassiveClock
 
-	runID      string
-	cfg        *rest.Config
-	scheme     *apiruntime.Scheme
-	client     client.Client
-	versions   Versions
-	isolation  *isolationPolicy
-	kwok       *proc.Process
-	lease      *kwokLease
-	nodes      *nodePool
-	startNodes []string
-	ownWorkDir bool
-	started    time.Time
-	progressMu sync.Mutex
+	runID     string
+	cfg       *rest.Config
+	scheme    *apiruntime.Scheme
+	client    client.Client
+	versions  Versions
+	isolation *isolationPolicy
+	// ownIsolation: the isolation policy is the run's, to delete on Stop.
+	ownIsolation bool
+	kwok         *proc.Process
+	lease        *kwokLease
+	nodes        *nodePool
+	startNodes   []string
+	ownWorkDir   bool
+	started      time.Time
+	progressMu   sync.Mutex
 }
 
 var _ Cluster = (*Kubeconfig)(nil)
@@ -177,11 +179,21 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 	k.runID = newRunID()
 	if served {
 		since = k.now()
-		k.isolation = &isolationPolicy{name: "trainersim-isolation-" + k.runID, runID: k.runID}
-		if err := k.isolation.install(ctx, k.client, k.IsolateNamespace); err != nil {
+		shared, err := clusterIsolationInstalled(ctx, k.client)
+		if err != nil {
 			return err
 		}
-		k.ready(ComponentIsolation, since)
+		if shared {
+			k.isolation = &clusterIsolationPolicy
+			k.ready(ComponentIsolation+" (the cluster's, reused)", since)
+		} else {
+			p := runIsolationPolicy(k.runID)
+			if err := p.install(ctx, k.client, k.IsolateNamespace); err != nil {
+				return err
+			}
+			k.isolation, k.ownIsolation = &p, true
+			k.ready(ComponentIsolation, since)
+		}
 	}
 
 	since = k.now()
@@ -268,10 +280,10 @@ func (k *Kubeconfig) Stop() error {
 		errs = append(errs, k.nodes.remove(ctx, k.startNodes))
 		k.startNodes = nil
 	}
-	if k.isolation != nil {
+	if k.isolation != nil && k.ownIsolation {
 		errs = append(errs, k.isolation.uninstall(ctx, k.client))
-		k.isolation = nil
 	}
+	k.isolation, k.ownIsolation = nil, false
 	if k.lease != nil {
 		errs = append(errs, k.lease.release(ctx))
 		k.lease = nil
@@ -319,13 +331,19 @@ func (k *Kubeconfig) RemoveNodes(ctx context.Context, names []string) error {
 	return k.nodes.remove(ctx, names)
 }
 
-// IsolateNamespace labels the namespace IsolationKey=<name>, ManagedBy and
-// RunLabel=<run>: the run's isolation policy then gives its Pods the node
-// selector and toleration of IsolateNodeGroup's nodes.
+// IsolateNamespace labels the namespace IsolationKey=<name>, ManagedBy,
+// RunLabel=<run> and what the isolation policy selects: the policy then
+// gives its Pods the node selector and toleration of IsolateNodeGroup's
+// nodes.
 func (k *Kubeconfig) IsolateNamespace(ns *corev1.Namespace) {
 	metav1.SetMetaDataLabel(&ns.ObjectMeta, IsolationKey, ns.Name)
 	metav1.SetMetaDataLabel(&ns.ObjectMeta, ManagedByLabel, ManagedByValue)
 	metav1.SetMetaDataLabel(&ns.ObjectMeta, RunLabel, k.runID)
+	if k.isolation != nil {
+		for key, v := range k.isolation.namespaces {
+			metav1.SetMetaDataLabel(&ns.ObjectMeta, key, v)
+		}
+	}
 }
 
 // NewClient returns a client of cfg with every type trainersim reads.

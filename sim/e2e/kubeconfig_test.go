@@ -85,6 +85,7 @@ var _ = Describe("simctl run --kubeconfig on a running trainersim cluster", func
 		out := string(session.Out.Contents())
 		Expect(out).To(ContainSubstring("using the cluster of " + env.KubeconfigPath))
 		Expect(out).To(ContainSubstring("kwok (the cluster's, reused)"))
+		Expect(out).To(ContainSubstring("isolation-policy (the cluster's, reused)"))
 		Expect(out).NotTo(ContainSubstring("kube-apiserver+etcd"), "a run on an existing cluster starts no control plane")
 		Expect(out).To(ContainSubstring("PASS  sdk-and-kueue-share-a-gpu-job"))
 
@@ -101,7 +102,7 @@ var _ = Describe("simctl run --kubeconfig on a running trainersim cluster", func
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "trainersim-kwok"}, lease)).To(Succeed(), "the cluster's own kwok lease stays")
 	})
 
-	It("isolates the scenario's Pods with its admission policy alone: the namespace has no PodNodeSelector annotation", func(ctx SpecContext) {
+	It("isolates the scenario's Pods with the cluster's admission policy alone: the namespace has no PodNodeSelector annotation", func(ctx SpecContext) {
 		cmd := exec.Command(simctl, "run", "--kubeconfig", env.KubeconfigPath, "--keep", readmeExample)
 		session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
