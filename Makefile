@@ -65,7 +65,7 @@ DEFAULT_RUNTIMES := deepspeed_distributed.yaml jax_distributed.yaml mlx_distribu
 .PHONY: fixtures
 fixtures: $(if $(TRAINER_DIR),trainer-workspace) ## Copy CRDs, webhook manifests and default runtimes from the module cache into fixtures/.
 	$(GO) mod download github.com/kubeflow/trainer/v2 sigs.k8s.io/jobset sigs.k8s.io/scheduler-plugins
-	rm -rf fixtures/crds fixtures/webhooks fixtures/runtimes
+	rm -rf fixtures/crds fixtures/webhooks fixtures/runtimes fixtures/install
 	mkdir -p fixtures/crds/trainer fixtures/crds/jobset fixtures/crds/scheduler-plugins fixtures/webhooks fixtures/runtimes
 	install -m 0644 $(TRAINER_ROOT)/manifests/base/crds/trainer.kubeflow.org_*.yaml fixtures/crds/trainer/
 	install -m 0644 $(JOBSET_ROOT)/config/components/crd/bases/*.yaml fixtures/crds/jobset/
@@ -73,6 +73,8 @@ fixtures: $(if $(TRAINER_DIR),trainer-workspace) ## Copy CRDs, webhook manifests
 	install -m 0644 $(TRAINER_ROOT)/manifests/base/webhook/manifests.yaml fixtures/webhooks/trainer.yaml
 	install -m 0644 $(JOBSET_ROOT)/config/components/webhook/manifests.yaml fixtures/webhooks/jobset.yaml
 	for f in $(DEFAULT_RUNTIMES); do install -m 0644 $(TRAINER_ROOT)/manifests/base/runtimes/$$f fixtures/runtimes/$$(basename $$f); done
+	mkdir -p fixtures/install
+	$(GO) run ./hack/manifests $(TRAINER_ROOT) $(JOBSET_ROOT) > fixtures/install/trainer-manager.yaml
 
 .PHONY: generate
 generate: ## Write the scenario schema, docs/scenario-reference.md and the README's reference and corpus table.

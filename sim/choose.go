@@ -11,6 +11,7 @@ import (
 const (
 	ClusterEnvtest    = "envtest"
 	ClusterKubeconfig = "kubeconfig"
+	ClusterKind       = "kind"
 )
 
 // KubeconfigEnv is the environment variable that points the ginkgo adapter
@@ -20,9 +21,14 @@ const KubeconfigEnv = "TRAINERSIM_KUBECONFIG"
 // ClusterOptions describe the cluster a command or a suite runs on. The
 // zero value is an envtest cluster with the default settings.
 type ClusterOptions struct {
-	// Kubeconfig, when set, is an existing cluster to run on (Kubeconfig);
-	// empty: a new envtest cluster (Environment).
+	// Provider is ClusterEnvtest (the default when empty) or ClusterKind;
+	// Kubeconfig set means ClusterKubeconfig.
+	Provider string
+	// Kubeconfig, when set, is an existing cluster to run on (Kubeconfig).
 	Kubeconfig string
+	// KindName is Kind.Name; Keep is Kind.Keep.
+	KindName string
+	Keep     bool
 	// Context is the kubeconfig's context. Empty: its current context.
 	Context string
 	// Nodes are the simulated nodes created at start.
@@ -41,15 +47,23 @@ type ClusterOptions struct {
 
 // NewCluster returns the (not yet started) cluster the options describe.
 func NewCluster(o ClusterOptions) Cluster {
+	if o.Provider == ClusterKind {
+		return &Kind{Name: o.KindName, Keep: o.Keep, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress}
+	}
 	if o.Kubeconfig != "" {
 		return &Kubeconfig{Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}
 	}
 	return &Environment{AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress}
 }
 
+// ClusterEnv is the environment variable that chooses the ginkgo adapter's
+// provider: envtest (the default) or kind.
+const ClusterEnv = "TRAINERSIM_CLUSTER"
+
 // ClusterOptionsFromEnv returns the options of the ginkgo adapter:
-// $TRAINERSIM_KUBECONFIG (KubeconfigEnv) names an existing cluster; unset,
+// $TRAINERSIM_KUBECONFIG (KubeconfigEnv) names an existing cluster;
+// $TRAINERSIM_CLUSTER=kind (ClusterEnv) creates a kind cluster; neither,
 // envtest.
 func ClusterOptionsFromEnv() ClusterOptions {
-	return ClusterOptions{Kubeconfig: os.Getenv(KubeconfigEnv)}
+	return ClusterOptions{Kubeconfig: os.Getenv(KubeconfigEnv), Provider: os.Getenv(ClusterEnv)}
 }

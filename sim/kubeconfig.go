@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -70,6 +71,9 @@ type Kubeconfig struct {
 	// Clock measures start times and the kwok lease. Nil: the real clock.
 	Clock clock.PassiveClock
 
+	// provider names the cluster in Versions: ClusterKubeconfig, or
+	// ClusterKind when the kind provider runs scenarios through it.
+	provider  string
 	runID     string
 	cfg       *rest.Config
 	scheme    *apiruntime.Scheme
@@ -153,9 +157,9 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("failed to create discovery client: %w", err)
 	}
-	info, err := dc.ServerVersion()
+	info, err := Reach(dc, k.cfg.Host)
 	if err != nil {
-		return fmt.Errorf("cannot reach the cluster at %s (kubeconfig %s): %w", k.cfg.Host, k.Path, err)
+		return err
 	}
 	if k.client, err = client.New(k.cfg, client.Options{Scheme: k.scheme}); err != nil {
 		return fmt.Errorf("failed to create client: %w", err)
@@ -166,6 +170,9 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 	}
 	if k.versions, err = preflight(ctx, k.client, k.cfg.Host, info.GitVersion, lease); err != nil {
 		return err
+	}
+	if k.provider != "" {
+		k.versions.Cluster = k.provider
 	}
 	served, err := admissionPoliciesServed(dc)
 	if err != nil {
@@ -198,14 +205,17 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 
 	since = k.now()
 	k.nodes = &nodePool{client: k.client, labels: map[string]string{RunLabel: k.runID}}
-	if lease == nil {
+	switch {
+	case lease != nil:
+		k.ready(ComponentKwok+" (the cluster's, reused)", since)
+	case kwokDeploymentAvailable(ctx, k.client):
+		k.ready(ComponentKwok+" (the cluster's Deployment, reused)", since)
+	default:
 		if err := k.startKwok(ctx); err != nil {
 			return err
 		}
 		k.nodes.kwok = k.kwok
 		k.ready(ComponentKwok, since)
-	} else {
-		k.ready(ComponentKwok+" (the cluster's, reused)", since)
 	}
 	if len(k.Nodes) > 0 {
 		since = k.now()
@@ -344,6 +354,16 @@ func (k *Kubeconfig) IsolateNamespace(ns *corev1.Namespace) {
 			metav1.SetMetaDataLabel(&ns.ObjectMeta, key, v)
 		}
 	}
+}
+
+// Reach asks the API server at host its version: the first request to a
+// cluster, whose failure says in one line that it cannot be reached.
+func Reach(dc discovery.ServerVersionInterface, host string) (*version.Info, error) {
+	info, err := dc.ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the cluster at %s: %w", host, err)
+	}
+	return info, nil
 }
 
 // NewClient returns a client of cfg with every type trainersim reads.

@@ -4,3 +4,12 @@ package sim
 // must equal the k8s.io/kubernetes version in hack/controlplane/go.mod, which
 // is what `make assets` builds (a unit test checks that they agree).
 const KubernetesVersion = "1.36.3"
+
+// KwokVersion is the version of sigs.k8s.io/kwok that `make assets` and
+// `make kind-images` build. It must equal the one in hack/kwok/go.mod (a
+// unit test checks).
+const KwokVersion = "v0.8.0"
+
+// KwokImage is the kwok image `make kind-images` builds, named as kwok's own
+// releases are.
+const KwokImage = "registry.k8s.io/kwok/kwok:" + KwokVersion

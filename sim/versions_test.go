@@ -10,7 +10,18 @@ import (
 // TestKubernetesVersionMatchesControlPlaneModule keeps KubernetesVersion and
 // the control plane `make assets` builds in step.
 func TestKubernetesVersionMatchesControlPlaneModule(t *testing.T) {
-	const path = "../hack/controlplane/go.mod"
+	checkRequire(t, "../hack/controlplane/go.mod", "k8s.io/kubernetes", "v"+KubernetesVersion)
+}
+
+// TestKwokVersionMatchesKwokModule keeps KwokVersion (the image the kind
+// provider runs) and the kwok `make assets` builds in step.
+func TestKwokVersionMatchesKwokModule(t *testing.T) {
+	checkRequire(t, "../hack/kwok/go.mod", "sigs.k8s.io/kwok", KwokVersion)
+}
+
+// checkRequire fails unless the go.mod at path requires module at want.
+func checkRequire(t *testing.T, path, module, want string) {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("failed to read %s: %v", path, err)
@@ -20,12 +31,12 @@ func TestKubernetesVersionMatchesControlPlaneModule(t *testing.T) {
 		t.Fatalf("failed to parse %s: %v", path, err)
 	}
 	for _, r := range f.Require {
-		if r.Mod.Path == "k8s.io/kubernetes" {
-			if want := "v" + KubernetesVersion; r.Mod.Version != want {
-				t.Errorf("hack/controlplane/go.mod requires k8s.io/kubernetes %s, sim.KubernetesVersion says %s", r.Mod.Version, want)
+		if r.Mod.Path == module {
+			if r.Mod.Version != want {
+				t.Errorf("%s requires %s %s, the sim package says %s", path, module, r.Mod.Version, want)
 			}
 			return
 		}
 	}
-	t.Errorf("%s does not require k8s.io/kubernetes", path)
+	t.Errorf("%s does not require %s", path, module)
 }

@@ -31,6 +31,7 @@ func TestHelpGolden(t *testing.T) {
 		"lint":     {"lint", "--help"},
 		"explain":  {"explain", "--help"},
 		"version":  {"version", "--help"},
+		"clean":    {"clean", "--help"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out, _, code := run(t, args...)
@@ -66,6 +67,10 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown profile", []string{"up", "--kubeconfig", "k", "--nodes", "nvidia-b200=1"}, `unknown profile "nvidia-b200"`},
 		{"bad count", []string{"smoke", "--nodes", "cpu=zero"}, `invalid --nodes`},
 		{"extra argument", []string{"profiles", "extra"}, `unknown command "extra"`},
+		{"unknown cluster", []string{"run", "--cluster", "minikube", "x.yaml"}, `invalid --cluster "minikube": envtest or kind`},
+		{"kubeconfig with kind", []string{"smoke", "--cluster", "kind", "--kubeconfig", "k"}, `cannot be used with --cluster kind`},
+		{"context without kubeconfig", []string{"smoke", "--context", "c"}, `--context needs --kubeconfig`},
+		{"clean without a cluster", []string{"clean"}, `give --kubeconfig PATH or --cluster kind`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := run(t, tc.args...)
@@ -88,6 +93,28 @@ func TestMissingAssetsIsAClusterError(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "run 'make assets'") {
 		t.Errorf("stderr %q does not tell to run make assets", stderr)
+	}
+}
+
+func TestUnreachableKubeconfigIsAClusterError(t *testing.T) {
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	data := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\nusers:\n- name: u\n  user:\n    token: t\ncurrent-context: c\n"
+	if err := os.WriteFile(kubeconfig, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"smoke", "--kubeconfig", kubeconfig}, {"clean", "--kubeconfig", kubeconfig}} {
+		_, stderr, code := run(t, args...)
+		if code != ExitCluster {
+			t.Errorf("%v: exit code %d, want %d", args, code, ExitCluster)
+		}
+		if !strings.Contains(stderr, "127.0.0.1:1") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: stderr %q is not one line naming the server", args, stderr)
+		}
+	}
+	_, stderr, code := run(t, "smoke", "--kubeconfig", filepath.Join(dir, "missing"))
+	if code != ExitCluster || !strings.Contains(stderr, "missing") {
+		t.Errorf("a missing kubeconfig: exit code %d, stderr %q", code, stderr)
 	}
 }
 

@@ -1,21 +1,28 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/discovery"
 	"k8s.io/utils/clock"
 
 	"github.com/trainersim/trainersim/sim"
 )
 
 func newCleanCommand(streams Streams) *cobra.Command {
-	var kubeconfig, kubeContext string
+	var kubeconfig, kubeContext, provider, kindName string
 	cmd := &cobra.Command{
-		Use:   "clean --kubeconfig PATH",
-		Short: "Delete what a killed 'simctl run --kubeconfig' left in a cluster",
-		Long: `clean deletes from the cluster of --kubeconfig everything runs against it
+		Use:   "clean (--kubeconfig PATH | --cluster kind [--kind-name NAME])",
+		Short: "Delete what a killed simctl left behind: objects in a cluster, or a kind cluster",
+		Long: `With --cluster kind, clean deletes the kind cluster simctl created under
+--kind-name (default trainersim) if no live simctl uses it: one a killed run
+left, or one kept with --keep. A kind cluster simctl did not create is left
+alone.
+
+With --kubeconfig, clean deletes from that cluster everything runs against it
 created and did not delete because they were killed: the namespaces and
 simulated nodes of their scenarios, their MutatingAdmissionPolicies and
 bindings (all labelled app.kubernetes.io/managed-by=trainersim and
@@ -28,15 +35,42 @@ trainersim.dev/run label and are left alone.
 
 Exit codes: 0 done, 2 usage, 3 the cluster cannot be reached or refused a
 delete.`,
-		Example: `  simctl clean --kubeconfig /tmp/sim.kubeconfig`,
-		Args:    cobra.NoArgs,
+		Example: `  simctl clean --kubeconfig /tmp/sim.kubeconfig
+  simctl clean --cluster kind`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case provider == sim.ClusterKind && kubeconfig != "":
+				return withCode(ExitUsage, errors.New("give --kubeconfig or --cluster kind, not both"))
+			case provider == sim.ClusterKind:
+				deleted, err := sim.CleanKind("", kindName)
+				if err != nil {
+					return withCode(ExitCluster, err)
+				}
+				if deleted {
+					fmt.Fprintf(streams.Out, "deleted kind cluster %s\n", kindName)
+				} else {
+					fmt.Fprintf(streams.Out, "no kind cluster %s\n", kindName)
+				}
+				return nil
+			case provider != "":
+				return withCode(ExitUsage, fmt.Errorf("invalid --cluster %q: clean knows kind; other clusters take --kubeconfig", provider))
+			case kubeconfig == "":
+				return withCode(ExitUsage, errors.New("give --kubeconfig PATH or --cluster kind"))
+			}
 			abs, err := filepath.Abs(kubeconfig)
 			if err != nil {
 				return withCode(ExitUsage, fmt.Errorf("invalid --kubeconfig: %w", err))
 			}
 			cfg, err := sim.LoadKubeconfig(abs, kubeContext)
 			if err != nil {
+				return withCode(ExitCluster, err)
+			}
+			dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+			if err != nil {
+				return withCode(ExitCluster, err)
+			}
+			if _, err := sim.Reach(dc, cfg.Host); err != nil {
 				return withCode(ExitCluster, err)
 			}
 			c, err := sim.NewClient(cfg)
@@ -54,8 +88,9 @@ delete.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "the cluster to clean (required)")
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "the cluster to clean")
 	cmd.Flags().StringVar(&kubeContext, "context", "", "the --kubeconfig context to use (default: its current context)")
-	_ = cmd.MarkFlagRequired("kubeconfig")
+	cmd.Flags().StringVar(&provider, "cluster", "", "kind: delete the kind cluster simctl created")
+	cmd.Flags().StringVar(&kindName, "kind-name", sim.DefaultKindName, "with --cluster kind: the kind cluster's name")
 	return cmd
 }

@@ -17,6 +17,9 @@ import (
 // clusterFlags are the flags of every command that starts or uses a
 // cluster.
 type clusterFlags struct {
+	provider   string
+	kindName   string
+	keep       bool
 	nodes      string
 	assets     string
 	workDir    string
@@ -35,6 +38,9 @@ func (f *clusterFlags) register(cmd *cobra.Command) {
 
 // registerCluster adds the flags of every command that starts a cluster.
 func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.provider, "cluster", sim.ClusterEnvtest,
+		"the cluster to start: envtest (a local control plane, the Trainer in-process) or kind (a kind cluster,\nthe Trainer and JobSet as Deployments; needs 'make kind-images')")
+	cmd.Flags().StringVar(&f.kindName, "kind-name", sim.DefaultKindName, "with --cluster kind: the kind cluster's name")
 	cmd.Flags().StringVar(&f.assets, "assets", "",
 		"directory with kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok\n(default: $KUBEBUILDER_ASSETS, then bin/k8s/"+sim.KubernetesVersion+"/ as built by 'make assets')")
 	cmd.Flags().StringVar(&f.workDir, "work-dir", "",
@@ -61,7 +67,19 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 			return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --nodes: %w", err))
 		}
 	}
+	switch f.provider {
+	case sim.ClusterEnvtest, "":
+	case sim.ClusterKind:
+		if f.kubeconfig != "" {
+			return sim.ClusterOptions{}, withCode(ExitUsage, errors.New("--kubeconfig runs on an existing cluster: it cannot be used with --cluster kind"))
+		}
+	default:
+		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --cluster %q: envtest or kind", f.provider))
+	}
 	o := sim.ClusterOptions{
+		Provider:      f.provider,
+		KindName:      f.kindName,
+		Keep:          f.keep,
 		Context:       f.context,
 		AssetsDir:     f.assets,
 		Nodes:         groups,
@@ -85,9 +103,12 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 // startCluster starts a cluster, printing one line per component as it
 // becomes ready. A failure to start is ExitCluster.
 func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (sim.Cluster, error) {
-	if o.Kubeconfig != "" {
+	switch {
+	case o.Kubeconfig != "":
 		fmt.Fprintf(out, "using the cluster of %s\n", o.Kubeconfig)
-	} else {
+	case o.Provider == sim.ClusterKind:
+		fmt.Fprintf(out, "creating kind cluster %s (Kubernetes %s) with Kubeflow Trainer and JobSet as Deployments\n", o.KindName, sim.KubernetesVersion)
+	default:
 		fmt.Fprintf(out, "starting Kubernetes %s with Kubeflow Trainer and JobSet\n", sim.KubernetesVersion)
 	}
 	o.Progress = func(t sim.ComponentTiming) {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
@@ -76,7 +77,7 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
 	fl.IntVar(&f.parallel, "parallel", runtime.NumCPU(), "scenarios run at once")
 	fl.StringVar(&f.run, "run", "", "run only scenarios whose name matches this regular expression")
 	fl.StringArrayVar(&f.labels, "label", nil, "run only scenarios with this label (key=value; repeatable, all must match)")
-	fl.BoolVar(&f.keep, "keep", false, "leave the cluster, namespaces and nodes up after the run, until Ctrl-C")
+	fl.BoolVar(&f.keep, "keep", false, "leave the cluster, namespaces and nodes up after the run: until Ctrl-C on envtest;\na kind cluster stays after simctl exits, until 'simctl clean --cluster kind'")
 	fl.DurationVar(&f.timeout, "timeout", runner.DefaultScenarioTimeout, "time limit of each scenario")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print every step")
 	fl.Uint64Var(&f.seed, "seed", 0, "in scenarios that explore interleavings, run only the order of this seed")
@@ -123,6 +124,12 @@ func selectScenarios(files []*scenario.File, run string, labels []string) ([]*sc
 }
 
 func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []string) (err error) {
+	f.cluster.keep = f.keep
+	o, err := f.cluster.options("")
+	if err != nil {
+		return err
+	}
+	o.Nodes = nil // every scenario brings its own
 	files, err := scenario.LoadPaths(paths, scenario.Options{FixturesDir: f.fixtures})
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("invalid scenarios:\n%w", err))
@@ -140,11 +147,6 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		runner.FixturesDir = dir
 	}
 
-	o, err := f.cluster.options("")
-	if err != nil {
-		return err
-	}
-	o.Nodes = nil // every scenario brings its own
 	run := &reports.Run{Started: time.Now()}
 	plans := runner.Plans(files, f.seedFlag)
 	runs := len(plans)
@@ -204,8 +206,12 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	}
 	if f.keep && ctx.Err() == nil {
 		fmt.Fprintf(streams.Out, "cluster kept: kubectl --kubeconfig %s get pods -A\n", env.AdminKubeconfig())
-		fmt.Fprintln(streams.Out, "press Ctrl-C to stop")
-		<-ctx.Done()
+		if o.Provider == sim.ClusterKind {
+			fmt.Fprintf(streams.Out, "  simctl run --kubeconfig %s FILE re-runs on it; simctl clean --cluster kind --kind-name %s deletes it\n", env.AdminKubeconfig(), o.KindName)
+		} else {
+			fmt.Fprintln(streams.Out, "press Ctrl-C to stop")
+			<-ctx.Done()
+		}
 	}
 	if !run.Passed() {
 		return withCode(ExitFailed, errors.New(summary))
