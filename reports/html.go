@@ -79,6 +79,7 @@ type htmlScenario struct {
 	Labels      map[string]string
 	Namespace   string
 	Passed      bool
+	Skipped     string
 	Failure     string
 	Started     string
 	Duration    string
@@ -220,7 +221,8 @@ func newHTMLScenario(i int, sc *Scenario) htmlScenario {
 		Description: strings.TrimSpace(sc.Description),
 		Labels:      sc.Labels,
 		Namespace:   sc.Namespace,
-		Passed:      sc.Passed,
+		Passed:      sc.Passed || sc.Skipped != "",
+		Skipped:     sc.Skipped,
 		Failure:     sc.Failure,
 		Started:     formatTime(sc.Started),
 		Duration:    formatDuration(sc.Duration),

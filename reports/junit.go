@@ -51,7 +51,13 @@ type junitTestCase struct {
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure"`
+	Skipped   *junitSkipped `xml:"skipped"`
 	SystemOut *junitCDATA   `xml:"system-out"`
+}
+
+// junitSkipped marks a scenario that did not run on this cluster.
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 // junitCDATA is an element whose text is written as CDATA, so that
@@ -107,7 +113,11 @@ func WriteJUnit(w io.Writer, run *Run) error {
 		if out := junitSteps(sc); out != "" {
 			tc.SystemOut = &junitCDATA{Text: xmlSafe(out)}
 		}
-		if !sc.Passed {
+		switch {
+		case sc.Skipped != "":
+			suite.Skipped++
+			tc.Skipped = &junitSkipped{Message: xmlSafe(oneLine(sc.Skipped))}
+		case !sc.Passed:
 			suite.Failures++
 			msg := oneLine(sc.Failure)
 			if msg == "" {
@@ -125,6 +135,7 @@ func WriteJUnit(w io.Writer, run *Run) error {
 		Name:     suite.Name,
 		Tests:    suite.Tests,
 		Failures: suite.Failures,
+		Skipped:  suite.Skipped,
 		Time:     suite.Time,
 		Suites:   []junitTestSuite{suite},
 	}

@@ -55,9 +55,9 @@ type Kind struct {
 	Name string
 	// NodeImage is the kind node image. Empty: KindNodeImage.
 	NodeImage string
-	// DockerHost is the Docker engine kind uses (DOCKER_HOST). Empty: the
-	// one `make kind-docker` chose (bin/kind-build/docker-host of the
-	// checkout), else the environment's.
+	// DockerHost is the Docker engine kind uses (DOCKER_HOST). Empty:
+	// $DOCKER_HOST, else the one `make kind-docker` chose
+	// (bin/kind-build/docker-host of the checkout), else docker's default.
 	DockerHost string
 	// KubeconfigPath is where the cluster's admin kubeconfig is written.
 	// Empty: <WorkDir>/kubeconfig.
@@ -242,7 +242,7 @@ func (k *Kind) AdminKubeconfig() string { return k.KubeconfigPath }
 // that the engine answers.
 func (k *Kind) useDocker(ctx context.Context) error {
 	host := k.DockerHost
-	if host == "" {
+	if host == "" && os.Getenv("DOCKER_HOST") == "" {
 		host = projectDockerHost()
 	}
 	if host != "" {

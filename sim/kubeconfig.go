@@ -130,7 +130,9 @@ func (k *Kubeconfig) ready(name string, since time.Time) {
 // Every failure is returned with nothing left behind: an unreachable or
 // unauthorised cluster, a *PreflightError, ErrNoIsolation.
 func (k *Kubeconfig) Start(ctx context.Context) (err error) {
-	k.started = k.now()
+	if k.started.IsZero() {
+		k.started = k.now()
+	}
 	timeout := k.StartTimeout
 	if timeout == 0 {
 		timeout = DefaultStartTimeout

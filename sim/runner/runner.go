@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -131,6 +132,10 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
 			Index:  il.Index,
 			Of:     il.Of,
 		}
+	}
+	if c := sc.Spec.Clusters; c != nil && !slices.Contains(c.Only, r.Cluster.Versions().Cluster) {
+		res.Skipped = fmt.Sprintf("holds on %s only: %s", strings.Join(c.Only, ", "), strings.TrimSpace(c.Reason))
+		return res
 	}
 	timeout := r.ScenarioTimeout
 	if timeout == 0 {

@@ -68,6 +68,19 @@ func (v *validator) validate() {
 		v.errorf("kind", "unsupported kind %s, expected %q", quote(sc.Kind), v1alpha1.Kind)
 	}
 	v.metadata()
+	if c := sc.Spec.Clusters; c != nil {
+		if len(c.Only) == 0 {
+			v.errorf("spec.clusters.only", "must name at least one cluster: %s", oneOf(v1alpha1.ClusterProviders))
+		}
+		for i, p := range c.Only {
+			if !slices.Contains(v1alpha1.ClusterProviders, p) {
+				v.errorf(index("spec.clusters.only", i), "unknown cluster %s: must be %s", quote(p), oneOf(v1alpha1.ClusterProviders))
+			}
+		}
+		if strings.TrimSpace(c.Reason) == "" {
+			v.errorf("spec.clusters.reason", "must say why the scenario cannot hold on the other clusters")
+		}
+	}
 	for i, ng := range sc.Spec.Nodes {
 		v.nodeGroup(index("spec.nodes", i), ng)
 	}

@@ -81,6 +81,9 @@ func Scenarios(paths ...string) bool {
 				}
 			}
 			res := r.RunPlan(ctx, p)
+			if res.Skipped != "" {
+				ginkgo.Skip(res.Skipped)
+			}
 			if !res.Passed {
 				ginkgo.Fail(Describe(&res))
 			}

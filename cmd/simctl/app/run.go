@@ -186,13 +186,19 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	run.Interrupted = !complete
 	run.Duration = time.Since(run.Started)
 
-	passed := 0
+	passed, skipped := 0, 0
 	for _, sc := range results {
-		if sc.Passed {
+		switch {
+		case sc.Skipped != "":
+			skipped++
+		case sc.Passed:
 			passed++
 		}
 	}
-	summary := fmt.Sprintf("%d passed, %d failed", passed, len(results)-passed)
+	summary := fmt.Sprintf("%d passed, %d failed", passed, len(results)-passed-skipped)
+	if skipped > 0 {
+		summary += fmt.Sprintf(", %d skipped", skipped)
+	}
 	if run.Interrupted {
 		summary += fmt.Sprintf(", %d not finished (interrupted)", runs-len(results))
 	}
@@ -223,7 +229,11 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 // where its objects stay to be looked at.
 func printScenario(out io.Writer, sc *reports.Scenario, kept bool) {
 	status := "PASS"
-	if !sc.Passed {
+	switch {
+	case sc.Skipped != "":
+		fmt.Fprintf(out, "SKIP  %s  %s\n      %s\n", sc.Name, sc.File, sc.Skipped)
+		return
+	case !sc.Passed:
 		status = "FAIL"
 	}
 	fmt.Fprintf(out, "%s  %s (%s)  %s\n", status, sc.Name, sc.Duration.Round(100*time.Millisecond), sc.File)

@@ -44,6 +44,13 @@ type ScenarioSpec struct {
 	// The failure names the TrainJob, the field and both managers.
 	// +optional
 	Strict bool `json:"strict,omitempty"`
+	// Clusters restricts the scenario to some cluster providers, for a
+	// scenario that cannot hold on the others (a fidelity gap of one of
+	// them, or a check that needs the Trainer in simctl's process); on any
+	// other cluster it is skipped, with the reason, and reported as skipped.
+	// Absent: it holds on every cluster.
+	// +optional
+	Clusters *Clusters `json:"clusters,omitempty"`
 	// Nodes are the simulated nodes this scenario gets for itself. Pods of
 	// the scenario are scheduled only onto them.
 	// +optional
@@ -59,6 +66,20 @@ type ScenarioSpec struct {
 	// Steps run in order; the first failing step ends the scenario.
 	Steps []Step `json:"steps"`
 }
+
+// Clusters says on which clusters a scenario holds, and why not on the
+// others.
+type Clusters struct {
+	// Only lists the cluster providers the scenario runs on: envtest,
+	// kubeconfig (an existing cluster), kind.
+	Only []string `json:"only"`
+	// Reason says why the scenario cannot hold on the other clusters; it is
+	// the skip message there.
+	Reason string `json:"reason"`
+}
+
+// ClusterProviders are the values Clusters.Only takes.
+var ClusterProviders = []string{"envtest", "kubeconfig", "kind"}
 
 // NodeGroup asks for Count simulated nodes of a fakegpu profile.
 type NodeGroup struct {

@@ -1,0 +1,124 @@
+//go:build kind
+
+package kinde2e_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
+
+	"github.com/trainersim/trainersim/reports"
+)
+
+// verdicts runs the corpus with the extra arguments and returns each run's
+// verdict by name: PASS, FAIL, or SKIP with its reason.
+func verdicts(args ...string) (map[string]string, reports.Run) {
+	dir := GinkgoT().TempDir()
+	cmd := exec.Command(simctl, append([]string{"run", "../../scenarios", "--report-dir", dir}, args...)...)
+	session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(session).WithTimeout(corpusTimeout).Should(gexec.Exit())
+	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	Expect(err).NotTo(HaveOccurred(), "simctl run %v wrote no report (exit %d)", args, session.ExitCode())
+	var run reports.Run
+	Expect(json.Unmarshal(data, &run)).To(Succeed())
+	out := map[string]string{}
+	for _, sc := range run.Scenarios {
+		switch {
+		case sc.Skipped != "":
+			out[sc.Name] = "SKIP " + sc.Skipped
+		case sc.Passed:
+			out[sc.Name] = "PASS"
+		default:
+			out[sc.Name] = "FAIL " + sc.Failure
+		}
+	}
+	return out, run
+}
+
+var _ = Describe("the corpus on kind and on envtest", func() {
+	It("has the same verdict for every scenario, but for those that say they hold on one cluster only", func() {
+		onEnvtest, envtestRun := verdicts()
+		onKind, kindRun := verdicts("--cluster", "kind", "--kind-name", "trainersim-differential")
+		Expect(envtestRun.Cluster).To(Equal("envtest"))
+		Expect(kindRun.Cluster).To(Equal("kind"))
+		Expect(kindRun.TrainerVersion).To(Equal(envtestRun.TrainerVersion), "the Deployment runs the Trainer simctl was built with")
+		Expect(kindRun.JobSetVersion).To(Equal(envtestRun.JobSetVersion))
+		Expect(kindContainers("trainersim-differential")).To(BeEmpty(), "the kind cluster is deleted at the end")
+
+		var differences []string
+		for name, v := range onEnvtest {
+			k, ok := onKind[name]
+			switch {
+			case !ok:
+				differences = append(differences, fmt.Sprintf("%s: %s on envtest, not run on kind", name, v))
+			case v != k && !(isSkip(v) || isSkip(k)):
+				differences = append(differences, fmt.Sprintf("%s:\n    envtest: %s\n    kind:    %s", name, v, k))
+			}
+		}
+		sort.Strings(differences)
+		Expect(differences).To(BeEmpty(), "verdicts differ between envtest and kind: a bug in one of the two paths, or a fidelity gap to document with spec.clusters")
+		Expect(len(onKind)).To(Equal(len(onEnvtest)))
+	})
+})
+
+func isSkip(v string) bool { return len(v) >= 4 && v[:4] == "SKIP" }
+
+var _ = Describe("a kind run killed with SIGKILL", Ordered, func() {
+	const name = "trainersim-killed"
+
+	It("leaves its cluster, which simctl clean deletes", func() {
+		example, err := filepath.Abs("../../scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		session, err := gexec.Start(exec.Command(simctl, "run", "--cluster", "kind", "--kind-name", name, example), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session).WithTimeout(kindStartTimeout).Should(gbytes.Say(`kind-cluster +ready`))
+		Expect(session.Command.Process.Signal(syscall.SIGKILL)).To(Succeed())
+		Eventually(session).WithTimeout(exitTimeout).Should(gexec.Exit())
+		Expect(kindContainers(name)).NotTo(BeEmpty(), "a SIGKILL leaves the node container")
+	})
+
+	It("refuses, while a live simctl claims it, to touch it: one line, exit 3", func() {
+		claim := filepath.Join(os.TempDir(), "trainersim-kind", name+".json")
+		old, err := os.ReadFile(claim)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(claim, []byte(`{"pid":`+strconv.Itoa(os.Getpid())+`}`), 0o644)).To(Succeed())
+		session, err := gexec.Start(exec.Command(simctl, "smoke", "--cluster", "kind", "--kind-name", name), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session).WithTimeout(exitTimeout).Should(gexec.Exit(3))
+		Expect(session.Err).To(gbytes.Say(`kind cluster "` + name + `" is in use by simctl pid ` + strconv.Itoa(os.Getpid())))
+		Expect(kindContainers(name)).NotTo(BeEmpty(), "a cluster in use is left alone")
+		Expect(os.WriteFile(claim, old, 0o644)).To(Succeed())
+	})
+
+	It("is deleted by simctl clean --cluster kind", func() {
+		session, err := gexec.Start(exec.Command(simctl, "clean", "--cluster", "kind", "--kind-name", name), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session).WithTimeout(exitTimeout).Should(gexec.Exit(0))
+		Expect(session.Out).To(gbytes.Say(`deleted kind cluster ` + name))
+		Expect(kindContainers(name)).To(BeEmpty())
+	})
+})
+
+var _ = Describe("bad input to the kind provider", func() {
+	It("refuses a Docker engine that does not answer in one line, exit 3, nothing created", func() {
+		cmd := exec.Command(simctl, "smoke", "--cluster", "kind", "--kind-name", "trainersim-nodocker")
+		cmd.Env = append(os.Environ(), "DOCKER_HOST=unix:///nonexistent/docker.sock")
+		cmd.Dir = GinkgoT().TempDir() // no bin/kind-build/docker-host above it
+		session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session).WithTimeout(exitTimeout).Should(gexec.Exit(3))
+		Expect(session.Err).To(gbytes.Say(`docker is not running \(DOCKER_HOST="unix:///nonexistent/docker.sock"\)`))
+		Expect(kindContainers("trainersim-nodocker")).To(BeEmpty())
+	})
+})
