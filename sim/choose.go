@@ -26,9 +26,11 @@ type ClusterOptions struct {
 	Provider string
 	// Kubeconfig, when set, is an existing cluster to run on (Kubeconfig).
 	Kubeconfig string
-	// KindName is Kind.Name; Keep is Kind.Keep.
-	KindName string
-	Keep     bool
+	// KindName is Kind.Name, KindNodeImage Kind.NodeImage; Keep is
+	// Kind.Keep.
+	KindName      string
+	KindNodeImage string
+	Keep          bool
 	// Context is the kubeconfig's context. Empty: its current context.
 	Context string
 	// Nodes are the simulated nodes created at start.
@@ -48,7 +50,7 @@ type ClusterOptions struct {
 // NewCluster returns the (not yet started) cluster the options describe.
 func NewCluster(o ClusterOptions) Cluster {
 	if o.Provider == ClusterKind {
-		return &Kind{Name: o.KindName, Keep: o.Keep, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress}
+		return &Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress}
 	}
 	if o.Kubeconfig != "" {
 		return &Kubeconfig{Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}

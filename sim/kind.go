@@ -145,6 +145,7 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 	}
 	k.provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(kindlog.NoopLogger{}))
 	images := append([]string{k.nodeImage()}, kindControllerImages()...)
+	// docker pulls what it lacks where a registry is reachable.
 	if missing := missingImages(ctx, images); len(missing) > 0 {
 		return fmt.Errorf("docker has no image %s: run 'make kind-images' in the trainersim checkout", strings.Join(missing, ", "))
 	}
@@ -323,9 +324,10 @@ func (k *Kind) loadImages(ctx context.Context, images []string) error {
 }
 
 // KindConfig is the kind configuration of a single-node cluster of the
-// node image: the API server published on 127.0.0.1 only, no default CNI
-// (the node image has a fixed one, kindnetd cannot be built offline),
-// kube-proxy in nftables mode; and, only when this machine needs them, the
+// node image: the API server published on 127.0.0.1 only, kube-proxy in
+// nftables mode; with trainersim's node image (KindNodeImage) no default
+// CNI (the image has a fixed one: kindnetd cannot be built offline); and,
+// only when this machine needs them, the
 // workarounds of ../shared/KIND-OFFLINE.md: containerd's
 // restrict_oom_score_adj when the capability bounding set lacks
 // CAP_SYS_RESOURCE, kubelet's failCgroupV1: false on a cgroup v1 host.
@@ -335,7 +337,7 @@ func KindConfig(name, nodeImage string) *v1alpha4.Cluster {
 		Name:     name,
 		Networking: v1alpha4.Networking{
 			APIServerAddress:  "127.0.0.1",
-			DisableDefaultCNI: true,
+			DisableDefaultCNI: strings.HasPrefix(nodeImage, "trainersim.dev/"),
 			KubeProxyMode:     v1alpha4.NFTablesProxyMode,
 			PodSubnet:         "10.244.0.0/16",
 		},

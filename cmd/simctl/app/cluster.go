@@ -19,6 +19,7 @@ import (
 type clusterFlags struct {
 	provider   string
 	kindName   string
+	kindImage  string
 	keep       bool
 	nodes      string
 	assets     string
@@ -41,6 +42,7 @@ func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.provider, "cluster", sim.ClusterEnvtest,
 		"the cluster to start: envtest (a local control plane, the Trainer in-process) or kind (a kind cluster,\nthe Trainer and JobSet as Deployments; needs 'make kind-images')")
 	cmd.Flags().StringVar(&f.kindName, "kind-name", sim.DefaultKindName, "with --cluster kind: the kind cluster's name")
+	cmd.Flags().StringVar(&f.kindImage, "kind-node-image", sim.KindNodeImage, "with --cluster kind: the node image ('make kind-images' builds the default; kindest/node works where it can be pulled)")
 	cmd.Flags().StringVar(&f.assets, "assets", "",
 		"directory with kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok\n(default: $KUBEBUILDER_ASSETS, then bin/k8s/"+sim.KubernetesVersion+"/ as built by 'make assets')")
 	cmd.Flags().StringVar(&f.workDir, "work-dir", "",
@@ -79,6 +81,7 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 	o := sim.ClusterOptions{
 		Provider:      f.provider,
 		KindName:      f.kindName,
+		KindNodeImage: f.kindImage,
 		Keep:          f.keep,
 		Context:       f.context,
 		AssetsDir:     f.assets,
