@@ -330,7 +330,8 @@ func (k *Kind) loadImages(ctx context.Context, images []string) error {
 // only when this machine needs them, the
 // workarounds of ../shared/KIND-OFFLINE.md: containerd's
 // restrict_oom_score_adj when the capability bounding set lacks
-// CAP_SYS_RESOURCE, kubelet's failCgroupV1: false on a cgroup v1 host.
+// CAP_SYS_RESOURCE, kubelet's failCgroupV1: false on a cgroup v1 host. The
+// kubelet's syncFrequency is 10s (see below).
 func KindConfig(name, nodeImage string) *v1alpha4.Cluster {
 	cfg := &v1alpha4.Cluster{
 		TypeMeta: v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
@@ -347,10 +348,15 @@ func KindConfig(name, nodeImage string) *v1alpha4.Cluster {
 		cfg.ContainerdConfigPatches = append(cfg.ContainerdConfigPatches,
 			"[plugins.\"io.containerd.grpc.v1.cri\"]\n  restrict_oom_score_adj = true")
 	}
+	// The Trainer's and JobSet's webhook certificates reach their Pods
+	// through a Secret volume, which the kubelet refreshes every
+	// syncFrequency (1m by default): at 10s the controllers are ready about
+	// a minute sooner.
+	kubelet := "kind: KubeletConfiguration\nsyncFrequency: 10s\n"
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err != nil {
-		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches,
-			"kind: KubeletConfiguration\nfailCgroupV1: false\n")
+		kubelet += "failCgroupV1: false\n"
 	}
+	cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, kubelet)
 	return cfg
 }
 

@@ -30,7 +30,7 @@ import (
 const (
 	// deploymentsTimeout bounds the wait for the controllers' Deployments
 	// to be Available and their webhooks to serve.
-	deploymentsTimeout = 3 * time.Minute
+	deploymentsTimeout = 5 * time.Minute
 	installPoll        = 250 * time.Millisecond
 	// installFieldManager applies the manifests.
 	installFieldManager = "simctl"
