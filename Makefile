@@ -82,7 +82,7 @@ generate: ## Write the scenario schema, docs/scenario-reference.md and the READM
 	$(GO) run ./hack/corpustable
 
 .PHONY: verify
-verify: fixtures ## Fail when generated files drift from go.mod or the API types, or a scenario does not lint.
+verify: fixtures kind-verify ## Fail when generated files drift from go.mod or the API types, or a scenario does not lint.
 	@git diff --exit-code --stat -- fixtures && test -z "$$(git ls-files --others --exclude-standard -- fixtures)" \
 		|| { echo "fixtures/ is out of date with go.mod: run 'make fixtures' and commit"; git ls-files --others --exclude-standard -- fixtures; exit 1; }
 	$(GO) vet ./...
@@ -122,8 +122,16 @@ up: assets build ## Start the cluster and keep it up until Ctrl-C (kubeconfig in
 test: assets $(if $(TRAINER_DIR),trainer-workspace) ## Run unit tests and the envtest suites (TRAINER_DIR=... against a local trainer checkout).
 	$(GO) test ./... -timeout 30m
 
+.PHONY: test-kind
+test-kind: assets kind-images ## The kind suite: the corpus on kind against envtest (same verdicts), a SIGKILLed kind run cleaned, bad input.
+	$(GO) test -tags kind ./sim/kinde2e/ -timeout 60m -ginkgo.v
+
 .PHONY: bench
 bench: assets ## Measure: bare envtest against the full harness start (3 runs each); the whole corpus, start included; the warm re-run on a kept cluster.
 	$(GO) test ./sim/ -run '^$$' -bench . -benchtime 3x -timeout 30m
 	$(GO) test ./sim/runner/ -run '^$$' -bench Corpus -benchtime 1x -timeout 30m
 	$(GO) test ./cmd/simctl/app/ -run '^$$' -bench WarmRerun -benchtime 5x -timeout 30m
+
+##@ kind
+
+include $(PROJECT_DIR)/hack/kind/kind.mk

@@ -90,8 +90,8 @@ var _ Cluster = (*Kind)(nil)
 // kind-images`.
 func kindControllerImages() []string {
 	return []string{
-		"ghcr.io/kubeflow/trainer/trainer-controller-manager:" + ModuleVersion(TrainerModule),
-		"registry.k8s.io/jobset/jobset:" + ModuleVersion(JobSetModule),
+		"ghcr.io/kubeflow/trainer/trainer-controller-manager:" + TrainerVersion,
+		"registry.k8s.io/jobset/jobset:" + JobSetVersion,
 		KwokImage,
 	}
 }

@@ -13,3 +13,11 @@ const KwokVersion = "v0.8.0"
 // KwokImage is the kwok image `make kind-images` builds, named as kwok's own
 // releases are.
 const KwokImage = "registry.k8s.io/kwok/kwok:" + KwokVersion
+
+// TrainerVersion and JobSetVersion are the releases go.mod pins (a unit test
+// checks): the tags of the controller images the kind provider runs, as
+// `make kind-images` builds them and the install manifest names them.
+const (
+	TrainerVersion = "v2.3.0"
+	JobSetVersion  = "v0.12.0"
+)

@@ -19,6 +19,13 @@ func TestKwokVersionMatchesKwokModule(t *testing.T) {
 	checkRequire(t, "../hack/kwok/go.mod", "sigs.k8s.io/kwok", KwokVersion)
 }
 
+// TestControllerVersionsMatchGoMod keeps the kind images' tags and go.mod in
+// step.
+func TestControllerVersionsMatchGoMod(t *testing.T) {
+	checkRequire(t, "../go.mod", TrainerModule, TrainerVersion)
+	checkRequire(t, "../go.mod", JobSetModule, JobSetVersion)
+}
+
 // checkRequire fails unless the go.mod at path requires module at want.
 func checkRequire(t *testing.T, path, module, want string) {
 	t.Helper()

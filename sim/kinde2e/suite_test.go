@@ -11,6 +11,7 @@
 package kinde2e_test
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -39,6 +40,13 @@ func TestKind(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
+	// The Docker engine `make kind-docker` chose, for simctl and for the
+	// suite's own docker commands alike.
+	if os.Getenv("DOCKER_HOST") == "" {
+		if host, err := os.ReadFile("../../bin/kind-build/docker-host"); err == nil {
+			Expect(os.Setenv("DOCKER_HOST", strings.TrimSpace(string(host)))).To(Succeed())
+		}
+	}
 	var err error
 	simctl, err = gexec.Build("github.com/trainersim/trainersim/cmd/simctl")
 	Expect(err).NotTo(HaveOccurred())

@@ -1,0 +1,3 @@
+module github.com/trainersim/trainersim/hack/kind/images/pause
+
+go 1.26.0
