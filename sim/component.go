@@ -73,9 +73,9 @@ func checkHealthz(ctx context.Context, c *http.Client, url string) error {
 
 // trackProcess makes Stop stop a started child process.
 func (e *Environment) trackProcess(p *proc.Process) {
-	e.progressMu.Lock()
+	e.mu.Lock()
 	e.processes = append(e.processes, p)
-	e.progressMu.Unlock()
+	e.mu.Unlock()
 }
 
 // componentArgs are the flags kube-controller-manager and kube-scheduler

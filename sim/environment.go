@@ -119,12 +119,12 @@ type Environment struct {
 	mgrCancel  context.CancelFunc
 	mgrDone    chan error
 	ownWorkDir bool
-	timings    []ComponentTiming
-	progressMu sync.Mutex
+	progress   startProgress
+	// mu guards processes.
+	mu sync.Mutex
 	// usersMu serializes envtest's AddUser, whose certificate authority is
 	// not safe for concurrent use; components start in parallel.
 	usersMu sync.Mutex
-	started time.Time
 	// ParentDeathProtected is false when the apiserver and etcd could not be
 	// given a parent-death signal (setpriv missing or not Linux).
 	parentDeathProtected bool
@@ -190,9 +190,7 @@ func (e *Environment) Client() client.Client { return e.client }
 // Timings returns the start time of each component, in the order they
 // became ready.
 func (e *Environment) Timings() []ComponentTiming {
-	e.progressMu.Lock()
-	defer e.progressMu.Unlock()
-	return append([]ComponentTiming(nil), e.timings...)
+	return e.progress.snapshot()
 }
 
 // LogDir is the directory that holds one log file per component.
@@ -202,37 +200,19 @@ func (e *Environment) LogDir() string { return filepath.Join(e.WorkDir, "logs") 
 // process even on SIGKILL (Linux with setpriv(1)).
 func (e *Environment) ParentDeathProtected() bool { return e.parentDeathProtected }
 
-func (e *Environment) clock() clock.PassiveClock {
-	if e.Clock == nil {
-		e.Clock = clock.RealClock{}
-	}
-	return e.Clock
-}
+func (e *Environment) clock() clock.PassiveClock { return e.progress.clock }
 
-func (e *Environment) now() time.Time { return e.clock().Now() }
+func (e *Environment) now() time.Time { return e.progress.now() }
 
-func (e *Environment) ready(name string, since time.Time) {
-	now := e.now()
-	t := ComponentTiming{Name: name, Took: now.Sub(since), ReadyAt: now.Sub(e.started)}
-	e.progressMu.Lock()
-	defer e.progressMu.Unlock()
-	e.timings = append(e.timings, t)
-	if e.Progress != nil {
-		e.Progress(t)
-	}
-}
+func (e *Environment) ready(name string, since time.Time) { e.progress.ready(name, since) }
 
 // Start brings the environment up and returns once the webhook server
 // answers TLS, the controllers' caches have synced, kube-controller-manager
 // and kube-scheduler report healthy and every node is Ready and schedulable.
 // On error everything already started is stopped again.
 func (e *Environment) Start(ctx context.Context) (err error) {
-	e.started = e.now()
-	timeout := e.StartTimeout
-	if timeout == 0 {
-		timeout = DefaultStartTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	e.progress.begin(e.Clock, e.Progress)
+	ctx, cancel := startContext(ctx, e.StartTimeout)
 	defer cancel()
 	defer func() {
 		if err != nil {
@@ -330,10 +310,10 @@ func (e *Environment) Stop() error {
 		}
 		e.mgrCancel = nil
 	}
-	e.progressMu.Lock()
+	e.mu.Lock()
 	processes := e.processes
 	e.processes = nil
-	e.progressMu.Unlock()
+	e.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range processes {
 		wg.Add(1)

@@ -80,7 +80,7 @@ type Kind struct {
 	provider   *kindcluster.Provider
 	created    bool
 	ownWorkDir bool
-	started    time.Time
+	progress   startProgress
 }
 
 var _ Cluster = (*Kind)(nil)
@@ -103,32 +103,17 @@ func (k *Kind) name() string {
 	return k.Name
 }
 
-func (k *Kind) now() time.Time {
-	if k.Clock == nil {
-		k.Clock = clock.RealClock{}
-	}
-	return k.Clock.Now()
-}
+func (k *Kind) now() time.Time { return k.progress.now() }
 
-func (k *Kind) ready(name string, since time.Time) {
-	if k.Progress == nil {
-		return
-	}
-	now := k.now()
-	k.Progress(ComponentTiming{Name: name, Took: now.Sub(since), ReadyAt: now.Sub(k.started)})
-}
+func (k *Kind) ready(name string, since time.Time) { k.progress.ready(name, since) }
 
 // Start creates the kind cluster, installs the Trainer, JobSet, kwok and the
 // isolation policy, checks it as Kubeconfig does and creates Nodes. A
 // cluster of the name that a killed simctl left is deleted first; any other
 // is ErrKindNameTaken. On error nothing is left behind.
 func (k *Kind) Start(ctx context.Context) (err error) {
-	k.started = k.now()
-	timeout := k.StartTimeout
-	if timeout == 0 {
-		timeout = DefaultStartTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	k.progress.begin(k.Clock, k.Progress)
+	ctx, cancel := startContext(ctx, k.StartTimeout)
 	defer cancel()
 	defer func() {
 		if err != nil {
@@ -200,8 +185,8 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 		return err
 	}
 
-	k.Kubeconfig = &Kubeconfig{Path: k.KubeconfigPath, Nodes: k.Nodes, StartTimeout: timeout, Progress: k.Progress, Clock: k.Clock, provider: ClusterKind}
-	k.Kubeconfig.started = k.started
+	k.Kubeconfig = &Kubeconfig{Path: k.KubeconfigPath, Nodes: k.Nodes, StartTimeout: k.StartTimeout, Progress: k.Progress, Clock: k.Clock, provider: ClusterKind}
+	k.Kubeconfig.progress.started = k.progress.started
 	return k.Kubeconfig.Start(ctx)
 }
 

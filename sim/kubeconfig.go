@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -87,8 +86,7 @@ type Kubeconfig struct {
 	nodes        *nodePool
 	startNodes   []string
 	ownWorkDir   bool
-	started      time.Time
-	progressMu   sync.Mutex
+	progress     startProgress
 }
 
 var _ Cluster = (*Kubeconfig)(nil)
@@ -109,35 +107,16 @@ func clientConfig(path, context string) clientcmd.ClientConfig {
 		&clientcmd.ConfigOverrides{CurrentContext: context})
 }
 
-func (k *Kubeconfig) now() time.Time {
-	if k.Clock == nil {
-		k.Clock = clock.RealClock{}
-	}
-	return k.Clock.Now()
-}
+func (k *Kubeconfig) now() time.Time { return k.progress.now() }
 
-func (k *Kubeconfig) ready(name string, since time.Time) {
-	now := k.now()
-	t := ComponentTiming{Name: name, Took: now.Sub(since), ReadyAt: now.Sub(k.started)}
-	k.progressMu.Lock()
-	defer k.progressMu.Unlock()
-	if k.Progress != nil {
-		k.Progress(t)
-	}
-}
+func (k *Kubeconfig) ready(name string, since time.Time) { k.progress.ready(name, since) }
 
 // Start checks the cluster and prepares it for scenarios; see Kubeconfig.
 // Every failure is returned with nothing left behind: an unreachable or
 // unauthorised cluster, a *PreflightError, ErrNoIsolation.
 func (k *Kubeconfig) Start(ctx context.Context) (err error) {
-	if k.started.IsZero() {
-		k.started = k.now()
-	}
-	timeout := k.StartTimeout
-	if timeout == 0 {
-		timeout = DefaultStartTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	k.progress.begin(k.Clock, k.Progress)
+	ctx, cancel := startContext(ctx, k.StartTimeout)
 	defer cancel()
 	defer func() {
 		if err != nil {
@@ -166,7 +145,7 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 	if k.client, err = client.New(k.cfg, client.Options{Scheme: k.scheme}); err != nil {
 		return fmt.Errorf("failed to create client: %w", err)
 	}
-	lease, err := liveKwokLease(ctx, k.client, k.Clock)
+	lease, err := liveKwokLease(ctx, k.client, k.progress.clock)
 	if err != nil {
 		return fmt.Errorf("cannot use the cluster at %s: %w", k.cfg.Host, err)
 	}
@@ -277,7 +256,7 @@ func (k *Kubeconfig) startKwok(ctx context.Context) error {
 	if k.kwok, err = startKwok(bins[binKwok], kubeconfig, k.WorkDir, logDir); err != nil {
 		return err
 	}
-	k.lease, err = holdKwokLease(ctx, k.client, k.Clock, k.versions, map[string]string{RunLabel: k.runID})
+	k.lease, err = holdKwokLease(ctx, k.client, k.progress.clock, k.versions, map[string]string{RunLabel: k.runID})
 	return err
 }
 

@@ -69,12 +69,7 @@ func runLabelled(ctx context.Context, c client.Client) []string {
 var _ = Describe("simctl run --kubeconfig on a running trainersim cluster", func() {
 	var simctl string
 
-	BeforeEach(func() {
-		var err error
-		simctl, err = gexec.Build("github.com/trainersim/trainersim/cmd/simctl")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(gexec.CleanupBuildArtifacts)
-	})
+	BeforeEach(func() { simctl = buildSimctl() })
 
 	It("re-runs the README example with no cluster start, reusing the cluster's kwok, and leaves nothing of the run behind", func(ctx SpecContext) {
 		reportDir := GinkgoT().TempDir()
@@ -167,10 +162,7 @@ var _ = Describe("simctl run --kubeconfig on a cluster without the Trainer", Ord
 	)
 
 	BeforeAll(func(ctx SpecContext) {
-		var err error
-		simctl, err = gexec.Build("github.com/trainersim/trainersim/cmd/simctl")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(gexec.CleanupBuildArtifacts)
+		simctl = buildSimctl()
 		bare = &envtest.Environment{BinaryAssetsDirectory: assetsDir()}
 		cfg, err := bare.Start()
 		Expect(err).NotTo(HaveOccurred())

@@ -57,12 +57,7 @@ func readReport(dir string) reports.Run {
 var _ = Describe("simctl run", func() {
 	var simctl string
 
-	BeforeEach(func() {
-		var err error
-		simctl, err = gexec.Build("github.com/trainersim/trainersim/cmd/simctl")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(gexec.CleanupBuildArtifacts)
-	})
+	BeforeEach(func() { simctl = buildSimctl() })
 
 	start := func(args ...string) *gexec.Session {
 		session, err := gexec.Start(exec.Command(simctl, append([]string{"run"}, args...)...), GinkgoWriter, GinkgoWriter)

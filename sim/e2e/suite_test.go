@@ -11,6 +11,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/fakegpu"
@@ -59,3 +60,12 @@ var _ = AfterSuite(func() {
 		Expect(env.Stop()).To(Succeed())
 	}
 })
+
+// buildSimctl builds simctl for the spec (or container) it is called in and
+// returns its path.
+func buildSimctl() string {
+	simctl, err := gexec.Build("github.com/trainersim/trainersim/cmd/simctl")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(gexec.CleanupBuildArtifacts)
+	return simctl
+}

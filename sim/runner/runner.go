@@ -1,5 +1,5 @@
 // Package runner replays scenarios (sim/apis/v1alpha1) on a started
-// sim.Environment and records what happened in the reports model. Each
+// sim.Cluster and records what happened in the reports model. Each
 // scenario runs in its own namespace on its own simulated nodes; scenarios
 // run in parallel. A refused write is a result, never retried.
 package runner
@@ -39,8 +39,8 @@ const DefaultScenarioTimeout = 5 * time.Minute
 // pollInterval is how often expectations are checked.
 const pollInterval = 200 * time.Millisecond
 
-// Runner runs scenarios on one environment. The zero value of every field
-// but Env is a documented default.
+// Runner runs scenarios on one cluster. The zero value of every field but
+// Cluster is a documented default.
 type Runner struct {
 	// Cluster is a started cluster, shared by every scenario.
 	Cluster sim.Cluster
