@@ -148,6 +148,7 @@ func (s *scenarioRun) createSetup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var runtimes []*unstructured.Unstructured
 	for i, so := range s.sc.Spec.Setup {
 		objs := []map[string]any{so.Object}
 		if so.Path != "" {
@@ -170,9 +171,12 @@ func (s *scenarioRun) createSetup(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("setup[%d]: failed to create %s %s: %w", i, u.GetKind(), u.GetName(), err)
 			}
+			if k := u.GetKind(); (k == "TrainingRuntime" || k == "ClusterTrainingRuntime") && u.GroupVersionKind().Group == "trainer.kubeflow.org" {
+				runtimes = append(runtimes, u)
+			}
 		}
 	}
-	return nil
+	return s.waitRuntimesSeen(ctx, runtimes)
 }
 
 // FixturesDir is where setup paths are resolved; set by the caller that

@@ -1,0 +1,49 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// runtimeSeenTimeout bounds the wait until the Trainer sees the runtimes a
+// scenario's setup created.
+const runtimeSeenTimeout = 30 * time.Second
+
+// runtimeNotFound is what the Trainer's TrainJob webhook answers for a
+// runtime it cannot find.
+const runtimeNotFound = "must be created before the TrainJob is created"
+
+// waitRuntimesSeen waits until the Trainer's TrainJob webhook, which reads
+// runtimes from its controller's cache, finds every runtime the set-up
+// created: a server-side dry run of a TrainJob naming it is no longer
+// refused as not found. The set-up is done only then, so that a scenario's
+// first TrainJob does not race that cache. On a kind cluster the webhook
+// runs in another process and sees a new runtime some milliseconds after
+// its create; envtest's in-process Trainer is quicker, not different.
+func (s *scenarioRun) waitRuntimesSeen(ctx context.Context, runtimes []*unstructured.Unstructured) error {
+	for _, rt := range runtimes {
+		probe := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "trainer.kubeflow.org/v1alpha1",
+			"kind":       "TrainJob",
+			"metadata":   map[string]any{"name": "trainersim-runtime-probe", "namespace": s.ns},
+			"spec": map[string]any{"runtimeRef": map[string]any{
+				"apiGroup": "trainer.kubeflow.org", "kind": rt.GetKind(), "name": rt.GetName(),
+			}},
+		}}
+		var last error
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, runtimeSeenTimeout, true, func(ctx context.Context) (bool, error) {
+			last = s.cluster.Client().Create(ctx, probe.DeepCopy(), client.DryRunAll)
+			return last == nil || !strings.Contains(last.Error(), runtimeNotFound), nil
+		})
+		if err != nil {
+			return fmt.Errorf("the Trainer did not see %s %s within %s: %v", rt.GetKind(), rt.GetName(), runtimeSeenTimeout, last)
+		}
+	}
+	return nil
+}
