@@ -42,6 +42,9 @@ type Cluster interface {
 	// its Pods land only on nodes labelled and tainted IsolationKey=<its
 	// name> (see IsolateNodeGroup), and marks it as trainersim's.
 	IsolateNamespace(ns *corev1.Namespace)
+	// IsolateNodeGroup returns g as the nodes of the namespace's scenario:
+	// the package's IsolateNodeGroup on a cluster that isolates.
+	IsolateNodeGroup(g fakegpu.NodeGroup, namespace string) fakegpu.NodeGroup
 
 	// Versions says what runs; valid after Start.
 	Versions() Versions

@@ -164,6 +164,11 @@ func (e *Environment) IsolateNamespace(ns *corev1.Namespace) {
 	metav1.SetMetaDataAnnotation(&ns.ObjectMeta, "scheduler.alpha.kubernetes.io/defaultTolerations", string(tolerations))
 }
 
+// IsolateNodeGroup is the package's IsolateNodeGroup.
+func (e *Environment) IsolateNodeGroup(g fakegpu.NodeGroup, namespace string) fakegpu.NodeGroup {
+	return IsolateNodeGroup(g, namespace)
+}
+
 // AddNodes creates simulated nodes on a started environment and waits until
 // each is Ready and schedulable. It returns their names.
 func (e *Environment) AddNodes(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, error) {

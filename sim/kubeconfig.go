@@ -176,10 +176,11 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 			k.ready(ComponentIsolation+" (the cluster's, reused)", since)
 		} else {
 			p := runIsolationPolicy(k.runID)
+			// Its own from the first create on, for Stop to delete.
+			k.isolation, k.ownIsolation = &p, true
 			if err := p.install(ctx, k.client, k.IsolateNamespace); err != nil {
 				return err
 			}
-			k.isolation, k.ownIsolation = &p, true
 			k.ready(ComponentIsolation, since)
 		}
 	}
@@ -320,6 +321,19 @@ func (k *Kubeconfig) AddNodes(ctx context.Context, groups []fakegpu.NodeGroup) (
 // RemoveNodes deletes simulated nodes without waiting.
 func (k *Kubeconfig) RemoveNodes(ctx context.Context, names []string) error {
 	return k.nodes.remove(ctx, names)
+}
+
+// IsolateNodeGroup is IsolateNodeGroup, but for a cluster without isolation
+// (Unisolated): the nodes then carry the label and no taint, so that the
+// scenario's Pods, which get no toleration, can land on them too.
+func (k *Kubeconfig) IsolateNodeGroup(g fakegpu.NodeGroup, namespace string) fakegpu.NodeGroup {
+	if k.isolation == nil {
+		taints := g.Taints
+		g = IsolateNodeGroup(g, namespace)
+		g.Taints = taints
+		return g
+	}
+	return IsolateNodeGroup(g, namespace)
 }
 
 // IsolateNamespace labels the namespace IsolationKey=<name>, ManagedBy,

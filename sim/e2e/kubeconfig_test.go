@@ -18,6 +18,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -59,9 +60,11 @@ func runLabelled(ctx context.Context, c client.Client) []string {
 		}
 	}
 	var policies admissionv1.MutatingAdmissionPolicyList
-	Expect(c.List(ctx, &policies, sel)).To(Succeed())
-	for _, p := range policies.Items {
-		left = append(left, "policy "+p.Name)
+	if err := c.List(ctx, &policies, sel); !meta.IsNoMatchError(err) {
+		Expect(err).NotTo(HaveOccurred())
+		for _, p := range policies.Items {
+			left = append(left, "policy "+p.Name)
+		}
 	}
 	return left
 }
@@ -126,6 +129,30 @@ var _ = Describe("simctl run --kubeconfig on a running trainersim cluster", func
 		}
 	})
 
+	It("installs a policy of its own where the cluster keeps none, waits until it applies, and deletes it at the end", func(ctx SpecContext) {
+		policy := &admissionv1.MutatingAdmissionPolicy{}
+		binding := &admissionv1.MutatingAdmissionPolicyBinding{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: "trainersim-isolation"}, policy)).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: "trainersim-isolation"}, binding)).To(Succeed())
+		Expect(k8s.Delete(ctx, binding)).To(Succeed())
+		Expect(k8s.Delete(ctx, policy)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) {
+			for _, o := range []client.Object{policy, binding} {
+				o.SetResourceVersion("")
+				o.SetUID("")
+				Expect(k8s.Create(ctx, o)).To(Succeed())
+			}
+		})
+		session, err := gexec.Start(exec.Command(simctl, "run", "--kubeconfig", env.KubeconfigPath, readmeExample), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
+		out := string(session.Out.Contents())
+		Expect(out).To(MatchRegexp(`isolation-policy +ready in`))
+		Expect(out).NotTo(ContainSubstring("isolation-policy (the cluster's, reused)"))
+		Expect(out).To(ContainSubstring("PASS  sdk-and-kueue-share-a-gpu-job"))
+		Expect(runLabelled(ctx, k8s)).To(BeEmpty(), "the run's policy is deleted at the end")
+	})
+
 	It("refuses an unreachable cluster in one line, exit 3", func() {
 		kubeconfig := writeKubeconfig(GinkgoT().TempDir(), &rest.Config{Host: "https://127.0.0.1:1"})
 		session, err := gexec.Start(exec.Command(simctl, "run", "--kubeconfig", kubeconfig, readmeExample), GinkgoWriter, GinkgoWriter)
@@ -164,6 +191,13 @@ var _ = Describe("simctl run --kubeconfig on a cluster without the Trainer", Ord
 	BeforeAll(func(ctx SpecContext) {
 		simctl = buildSimctl()
 		bare = &envtest.Environment{BinaryAssetsDirectory: assetsDir()}
+		// A cluster that offers no isolation policy, as before Kubernetes
+		// 1.36.
+		// 1.36: neither the API nor the admission plugin that waits for it.
+		apiserver := bare.ControlPlane.GetAPIServer().Configure()
+		apiserver.Append("runtime-config",
+			"admissionregistration.k8s.io/v1/mutatingadmissionpolicies=false,admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings=false")
+		apiserver.Append("disable-admission-plugins", "MutatingAdmissionPolicy")
 		cfg, err := bare.Start()
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(bare.Stop)
@@ -190,9 +224,6 @@ var _ = Describe("simctl run --kubeconfig on a cluster without the Trainer", Ord
 		var nss corev1.NamespaceList
 		Expect(c.List(ctx, &nss, client.HasLabels{sim.RunLabel})).To(Succeed())
 		Expect(nss.Items).To(BeEmpty())
-		var policies admissionv1.MutatingAdmissionPolicyList
-		Expect(c.List(ctx, &policies)).To(Succeed())
-		Expect(policies.Items).To(BeEmpty())
 	})
 
 	It("refuses a user without the rights it needs, naming them, exit 3", func(ctx SpecContext) {
@@ -210,7 +241,7 @@ var _ = Describe("simctl run --kubeconfig on a cluster without the Trainer", Ord
 			ContainSubstring("forbidden")))
 	})
 
-	It("with the Trainer's APIs present and no kwok lease, starts a kwok of its own, restricted to trainersim's nodes, and removes all it made on Stop", func(ctx SpecContext) {
+	It("with the Trainer's APIs present but no isolation policy API, refuses to run unless unisolated; unisolated, starts a kwok of its own, restricted to trainersim's nodes, and removes all it made on Stop", func(ctx SpecContext) {
 		// What the preflight looks for, without controllers behind it: the
 		// CRDs, webhook configurations that fail open, the default runtimes.
 		_, err := envtest.InstallCRDs(bare.Config, envtest.CRDInstallOptions{Paths: []string{"../../fixtures/crds/trainer", "../../fixtures/crds/jobset"}, ErrorIfPathMissing: true})
@@ -255,7 +286,14 @@ var _ = Describe("simctl run --kubeconfig on a cluster without the Trainer", Ord
 
 		admin, err := bare.AddUser(envtest.User{Name: "admin2", Groups: []string{"system:masters"}}, nil)
 		Expect(err).NotTo(HaveOccurred())
-		k := &sim.Kubeconfig{Path: writeKubeconfig(dir, admin.Config()), AssetsDir: assetsDir(), Nodes: []fakegpu.NodeGroup{{Profile: "cpu", Count: 1}}, StartTimeout: time.Minute}
+		kubeconfig := writeKubeconfig(dir, admin.Config())
+
+		refused := &sim.Kubeconfig{Path: kubeconfig, AssetsDir: assetsDir(), StartTimeout: time.Minute}
+		Expect(refused.Start(ctx)).To(MatchError(sim.ErrNoIsolation))
+		Expect(runLabelled(ctx, c)).To(BeEmpty())
+		Expect(apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "trainersim-kwok"}, &coordinationv1.Lease{}))).To(BeTrue(), "a refused start takes no lease")
+
+		k := &sim.Kubeconfig{Path: kubeconfig, AssetsDir: assetsDir(), Nodes: []fakegpu.NodeGroup{{Profile: "cpu", Count: 1}}, StartTimeout: time.Minute, Unisolated: true}
 		// The bare cluster runs no node-lifecycle controller: play it, and
 		// lift the not-ready taint the API server puts on new nodes once
 		// the node is Ready.
@@ -298,6 +336,10 @@ var _ = Describe("simctl run --kubeconfig on a cluster without the Trainer", Ord
 			return sim.NodeReady(n)
 		}).WithTimeout(3*time.Second).Should(BeFalse(), "the run's kwok leaves a node without trainersim's label alone")
 		Expect(k.Versions().Trainer).To(Equal("unknown"), "no Deployment and no simctl up says which Trainer runs")
+		Expect(k.Isolated()).To(BeFalse())
+		g := k.IsolateNodeGroup(fakegpu.NodeGroup{Profile: "cpu", Count: 1}, "ns")
+		Expect(g.Labels).To(HaveKeyWithValue(sim.IsolationKey, "ns"))
+		Expect(g.Taints).To(BeEmpty(), "unisolated, a scenario's Pods get no toleration: its nodes carry no isolation taint")
 
 		Expect(k.Stop()).To(Succeed())
 		stopped = true

@@ -227,7 +227,7 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 		for _, t := range g.Taints {
 			taints = append(taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 		}
-		groups = append(groups, sim.IsolateNodeGroup(fakegpu.NodeGroup{
+		groups = append(groups, s.cluster.IsolateNodeGroup(fakegpu.NodeGroup{
 			Profile:    g.Profile,
 			Count:      g.Count,
 			Labels:     g.Labels,

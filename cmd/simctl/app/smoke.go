@@ -78,7 +78,7 @@ func runSmoke(ctx context.Context, out io.Writer, o sim.ClusterOptions, groups [
 	}()
 	for i := range groups {
 		groups[i].NamePrefix = ns.Name + "-" + groups[i].Profile
-		groups[i] = sim.IsolateNodeGroup(groups[i], ns.Name)
+		groups[i] = env.IsolateNodeGroup(groups[i], ns.Name)
 	}
 	since := time.Now()
 	nodes, err = env.AddNodes(ctx, groups)
