@@ -37,15 +37,26 @@ func assetSearchPath(configured string) []string {
 	if env := os.Getenv("KUBEBUILDER_ASSETS"); env != "" {
 		dirs = append(dirs, env)
 	}
-	if wd, err := os.Getwd(); err == nil {
-		for dir := wd; ; dir = filepath.Dir(dir) {
-			dirs = append(dirs, filepath.Join(dir, "bin", "k8s", KubernetesVersion))
-			if filepath.Dir(dir) == dir {
-				break
-			}
-		}
+	for _, dir := range upward() {
+		dirs = append(dirs, filepath.Join(dir, "bin", "k8s", KubernetesVersion))
 	}
 	return dirs
+}
+
+// upward returns the working directory and each of its parents, nearest
+// first: where a checkout's bin/ may be for a test in a sub-package.
+func upward() []string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		dirs = append(dirs, dir)
+		if filepath.Dir(dir) == dir {
+			return dirs
+		}
+	}
 }
 
 // findBinaries resolves the named binaries (none: every required binary) to the first directory of the

@@ -144,7 +144,7 @@ func (e *Environment) ObserveTrainerBuilds(fn func(*trainer.TrainJob, []apirunti
 // modules compiled into this binary.
 func (e *Environment) Versions() Versions {
 	return Versions{
-		Cluster:    "envtest",
+		Cluster:    ClusterEnvtest,
 		Kubernetes: "v" + KubernetesVersion,
 		Trainer:    ModuleVersion(TrainerModule),
 		JobSet:     ModuleVersion(JobSetModule),

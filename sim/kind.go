@@ -130,7 +130,7 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 	}
 	k.provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(kindlog.NoopLogger{}))
 	images := append([]string{k.nodeImage()}, kindControllerImages()...)
-	// docker pulls what it lacks where a registry is reachable.
+	// Nothing is pulled: where a registry is reachable, pull them first.
 	if missing := missingImages(ctx, images); len(missing) > 0 {
 		return fmt.Errorf("docker has no image %s: run 'make kind-images' in the trainersim checkout", strings.Join(missing, ", "))
 	}
@@ -180,7 +180,7 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	in := &installer{config: cfg, client: c, progress: k.ready, now: k.now}
+	in := &installer{client: c, progress: &k.progress}
 	if err := in.install(ctx); err != nil {
 		return err
 	}
@@ -249,18 +249,12 @@ func (k *Kind) useDocker(ctx context.Context) error {
 // projectDockerHost is the DOCKER_HOST `make kind-docker` wrote into
 // bin/kind-build/docker-host of the checkout the working directory is in.
 func projectDockerHost() string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
+	for _, dir := range upward() {
 		if data, err := os.ReadFile(filepath.Join(dir, "bin", "kind-build", "docker-host")); err == nil {
 			return strings.TrimSpace(string(data))
 		}
-		if filepath.Dir(dir) == dir {
-			return ""
-		}
 	}
+	return ""
 }
 
 func firstLineOf(s string) string {

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -48,14 +47,12 @@ const (
 var notOnSimulatedNodes = corev1.NodeSelectorRequirement{Key: fakegpu.KwokNodeLabel, Operator: corev1.NodeSelectorOpNotIn, Values: []string{fakegpu.KwokNodeLabelValue}}
 
 type installer struct {
-	config   *rest.Config
 	client   client.Client
-	progress func(name string, since time.Time)
-	now      func() time.Time
+	progress *startProgress
 }
 
 func (in *installer) install(ctx context.Context) error {
-	since := in.now()
+	since := in.progress.now()
 	objs, err := readObjects(fixtures.FS, fixtures.TrainerInstall)
 	if err != nil {
 		return err
@@ -88,9 +85,9 @@ func (in *installer) install(ctx context.Context) error {
 	if err := in.waitAvailable(ctx, deployments); err != nil {
 		return err
 	}
-	in.progress(ComponentInstall, since)
+	in.progress.ready(ComponentInstall, since)
 
-	since = in.now()
+	since = in.progress.now()
 	runtimes, err := readObjects(fixtures.FS, fixtures.RuntimeDir)
 	if err != nil {
 		return err
@@ -112,28 +109,28 @@ func (in *installer) install(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("the Trainer's and JobSet's webhooks did not serve within %s: %v", deploymentsTimeout, last)
 	}
-	in.progress(ComponentWebhooks, since)
+	in.progress.ready(ComponentWebhooks, since)
 
-	since = in.now()
+	since = in.progress.now()
 	for _, o := range runtimes {
 		if err := in.client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("failed to create %s %s: %w", o.GetKind(), o.GetName(), err)
 		}
 	}
-	in.progress(ComponentRuntimes, since)
+	in.progress.ready(ComponentRuntimes, since)
 
-	since = in.now()
+	since = in.progress.now()
 	if err := in.installKwok(ctx); err != nil {
 		return err
 	}
-	in.progress(ComponentKwok, since)
+	in.progress.ready(ComponentKwok, since)
 
-	since = in.now()
+	since = in.progress.now()
 	probe := func(ns *corev1.Namespace) { metav1.SetMetaDataLabel(&ns.ObjectMeta, IsolationKey, ns.Name) }
 	if err := clusterIsolationPolicy.install(ctx, in.client, probe); err != nil {
 		return err
 	}
-	in.progress(ComponentIsolation, since)
+	in.progress.ready(ComponentIsolation, since)
 	return nil
 }
 

@@ -75,7 +75,6 @@ type Kubeconfig struct {
 	provider  string
 	runID     string
 	cfg       *rest.Config
-	scheme    *apiruntime.Scheme
 	client    client.Client
 	versions  Versions
 	isolation *isolationPolicy
@@ -131,9 +130,6 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 		return err
 	}
 	k.cfg.QPS, k.cfg.Burst = 200, 400
-	if k.scheme, err = controllers.NewScheme(); err != nil {
-		return err
-	}
 	dc, err := discovery.NewDiscoveryClientForConfig(k.cfg)
 	if err != nil {
 		return fmt.Errorf("failed to create discovery client: %w", err)
@@ -142,8 +138,8 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if k.client, err = client.New(k.cfg, client.Options{Scheme: k.scheme}); err != nil {
-		return fmt.Errorf("failed to create client: %w", err)
+	if k.client, err = NewClient(k.cfg); err != nil {
+		return err
 	}
 	lease, err := liveKwokLease(ctx, k.client, k.progress.clock)
 	if err != nil {
@@ -303,7 +299,7 @@ func (k *Kubeconfig) Config() *rest.Config { return rest.CopyConfig(k.cfg) }
 func (k *Kubeconfig) Client() client.Client { return k.client }
 
 // Scheme returns the scheme of Client.
-func (k *Kubeconfig) Scheme() *apiruntime.Scheme { return k.scheme }
+func (k *Kubeconfig) Scheme() *apiruntime.Scheme { return k.client.Scheme() }
 
 // Versions says what the preflight found running.
 func (k *Kubeconfig) Versions() Versions { return k.versions }

@@ -24,7 +24,7 @@ import (
 )
 
 // installHint says how to install what a preflight found missing.
-const installHint = "install Kubeflow Trainer and JobSet (kubectl apply --server-side -k \"github.com/kubeflow/trainer.git/manifests/overlays/manager?ref=v2.3.0\", then manifests/overlays/runtimes), or use a cluster of simctl up"
+const installHint = "install Kubeflow Trainer and JobSet (kubectl apply --server-side -k \"github.com/kubeflow/trainer.git/manifests/overlays/manager?ref=" + TrainerVersion + "\", then manifests/overlays/runtimes), or use a cluster of simctl up"
 
 // PreflightError lists everything a cluster lacks, each with what to do.
 type PreflightError struct {
@@ -59,7 +59,7 @@ var requiredPermissions = []authorizationv1.ResourceAttributes{
 // preflight checks the cluster and returns the versions that run, or a
 // *PreflightError naming everything missing.
 func preflight(ctx context.Context, c client.Client, server, kubernetes string, kwokLease *coordinationv1.Lease) (Versions, error) {
-	v := Versions{Cluster: "kubeconfig", Kubernetes: kubernetes, Trainer: "unknown", JobSet: "unknown"}
+	v := Versions{Cluster: ClusterKubeconfig, Kubernetes: kubernetes, Trainer: "unknown", JobSet: "unknown"}
 	var problems []string
 	for _, attrs := range requiredPermissions {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}
@@ -89,7 +89,7 @@ func preflight(ctx context.Context, c client.Client, server, kubernetes string, 
 			return v, err
 		}
 		if len(missing) > 0 {
-			problems = append(problems, fmt.Sprintf("default ClusterTrainingRuntimes missing: %s: kubectl apply --server-side -k \"github.com/kubeflow/trainer.git/manifests/overlays/runtimes?ref=v2.3.0\"", strings.Join(missing, ", ")))
+			problems = append(problems, fmt.Sprintf("default ClusterTrainingRuntimes missing: %s: kubectl apply --server-side -k \"github.com/kubeflow/trainer.git/manifests/overlays/runtimes?ref=%s\"", strings.Join(missing, ", "), TrainerVersion))
 		}
 	}
 	if len(problems) > 0 {

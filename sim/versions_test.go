@@ -4,6 +4,10 @@ import (
 	"os"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+
 	"golang.org/x/mod/modfile"
 )
 
@@ -46,4 +50,13 @@ func checkRequire(t *testing.T, path, module, want string) {
 		}
 	}
 	t.Errorf("%s does not require %s", path, module)
+}
+
+// TestClusterNamesAreTheScenarioFormats keeps the provider names Versions
+// reports and the values spec.clusters.only accepts the same.
+func TestClusterNamesAreTheScenarioFormats(t *testing.T) {
+	want := []string{ClusterEnvtest, ClusterKubeconfig, ClusterKind}
+	if diff := cmp.Diff(want, v1alpha1.ClusterProviders); diff != "" {
+		t.Errorf("v1alpha1.ClusterProviders mismatch (-want +got):\n%s", diff)
+	}
 }

@@ -56,7 +56,7 @@ func TestPartialMatch(t *testing.T) {
 }
 
 func TestNodeNamesFitAHostnameLabel(t *testing.T) {
-	ns := namespaceName("a-scenario-name-long-enough-to-fill-the-whole-namespace-name-and-more")
+	ns := NamespaceName("a-scenario-name-long-enough-to-fill-the-whole-namespace-name-and-more")
 	if len(ns) > 63 {
 		t.Fatalf("namespace %q longer than 63", ns)
 	}

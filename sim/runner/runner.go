@@ -146,7 +146,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
 	defer func() { res.Duration = time.Since(res.Started) }()
 
 	run := &scenarioRun{runner: r, cluster: r.Cluster, sc: sc, interleaving: p.Interleaving, objects: map[string]map[string]any{}}
-	run.ns = namespaceName(sc.Metadata.Name)
+	run.ns = NamespaceName(sc.Metadata.Name)
 	res.Namespace = run.ns
 	if !r.Keep {
 		defer run.cleanup()
@@ -200,8 +200,9 @@ type scenarioRun struct {
 	mu           sync.Mutex
 }
 
-// namespaceName derives a unique, valid namespace from a scenario name.
-func namespaceName(name string) string {
+// NamespaceName derives a unique, valid namespace from a name: the name
+// (cut to fit) and a random suffix.
+func NamespaceName(name string) string {
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	suffix := hex.EncodeToString(b)

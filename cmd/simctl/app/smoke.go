@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"strings"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim"
+	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/wrappers"
 )
 
@@ -63,9 +62,7 @@ func runSmoke(ctx context.Context, out io.Writer, o sim.ClusterOptions, groups [
 	c := env.Client()
 	// The smoke check's Pods run on nodes of its own, as a scenario's do, so
 	// that it never touches the nodes of a cluster it did not start.
-	suffix := make([]byte, 3)
-	_, _ = rand.Read(suffix)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "smoke-" + hex.EncodeToString(suffix)}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: runner.NamespaceName("smoke")}}
 	env.IsolateNamespace(ns)
 	if err := c.Create(ctx, ns); err != nil {
 		return withCode(ExitFailed, fmt.Errorf("failed to create namespace: %w", err))
