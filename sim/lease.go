@@ -8,6 +8,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -44,6 +45,10 @@ type kwokLease struct {
 	stop   chan struct{}
 	done   chan struct{}
 	once   sync.Once
+	// lapsed is the renewal error after which the lease went a whole
+	// duration unrenewed, so that other runs could take the kwok for gone;
+	// release reports it.
+	lapsed error
 }
 
 // liveKwokLease returns the kwok lease when one is held and not expired.
@@ -115,12 +120,13 @@ func holdKwokLease(ctx context.Context, c client.Client, clk clock.PassiveClock,
 }
 
 // renew renews the lease every quarter of its duration until stopped. A
-// failed renewal is tried again at the next tick: the lease only tells
-// other runs whether to start a kwok of their own.
+// failed renewal is tried again at the next tick; once the lease has gone a
+// whole duration unrenewed, the error is kept for release to report.
 func (h *kwokLease) renew(l *coordinationv1.Lease) {
 	defer close(h.done)
 	t := time.NewTicker(kwokLeaseDuration / 4)
 	defer t.Stop()
+	renewed := h.clock.Now()
 	for {
 		select {
 		case <-h.stop:
@@ -128,9 +134,17 @@ func (h *kwokLease) renew(l *coordinationv1.Lease) {
 		case <-t.C:
 			ctx, cancel := context.WithTimeout(context.Background(), kwokLeaseDuration/4)
 			patch := client.MergeFrom(l.DeepCopy())
-			l.Spec.RenewTime = ptr.To(metav1.NewMicroTime(h.clock.Now()))
-			_ = h.client.Patch(ctx, l, patch)
+			now := h.clock.Now()
+			l.Spec.RenewTime = ptr.To(metav1.NewMicroTime(now))
+			err := h.client.Patch(ctx, l, patch)
 			cancel()
+			switch {
+			case err == nil:
+				renewed = now
+			case h.lapsed == nil && now.Sub(renewed) >= kwokLeaseDuration:
+				h.lapsed = fmt.Errorf("the kwok lease %s/%s lapsed, unrenewed since %s: another run may have started a second kwok: %w",
+					kwokLeaseNamespace, kwokLeaseName, renewed.Format(time.RFC3339), err)
+			}
 		}
 	}
 }
@@ -144,7 +158,7 @@ func (h *kwokLease) release(ctx context.Context) error {
 	<-h.done
 	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: kwokLeaseNamespace, Name: kwokLeaseName}}
 	if err := h.client.Delete(ctx, l); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("failed to delete lease %s/%s: %w", kwokLeaseNamespace, kwokLeaseName, err)
+		return errors.Join(h.lapsed, fmt.Errorf("failed to delete lease %s/%s: %w", kwokLeaseNamespace, kwokLeaseName, err))
 	}
-	return nil
+	return h.lapsed
 }

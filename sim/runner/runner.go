@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 	"runtime"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -35,6 +37,9 @@ const IsolationKey = sim.IsolationKey
 
 // DefaultScenarioTimeout bounds one scenario when Runner.ScenarioTimeout is 0.
 const DefaultScenarioTimeout = 5 * time.Minute
+
+// cleanupTimeout bounds the deletes of a scenario's namespace and nodes.
+const cleanupTimeout = 30 * time.Second
 
 // pollInterval is how often expectations are checked.
 const pollInterval = 200 * time.Millisecond
@@ -149,7 +154,14 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
 	run.ns = NamespaceName(sc.Metadata.Name)
 	res.Namespace = run.ns
 	if !r.Keep {
-		defer run.cleanup()
+		defer func() {
+			// A namespace or node left behind is a result too: on a
+			// cluster simctl did not start, it stays there.
+			if err := run.cleanup(); err != nil && res.Passed {
+				res.Passed = false
+				res.Failure = "clean-up: " + err.Error()
+			}
+		}()
 	}
 	// Runs before cleanup: the namespace's deletion is not the scenario's.
 	defer func() { res.Timeline = run.timeline(res.Setup, res.Steps) }()
@@ -245,13 +257,17 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	return s.createSetup(ctx)
 }
 
-// cleanup deletes the scenario's namespace and nodes without waiting.
-func (s *scenarioRun) cleanup() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// cleanup deletes the scenario's namespace and nodes without waiting for
+// them to go.
+func (s *scenarioRun) cleanup() error {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	bg := client.PropagationPolicy(metav1.DeletePropagationBackground)
-	_ = s.cluster.Client().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}, bg)
-	_ = s.cluster.RemoveNodes(ctx, s.nodes)
+	err := s.cluster.Client().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}, bg)
+	if apierrors.IsNotFound(err) {
+		err = nil
+	}
+	return errors.Join(err, s.cluster.RemoveNodes(ctx, s.nodes))
 }
 
 // timeline stops the watches and puts the scenario's writes and what the

@@ -70,6 +70,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown cluster", []string{"run", "--cluster", "minikube", "x.yaml"}, `invalid --cluster "minikube": envtest or kind`},
 		{"kubeconfig with kind", []string{"smoke", "--cluster", "kind", "--kubeconfig", "k"}, `cannot be used with --cluster kind`},
 		{"context without kubeconfig", []string{"smoke", "--context", "c"}, `--context needs --kubeconfig`},
+		{"unisolated without kubeconfig", []string{"run", "--unisolated", "x.yaml"}, `--unisolated needs --kubeconfig`},
 		{"clean without a cluster", []string{"clean"}, `give --kubeconfig PATH or --cluster kind`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -99,6 +99,8 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 		o.Kubeconfig = abs
 	} else if f.context != "" {
 		return o, withCode(ExitUsage, errors.New("--context needs --kubeconfig"))
+	} else if f.unisolated {
+		return o, withCode(ExitUsage, errors.New("--unisolated needs --kubeconfig: the clusters simctl starts isolate every scenario"))
 	}
 	return o, nil
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -70,8 +71,10 @@ func runSmoke(ctx context.Context, out io.Writer, o sim.ClusterOptions, groups [
 	var nodes []string
 	defer func() {
 		cleanupCtx := context.WithoutCancel(ctx)
-		_ = c.Delete(cleanupCtx, ns)
-		_ = env.RemoveNodes(cleanupCtx, nodes)
+		nsErr := client.IgnoreNotFound(c.Delete(cleanupCtx, ns))
+		if cleanupErr := errors.Join(nsErr, env.RemoveNodes(cleanupCtx, nodes)); cleanupErr != nil && err == nil {
+			err = withCode(ExitCluster, fmt.Errorf("failed to delete the smoke namespace and nodes: %w", cleanupErr))
+		}
 	}()
 	for i := range groups {
 		groups[i].NamePrefix = ns.Name + "-" + groups[i].Profile
