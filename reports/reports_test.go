@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"flag"
+	"html/template"
 	"io"
 	"os"
 	"path/filepath"
@@ -475,5 +476,60 @@ func TestWriteJUnitFailingStepWrites(t *testing.T) {
 		"  expected: false\n"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("failure body mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestSkippedScenario checks how a scenario skipped on this cluster (its
+// spec.clusters) is reported: a JUnit <skipped> with the reason, counted as
+// skipped and not failed, a "skipped" badge and the reason in the HTML, and
+// a run that still passes.
+func TestSkippedScenario(t *testing.T) {
+	const reason = "holds on envtest only: asserts envtest's missing volume binding"
+	run := &Run{Started: at(0), Cluster: "kind", Scenarios: []Scenario{
+		{Name: "ran", File: "a.yaml", Passed: true},
+		{Name: "pvc", File: "b.yaml", Skipped: reason},
+	}}
+	if !run.Passed() {
+		t.Error("a run whose only other scenario passed must pass")
+	}
+	var junit bytes.Buffer
+	if err := WriteJUnit(&junit, run); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Skipped  int `xml:"skipped,attr"`
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Skipped int `xml:"skipped,attr"`
+			Cases   []struct {
+				Name    string `xml:"name,attr"`
+				Skipped *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"skipped"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(junit.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Skipped != 1 || doc.Failures != 0 || len(doc.Suites) != 1 || doc.Suites[0].Skipped != 1 {
+		t.Errorf("junit counts: skipped %d (suite %v), failures %d; want 1, 1, 0", doc.Skipped, doc.Suites, doc.Failures)
+	}
+	for _, c := range doc.Suites[0].Cases {
+		if got := c.Skipped != nil; got != (c.Name == "pvc") {
+			t.Errorf("test case %s: skipped element present %v", c.Name, got)
+		}
+		if c.Skipped != nil && c.Skipped.Message != reason {
+			t.Errorf("skipped message %q, want %q", c.Skipped.Message, reason)
+		}
+	}
+	var html bytes.Buffer
+	if err := WriteHTML(&html, run); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">skipped</span> pvc", "skipped on this cluster: " + template.HTMLEscapeString(reason)} {
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
 	}
 }

@@ -141,13 +141,15 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 	if k.client, err = NewClient(k.cfg); err != nil {
 		return err
 	}
+	if err := preflight(ctx, k.client, k.cfg.Host); err != nil {
+		return err
+	}
 	lease, err := liveKwokLease(ctx, k.client, k.progress.clock)
 	if err != nil {
 		return fmt.Errorf("cannot use the cluster at %s: %w", k.cfg.Host, err)
 	}
-	if k.versions, err = preflight(ctx, k.client, k.cfg.Host, info.GitVersion, lease); err != nil {
-		return err
-	}
+	k.versions = Versions{Cluster: ClusterKubeconfig, Kubernetes: info.GitVersion}
+	k.versions.Trainer, k.versions.JobSet = controllerVersions(ctx, k.client, lease)
 	if k.provider != "" {
 		k.versions.Cluster = k.provider
 	}

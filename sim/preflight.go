@@ -56,19 +56,23 @@ var requiredPermissions = []authorizationv1.ResourceAttributes{
 	{Verb: "impersonate", Resource: "groups"},
 }
 
-// preflight checks the cluster and returns the versions that run, or a
-// *PreflightError naming everything missing.
-func preflight(ctx context.Context, c client.Client, server, kubernetes string, kwokLease *coordinationv1.Lease) (Versions, error) {
-	v := Versions{Cluster: ClusterKubeconfig, Kubernetes: kubernetes, Trainer: "unknown", JobSet: "unknown"}
+// preflight checks, before anything else is read, that the kubeconfig's
+// user may do what simctl does and that the cluster runs what scenarios
+// need; it returns a *PreflightError naming everything missing.
+func preflight(ctx context.Context, c client.Client, server string) error {
 	var problems []string
 	for _, attrs := range requiredPermissions {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}
 		if err := c.Create(ctx, review); err != nil {
-			return v, fmt.Errorf("failed to review the kubeconfig's permissions: %w", err)
+			return fmt.Errorf("failed to review the kubeconfig's permissions: %w", err)
 		}
 		if !review.Status.Allowed {
 			problems = append(problems, fmt.Sprintf("the kubeconfig's user may not %s %s: simctl needs a cluster-admin kubeconfig", attrs.Verb, strings.TrimPrefix(attrs.Group+"/"+attrs.Resource, "/")))
 		}
+	}
+	if len(problems) > 0 {
+		// Without these rights the rest cannot even be looked at.
+		return &PreflightError{Server: server, Problems: problems}
 	}
 	for _, name := range requiredCRDs {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -77,7 +81,7 @@ func preflight(ctx context.Context, c client.Client, server, kubernetes string, 
 		case apierrors.IsNotFound(err):
 			problems = append(problems, fmt.Sprintf("CRD %s is not installed: %s", name, installHint))
 		case err != nil:
-			return v, fmt.Errorf("failed to get CRD %s: %w", name, err)
+			return fmt.Errorf("failed to get CRD %s: %w", name, err)
 		case !crdEstablished(crd):
 			problems = append(problems, fmt.Sprintf("CRD %s is not Established", name))
 		}
@@ -86,17 +90,16 @@ func preflight(ctx context.Context, c client.Client, server, kubernetes string, 
 		problems = append(problems, checkWebhooks(ctx, c)...)
 		missing, err := missingRuntimes(ctx, c)
 		if err != nil {
-			return v, err
+			return err
 		}
 		if len(missing) > 0 {
 			problems = append(problems, fmt.Sprintf("default ClusterTrainingRuntimes missing: %s: kubectl apply --server-side -k \"github.com/kubeflow/trainer.git/manifests/overlays/runtimes?ref=%s\"", strings.Join(missing, ", "), TrainerVersion))
 		}
 	}
 	if len(problems) > 0 {
-		return v, &PreflightError{Server: server, Problems: problems}
+		return &PreflightError{Server: server, Problems: problems}
 	}
-	v.Trainer, v.JobSet = controllerVersions(ctx, c, kwokLease)
-	return v, nil
+	return nil
 }
 
 func crdEstablished(crd *apiextensionsv1.CustomResourceDefinition) bool {
