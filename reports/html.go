@@ -25,7 +25,9 @@ const htmlTime = "2006-01-02 15:04:05 MST"
 // WriteHTML writes one self-contained HTML page (inline CSS, no JavaScript required, no external URLs).
 //
 // The page starts with the run's verdict, counts, duration and versions, a
-// banner when the run was interrupted, a list of links to the failed steps
+// banner when the run was interrupted or did not finish (with the runs that
+// never reported and the lines of report.jsonl that were skipped), a list
+// of links to the failed steps
 // and a summary table of scenarios, failed ones first. Each scenario then
 // has a section with its steps in order; a failed step is outlined in red
 // with its failure and its (-want +got) diff, - lines red and + lines green.
@@ -51,8 +53,13 @@ func WriteHTML(w io.Writer, run *Run) error {
 
 // htmlRun is what the template shows of a Run, formatted.
 type htmlRun struct {
-	Passed, Interrupted   bool
-	Verdict               string
+	Passed, Interrupted bool
+	Unfinished          bool
+	Verdict             string
+	// Incomplete is Run.Incomplete; NotReported and Problems are the Run's.
+	Incomplete            string
+	NotReported           []string
+	Problems              []string
 	Total, PassedCount    int
 	FailedCount           int
 	Started, Duration     string
@@ -152,6 +159,10 @@ func newHTMLRun(run *Run) htmlRun {
 	v := htmlRun{
 		Passed:            run.Passed(),
 		Interrupted:       run.Interrupted,
+		Unfinished:        run.Unfinished,
+		Incomplete:        run.Incomplete(),
+		NotReported:       run.NotReported,
+		Problems:          run.Problems,
 		Total:             len(run.Scenarios),
 		Started:           formatTime(run.Started),
 		Duration:          formatDuration(run.Duration),
@@ -163,6 +174,8 @@ func newHTMLRun(run *Run) htmlRun {
 	switch {
 	case v.Passed:
 		v.Verdict = "passed"
+	case run.Unfinished:
+		v.Verdict = "unfinished"
 	case run.Interrupted:
 		v.Verdict = "interrupted"
 	default:

@@ -39,6 +39,8 @@ type junitTestSuite struct {
 	Timestamp  string          `xml:"timestamp,attr"`
 	Properties []junitProperty `xml:"properties>property"`
 	TestCases  []junitTestCase `xml:"testcase"`
+	// SystemOut says why a run holds fewer results than it was to.
+	SystemOut *junitCDATA `xml:"system-out"`
 }
 
 type junitProperty struct {
@@ -80,10 +82,13 @@ type junitFailure struct {
 // has a <failure> whose message is Scenario.Failure and whose body lists each
 // failing step with its failure, its diff verbatim and its writes, then the
 // writes the server refused in earlier steps. Every scenario has a
-// <system-out> with one line per step. Scenarios an interrupted run did not
-// finish are not in the Run, so skipped is always 0; the suite has an
-// "interrupted" property instead. Runes that XML 1.0 forbids are replaced
-// with U+FFFD, so the output is always well-formed.
+// <system-out> with one line per step. Scenarios an interrupted or
+// unfinished run did not finish are not in the Run and have no <testcase>;
+// the suite has an "interrupted" or "unfinished" property instead, a
+// "notReported" property with their count, and a <system-out> that says so
+// (Run.Incomplete), names them and lists the Run's Problems. Runes that XML
+// 1.0 forbids are replaced with U+FFFD, so the output is always
+// well-formed.
 func WriteJUnit(w io.Writer, run *Run) error {
 	if run == nil {
 		return fmt.Errorf("failed to write junit report: %w", errNilRun)
@@ -102,6 +107,20 @@ func WriteJUnit(w io.Writer, run *Run) error {
 	}
 	if run.Interrupted {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "interrupted", Value: "true"})
+	}
+	if run.Unfinished {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "unfinished", Value: "true"})
+	}
+	if incomplete := run.Incomplete(); incomplete != "" {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "notReported", Value: fmt.Sprint(len(run.NotReported))})
+		out := incomplete + "\n"
+		for _, name := range run.NotReported {
+			out += "never reported: " + name + "\n"
+		}
+		for _, p := range run.Problems {
+			out += p + "\n"
+		}
+		suite.SystemOut = &junitCDATA{Text: xmlSafe(out)}
 	}
 	for i := range run.Scenarios {
 		sc := &run.Scenarios[i]

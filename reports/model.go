@@ -1,9 +1,15 @@
 // Package reports writes the results of a simctl run: junit.xml for CI,
 // report.json with everything that happened, and report.html for a person.
-// All three are serializers of one result model, Run.
+// All three are serializers of one result model, Run. While a run goes, a
+// Journal keeps each result on disk the moment it is known (report.jsonl,
+// and junit.xml rewritten), and ReadJournal rebuilds the Run from it, also
+// of a run that was killed.
 package reports
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Run is the result of one simctl run.
 type Run struct {
@@ -21,6 +27,19 @@ type Run struct {
 	// Interrupted is true when the run was stopped (Ctrl-C) before every
 	// scenario finished; Scenarios holds those that did.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Unfinished is true when the run never ended: simctl was killed
+	// (SIGKILL, a crash, the machine went down) before it could say so in
+	// report.jsonl, and this Run was rebuilt from report.jsonl (simctl
+	// report, ReadJournal). Scenarios holds the results that had reached
+	// the disk.
+	Unfinished bool `json:"unfinished,omitempty"`
+	// NotReported names, in order, the runs the run was to make that have
+	// no result: those an interrupted or unfinished run did not finish.
+	NotReported []string `json:"notReported,omitempty"`
+	// Problems say why results may be missing from a Run rebuilt from
+	// report.jsonl: the lines it could not read and skipped, each as
+	// FILE:LINE: what was wrong.
+	Problems []string `json:"problems,omitempty"`
 	// Scenarios in the order they were given.
 	Scenarios []Scenario `json:"scenarios"`
 }
@@ -284,7 +303,7 @@ type Pod struct {
 
 // Passed reports whether every scenario passed and the run was complete.
 func (r *Run) Passed() bool {
-	if r.Interrupted {
+	if r.Interrupted || r.Unfinished {
 		return false
 	}
 	for i := range r.Scenarios {
@@ -293,4 +312,24 @@ func (r *Run) Passed() bool {
 		}
 	}
 	return true
+}
+
+// Incomplete says in one line why the run holds fewer results than it was
+// to, "run did not finish: 12 scenarios have results; 61 never reported",
+// or "" when it ended normally.
+func (r *Run) Incomplete() string {
+	var what string
+	switch {
+	case r.Unfinished:
+		what = "run did not finish"
+	case r.Interrupted:
+		what = "run was interrupted"
+	default:
+		return ""
+	}
+	have := "scenarios have"
+	if len(r.Scenarios) == 1 {
+		have = "scenario has"
+	}
+	return fmt.Sprintf("%s: %d %s results; %d never reported", what, len(r.Scenarios), have, len(r.NotReported))
 }

@@ -76,5 +76,21 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 	if err := os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("failed to rename %s into place: %w", name, err)
 	}
+	return syncDir(dir)
+}
+
+// syncDir syncs a directory, so that a rename or create in it is on disk.
+func syncDir(dir string) error {
+	if dir == "" {
+		dir = "."
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("failed to open directory %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("failed to sync directory %s: %w", dir, err)
+	}
 	return nil
 }
