@@ -32,6 +32,7 @@ func TestHelpGolden(t *testing.T) {
 		"explain":  {"explain", "--help"},
 		"version":  {"version", "--help"},
 		"clean":    {"clean", "--help"},
+		"report":   {"report", "--help"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out, _, code := run(t, args...)

@@ -1,10 +1,12 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -45,6 +47,14 @@ simulated nodes, several at a time. It prints one line per scenario as it
 finishes (-v: one per step), and with --report-dir writes junit.xml,
 report.json and report.html.
 
+With --report-dir, nothing that finished is lost if simctl is killed: once
+the cluster is up, DIR/report.jsonl is started (the run's versions and the
+runs it is to make), each scenario's result is appended to it and synced to
+disk before its line is printed, and DIR/junit.xml is rewritten atomically;
+a report.json and report.html of an earlier run are removed. report.json and
+report.html are written when the run ends. After a SIGKILL, 'simctl report
+DIR' writes them from report.jsonl.
+
 A refused write is a result: a step asserts it with expectError, and a write
 refused without one fails the step with the server's message. Nothing is
 retried. Each scenario's Pods are kept on its own nodes through its
@@ -73,7 +83,7 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.reportDir, "report-dir", "", "write junit.xml, report.json and report.html here")
+	fl.StringVar(&f.reportDir, "report-dir", "", "write report.jsonl and junit.xml here as scenarios finish, report.json and report.html at the end")
 	fl.IntVar(&f.parallel, "parallel", runtime.NumCPU(), "scenarios run at once")
 	fl.StringVar(&f.run, "run", "", "run only scenarios whose name matches this regular expression")
 	fl.StringArrayVar(&f.labels, "label", nil, "run only scenarios with this label (key=value; repeatable, all must match)")
@@ -141,6 +151,11 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	if len(files) == 0 {
 		return withCode(ExitUsage, errors.New("no scenario selected"))
 	}
+	if f.reportDir != "" {
+		if err := os.MkdirAll(f.reportDir, 0o755); err != nil {
+			return withCode(ExitUsage, fmt.Errorf("invalid --report-dir: %w", err))
+		}
+	}
 	if f.fixtures != "" {
 		runner.FixturesDir = f.fixtures
 	} else if dir, err := scenario.FindFixturesDir(); err == nil {
@@ -170,13 +185,43 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		parallel = 1
 	}
 
+	// From here on, every finished scenario is on disk before it is
+	// printed.
+	var journal *reports.Journal
+	var recordErr error
+	if f.reportDir != "" {
+		start := reports.JournalStart{
+			Started:           run.Started,
+			Cluster:           run.Cluster,
+			KubernetesVersion: run.KubernetesVersion,
+			TrainerVersion:    run.TrainerVersion,
+			JobSetVersion:     run.JobSetVersion,
+			Paths:             paths,
+		}
+		for _, p := range plans {
+			start.Runs = append(start.Runs, reports.PlannedRun{Name: p.Name(), File: p.File.Path})
+		}
+		if journal, err = reports.CreateJournal(f.reportDir, start); err != nil {
+			return withCode(ExitFailed, fmt.Errorf("failed to write reports: %w", err))
+		}
+		defer journal.Close()
+	}
+
 	r := &runner.Runner{
 		Cluster:         env,
 		Parallel:        parallel,
 		ScenarioTimeout: f.timeout,
 		Keep:            f.keep,
 		Seed:            f.seedFlag,
-		OnScenario:      func(sc *reports.Scenario) { printScenario(streams.Out, sc, f.keep) },
+		OnScenario: func(sc *reports.Scenario) {
+			if journal != nil {
+				if err := journal.Record(sc); err != nil {
+					fmt.Fprintf(streams.Err, "warning: %v\n", err)
+					recordErr = cmp.Or(recordErr, err)
+				}
+			}
+			printScenario(streams.Out, sc, f.keep)
+		},
 	}
 	if f.verbose {
 		r.OnStep = func(sc *reports.Scenario, st *reports.Step) { printStep(streams.Out, sc, st) }
@@ -185,26 +230,23 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	run.Scenarios = results
 	run.Interrupted = !complete
 	run.Duration = time.Since(run.Started)
-
-	passed, skipped := 0, 0
+	finished := map[string]bool{}
 	for _, sc := range results {
-		switch {
-		case sc.Skipped != "":
-			skipped++
-		case sc.Passed:
-			passed++
+		finished[sc.Name] = true
+	}
+	for _, p := range plans {
+		if !finished[p.Name()] {
+			run.NotReported = append(run.NotReported, p.Name())
 		}
 	}
-	summary := fmt.Sprintf("%d passed, %d failed", passed, len(results)-passed-skipped)
-	if skipped > 0 {
-		summary += fmt.Sprintf(", %d skipped", skipped)
-	}
+
+	summary := resultSummary(results)
 	if run.Interrupted {
 		summary += fmt.Sprintf(", %d not finished (interrupted)", runs-len(results))
 	}
 	fmt.Fprintf(streams.Out, "%s in %s\n", summary, run.Duration.Round(100*time.Millisecond))
-	if f.reportDir != "" {
-		if err := reports.WriteAll(f.reportDir, run); err != nil {
+	if journal != nil {
+		if err := errors.Join(recordErr, journal.Finish(run)); err != nil {
 			return withCode(ExitFailed, fmt.Errorf("failed to write reports: %w", err))
 		}
 		abs, _ := filepath.Abs(f.reportDir)
@@ -223,6 +265,24 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		return withCode(ExitFailed, errors.New(summary))
 	}
 	return nil
+}
+
+// resultSummary counts results: "3 passed, 1 failed, 2 skipped".
+func resultSummary(results []reports.Scenario) string {
+	passed, skipped := 0, 0
+	for _, sc := range results {
+		switch {
+		case sc.Skipped != "":
+			skipped++
+		case sc.Passed:
+			passed++
+		}
+	}
+	summary := fmt.Sprintf("%d passed, %d failed", passed, len(results)-passed-skipped)
+	if skipped > 0 {
+		summary += fmt.Sprintf(", %d skipped", skipped)
+	}
+	return summary
 }
 
 // printScenario prints a finished scenario; with kept, its namespace too,
