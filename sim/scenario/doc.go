@@ -23,7 +23,10 @@
 // The package does not talk to a cluster: it cannot tell whether an object
 // in a step is valid for its kind, or whether a write will be accepted.
 //
-// CheckSchemaLine is separate from loading: simctl lint uses it to require
-// the "# yaml-language-server: $schema=..." line that makes editors validate
-// scenario files against sim/apis/v1alpha1/scenario.schema.json.
+// CheckSchemaLine is separate from loading: simctl lint uses it to warn
+// when the optional "# yaml-language-server: $schema=..." line, which makes
+// editors validate scenario files against
+// sim/apis/v1alpha1/scenario.schema.json, is missing or names a file that is
+// not there. A file is never invalid for it, so run and lint accept the same
+// files.
 package scenario

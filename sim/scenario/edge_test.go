@@ -139,19 +139,27 @@ func TestErrorFormat(t *testing.T) {
 	}
 }
 
+// TestCheckSchemaLine: the editor schema line is optional; what
+// CheckSchemaLine returns is a warning, at the line it is about.
 func TestCheckSchemaLine(t *testing.T) {
 	const want = `"# yaml-language-server: $schema=../../apis/v1alpha1/scenario.schema.json"`
+	missing := "testdata/x.yaml:1:1: no editor schema line: with " + want + " as the first line, editors that use the YAML language server complete and check the file"
 	for _, tc := range []struct {
 		name, data, want string
 	}{
 		{"right", "# yaml-language-server: $schema=../../apis/v1alpha1/scenario.schema.json\nkind: Scenario\n", ""},
 		{"right with CRLF and a BOM", "\ufeff# yaml-language-server: $schema=../../apis/v1alpha1/scenario.schema.json\r\nkind: Scenario\r\n", ""},
-		{"a URL", "# yaml-language-server: $schema=https://example.com/v1/scenario.schema.json\n", ""},
-		{"missing", "apiVersion: sim.trainersim.dev/v1alpha1\n", "testdata/x.yaml:1:1: the first line must be " + want + ", so that editors validate the file against the scenario schema"},
-		{"on line 2", "# a scenario\n# yaml-language-server: $schema=../../apis/v1alpha1/scenario.schema.json\n", "testdata/x.yaml:1:1: the first line must be " + want + ", so that editors validate the file against the scenario schema"},
-		{"another schema", "# yaml-language-server: $schema=https://json.schemastore.org/kustomization.json\n", `testdata/x.yaml:1:33: the schema line names "https://json.schemastore.org/kustomizati...", not a file named scenario.schema.json: want ` + want},
-		{"wrong relative path", "# yaml-language-server: $schema=../apis/v1alpha1/scenario.schema.json\n", `testdata/x.yaml:1:33: the schema line names "../apis/v1alpha1/scenario.schema.json", which is not there relative to this file: want ` + want},
-		{"empty file", "", "testdata/x.yaml:1:1: the first line must be " + want + ", so that editors validate the file against the scenario schema"},
+		{"an https URL", "# yaml-language-server: $schema=https://example.com/v1/scenario.schema.json\n", ""},
+		{"a URL to a schema of another name", "# yaml-language-server: $schema=https://raw.example.com/trainersim-v1alpha1.json\n", ""},
+		{"the newer $schema: form", "# yaml-language-server: $schema: https://example.com/v1/scenario.schema.json\n", ""},
+		{"on line 2, as the language server reads it", "# a scenario\n# yaml-language-server: $schema=../../apis/v1alpha1/scenario.schema.json\n", ""},
+		{"an absolute path", "# yaml-language-server: $schema=" + mustAbs(t, "../apis/v1alpha1/scenario.schema.json") + "\n", ""},
+		{"missing", "apiVersion: sim.trainersim.dev/v1alpha1\n", missing},
+		{"empty file", "", missing},
+		{"a comment that is not the modeline", "# yaml-language-server is what VS Code uses\nkind: Scenario\n", missing},
+		{"no $schema", "# yaml-language-server: $format.date=true\n", "testdata/x.yaml:1:1: the yaml-language-server line names no $schema, so editors do not check this file against the scenario schema: want " + want},
+		{"wrong relative path", "# yaml-language-server: $schema=../apis/v1alpha1/scenario.schema.json\n", `testdata/x.yaml:1:33: the schema line names "../apis/v1alpha1/scenario.schema.json", which is not there relative to this file, so editors cannot check it: want ` + want},
+		{"wrong relative path on line 3", "# one\n# two\n  # yaml-language-server: $schema=scenario.schema.json\n", `testdata/x.yaml:3:35: the schema line names "scenario.schema.json", which is not there relative to this file, so editors cannot check it: want ` + want},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ""
@@ -165,10 +173,19 @@ func TestCheckSchemaLine(t *testing.T) {
 	}
 }
 
+func mustAbs(t *testing.T, path string) string {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
 func TestCheckSchemaLineOutsideACheckout(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.yaml")
 	e := CheckSchemaLine(path, []byte("kind: Scenario\n"))
-	want := `the first line must be "# yaml-language-server: $schema=<path to sim/apis/v1alpha1/scenario.schema.json>", so that editors validate the file against the scenario schema`
+	want := `no editor schema line: with "# yaml-language-server: $schema=<path to sim/apis/v1alpha1/scenario.schema.json>" as the first line, editors that use the YAML language server complete and check the file`
 	if e == nil || e.Message != want {
 		t.Errorf("CheckSchemaLine = %v, want message %q", e, want)
 	}

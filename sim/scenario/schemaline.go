@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
 const (
-	// schemaComment starts the first line of a scenario file; the
+	// schemaComment is the editor schema line trainersim writes: the
 	// yaml-language-server (VS Code's YAML extension and others) validates
 	// the file against the schema it names.
 	schemaComment = "# yaml-language-server: $schema="
@@ -20,42 +20,64 @@ const (
 	schemaRepoPath = "sim/apis/v1alpha1/" + schemaFile
 )
 
-// CheckSchemaLine checks that line 1 of a scenario file is
+var (
+	// modeline matches a comment line the yaml-language-server reads as its
+	// modeline: "# yaml-language-server: ...", on a line of its own,
+	// anywhere in the file (its isModeline).
+	modeline = regexp.MustCompile(`^\s*#\s+yaml-language-server\s*:`)
+	// schemaAttr is the modeline's $schema attribute ("$schema=URL", or
+	// "$schema: URL" for newer servers); the server takes the first.
+	schemaAttr = regexp.MustCompile(`\$schema(?:=|:\s*)(\S+)`)
+)
+
+// CheckSchemaLine looks for the editor schema line of a scenario file,
 //
 //	# yaml-language-server: $schema=<path>/scenario.schema.json
 //
-// so that editors validate the file against the generated schema, and, for
-// a path that is not a URL, that the schema is there relative to the file.
-// It returns nil when the line is right. simctl lint runs it; Load does not.
+// with which editors that use the YAML language server complete and check
+// the file against the generated schema. The line is optional: what
+// CheckSchemaLine returns is a warning, which simctl lint prints and never
+// fails on, and Load does not look at the line at all, so that lint and run
+// accept the same files.
+//
+// It returns nil when the line is there (on any comment line, as the
+// language server reads it) and names a URL, which is not fetched, or a
+// file that exists, relative to the file or absolute. Otherwise the warning
+// is at the line's place (1:1 when there is none) and says which line to
+// write.
 func CheckSchemaLine(file string, data []byte) *Error {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	first, _, _ := bytes.Cut(data, []byte("\n"))
-	line := strings.TrimRight(string(first), "\r")
-	e := &Error{File: cleanPath(file), Line: 1, Column: 1}
 	want := suggestSchemaLine(file)
-	target, ok := strings.CutPrefix(line, schemaComment)
-	if !ok {
-		e.Message = fmt.Sprintf("the first line must be %q, so that editors validate the file against the scenario schema", want)
-		return e
-	}
-	target = strings.TrimSpace(target)
-	e.Column = len(schemaComment) + 1
-	if path.Base(target) != schemaFile {
-		e.Message = fmt.Sprintf("the schema line names %s, not a file named %s: want %q", quote(target), schemaFile, want)
-		return e
-	}
-	if strings.Contains(target, "://") {
+	for i, raw := range bytes.Split(data, []byte("\n")) {
+		line := strings.TrimRight(string(raw), "\r")
+		if !modeline.MatchString(line) {
+			continue
+		}
+		e := &Error{File: cleanPath(file), Line: i + 1, Column: 1}
+		m := schemaAttr.FindStringSubmatchIndex(line)
+		if m == nil {
+			e.Message = fmt.Sprintf("the yaml-language-server line names no $schema, so editors do not check this file against the scenario schema: want %q", want)
+			return e
+		}
+		target := line[m[2]:m[3]]
+		e.Column = m[2] + 1
+		if strings.Contains(target, "://") {
+			return nil
+		}
+		resolved := filepath.FromSlash(target)
+		if !filepath.IsAbs(resolved) {
+			resolved = filepath.Join(filepath.Dir(file), resolved)
+		}
+		if _, err := os.Stat(resolved); err != nil {
+			e.Message = fmt.Sprintf("the schema line names %s, which is not there relative to this file, so editors cannot check it: want %q", quote(target), want)
+			return e
+		}
 		return nil
 	}
-	resolved := filepath.FromSlash(target)
-	if !filepath.IsAbs(resolved) {
-		resolved = filepath.Join(filepath.Dir(file), resolved)
+	return &Error{
+		File: cleanPath(file), Line: 1, Column: 1,
+		Message: fmt.Sprintf("no editor schema line: with %q as the first line, editors that use the YAML language server complete and check the file", want),
 	}
-	if _, err := os.Stat(resolved); err != nil {
-		e.Message = fmt.Sprintf("the schema line names %s, which is not there relative to this file: want %q", quote(target), want)
-		return e
-	}
-	return nil
 }
 
 // suggestSchemaLine returns the schema line for file, with the path to the

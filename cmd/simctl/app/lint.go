@@ -28,19 +28,27 @@ missing required fields, the wrong apiVersion or kind, scenario names that are
 not unique, unknown actors, node profiles and fixtures, update.from naming a
 step that is not an earlier one, steps that combine fields they cannot (two
 writes, force without apply, expectError without a write), and invalid patch
-bodies and regular expressions. It also requires the first line of each file
-to point editors at the schema:
+bodies and regular expressions. A file lint accepts, run accepts, and the
+other way round.
+
+It also warns, without failing, about the optional editor schema line:
 
   # yaml-language-server: $schema=<relative path to sim/apis/v1alpha1/scenario.schema.json>
 
-With that line, editors that use the YAML language server (VS Code's YAML
-extension, for one) complete and check fields while you type. The field
-reference is docs/scenario-reference.md.
+With that line (first in the file, by convention), editors that use the YAML
+language server (VS Code's YAML extension, for one) complete and check fields
+while you type. lint warns when a file has none, or when it names a file that
+is not there; a URL is accepted as it is. Warnings are printed like problems:
+
+  FILE:LINE:COLUMN: warning: MESSAGE
+
+The field reference is docs/scenario-reference.md.
 
 lint never starts a cluster, so it cannot tell whether the server will accept
 an object: that is what 'simctl run' finds out.
 
-Exit codes: 0 every file is valid, 2 a problem was found or no file was given.`,
+Exit codes: 0 every file is valid (warnings or not), 2 a problem was found or
+no file was given.`,
 		Example: `  # every scenario of the repository
   simctl lint scenarios/
 
@@ -63,7 +71,8 @@ Exit codes: 0 every file is valid, 2 a problem was found or no file was given.`,
 	return cmd
 }
 
-// lint reports the problems of the scenario files under paths.
+// lint reports the problems of the scenario files under paths, and warns
+// about their editor schema lines.
 func lint(streams Streams, paths []string, fixturesDir string) error {
 	// LoadPaths finds the same files and reports the paths it cannot read;
 	// FindFiles is only needed here for the list, to check schema lines.
@@ -77,35 +86,57 @@ func lint(streams Streams, paths []string, fixturesDir string) error {
 	case err != nil:
 		return withCode(ExitUsage, err)
 	}
+	var warnings []*scenario.Error
 	for _, path := range found {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			continue // reported by LoadPaths
 		}
-		if e := scenario.CheckSchemaLine(path, data); e != nil {
-			problems = append(problems, e)
+		if w := scenario.CheckSchemaLine(path, data); w != nil {
+			warnings = append(warnings, w)
 		}
 	}
 	order := map[string]int{}
 	for i, path := range found {
 		order[path] = i + 1 // paths that could not be found sort first, as 0
 	}
-	slices.SortStableFunc(problems, func(a, b *scenario.Error) int {
+	type line struct {
+		*scenario.Error
+		warning bool
+	}
+	var lines []line
+	for _, p := range problems {
+		lines = append(lines, line{p, false})
+	}
+	for _, w := range warnings {
+		lines = append(lines, line{w, true})
+	}
+	slices.SortStableFunc(lines, func(a, b line) int {
 		return cmp.Or(
 			cmp.Compare(order[a.File], order[b.File]),
 			cmp.Compare(a.Line, b.Line),
 			cmp.Compare(a.Column, b.Column),
 		)
 	})
-	for _, p := range problems {
-		fmt.Fprintln(streams.Err, p.Error())
+	for _, l := range lines {
+		if l.warning {
+			w := *l.Error
+			w.Message = "warning: " + w.Message
+			fmt.Fprintln(streams.Err, w.Error())
+			continue
+		}
+		fmt.Fprintln(streams.Err, l.Error.Error())
+	}
+	var warned string
+	if len(warnings) > 0 {
+		warned = "; " + plural(len(warnings), "warning")
 	}
 	if len(problems) == 0 {
-		fmt.Fprintf(streams.Out, "%s in %s: ok\n", plural(len(files), "scenario"), plural(len(found), "file"))
+		fmt.Fprintf(streams.Out, "%s in %s: ok%s\n", plural(len(files), "scenario"), plural(len(found), "file"), warned)
 		return nil
 	}
 	summary := fmt.Sprintf("%s in %s", plural(len(problems), "problem"), plural(len(found), "file"))
-	fmt.Fprintln(streams.Out, summary)
+	fmt.Fprintln(streams.Out, summary+warned)
 	return withCode(ExitUsage, fmt.Errorf("lint found %s", summary))
 }
 

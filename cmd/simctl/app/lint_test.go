@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,7 +44,6 @@ func TestLintProblems(t *testing.T) {
 	}
 	wantErr := strings.Join([]string{
 		`testdata/lint/missing.yaml: failed to read file: no such file or directory`,
-		`testdata/lint/bad/no-schema-line.yaml:1:1: the first line must be "# yaml-language-server: $schema=../../../../../../sim/apis/v1alpha1/scenario.schema.json", so that editors validate the file against the scenario schema`,
 		`testdata/lint/bad/problems.yaml:5:9: metadata.name: duplicate scenario name "lint-good-train": testdata/lint/good/train.yaml:5 has it too`,
 		`testdata/lint/bad/problems.yaml:12:12: spec.steps[0].actor: unknown actor "kueue" (declared actors: sdk)`,
 		`testdata/lint/bad/problems.yaml:14:13: spec.steps[0].patch.type: unknown patch type "strategic": must be merge or json`,
@@ -53,7 +53,7 @@ func TestLintProblems(t *testing.T) {
 	if diff := cmp.Diff(wantErr, stderr); diff != "" {
 		t.Errorf("stderr mismatch (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff("6 problems in 5 files\n", stdout); diff != "" {
+	if diff := cmp.Diff("5 problems in 4 files\n", stdout); diff != "" {
 		t.Errorf("stdout mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -73,6 +73,86 @@ testdata/lint/bad/problems.yaml:14:13: spec.steps[0].patch.type: unknown patch t
 	}
 	if diff := cmp.Diff("2 problems in 1 file\n", stdout); diff != "" {
 		t.Errorf("stdout mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestLintSchemaLineWarnings: the editor schema line is optional. A file
+// without one, or with one that names a file that is not there, is valid
+// and gets a warning at the line; a URL is accepted as it is.
+func TestLintSchemaLineWarnings(t *testing.T) {
+	stdout, stderr, code := runLint(t, "testdata/lint/schema-line", "testdata/lint/bad/typo.yaml")
+	if code != ExitUsage {
+		t.Errorf("exit code %d, want %d (typo.yaml has a problem)", code, ExitUsage)
+	}
+	want := "../../../../../../sim/apis/v1alpha1/scenario.schema.json"
+	wantErr := strings.Join([]string{
+		`testdata/lint/schema-line/no-schema-line.yaml:1:1: warning: no editor schema line: with "# yaml-language-server: $schema=` + want + `" as the first line, editors that use the YAML language server complete and check the file`,
+		`testdata/lint/schema-line/schema-not-there.yaml:1:33: warning: the schema line names "../sim/apis/v1alpha1/scenario.schema.jso...", which is not there relative to this file, so editors cannot check it: want "# yaml-language-server: $schema=` + want + `"`,
+		`testdata/lint/bad/typo.yaml:7:3: spec: unknown field "step" (did you mean "steps"?)`,
+		``,
+	}, "\n")
+	if diff := cmp.Diff(wantErr, stderr); diff != "" {
+		t.Errorf("stderr mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff("1 problem in 4 files; 2 warnings\n", stdout); diff != "" {
+		t.Errorf("stdout mismatch (-want +got):\n%s", diff)
+	}
+
+	// Warnings alone: exit 0.
+	stdout, _, code = runLint(t, "testdata/lint/schema-line")
+	if code != ExitOK {
+		t.Errorf("exit code %d, want %d: warnings never fail lint", code, ExitOK)
+	}
+	if diff := cmp.Diff("3 scenarios in 3 files: ok; 2 warnings\n", stdout); diff != "" {
+		t.Errorf("stdout mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// normativeExample is the example of the scenario format that issue 3 calls
+// normative ("it must load and pass exactly as written"), copied verbatim:
+// it has no editor schema line.
+const normativeExample = "../../../sim/scenario/testdata/valid-normative-example.yaml"
+
+// TestLintNormativeExample: the normative example lints as written, with a
+// warning about its missing schema line.
+func TestLintNormativeExample(t *testing.T) {
+	stdout, stderr, code := runLint(t, "--fixtures", "../../../fixtures", normativeExample)
+	if code != ExitOK {
+		t.Errorf("exit code %d, want %d; stderr:\n%s", code, ExitOK, stderr)
+	}
+	wantErr := normativeExample + `:1:1: warning: no editor schema line: with "# yaml-language-server: $schema=../../apis/v1alpha1/scenario.schema.json" as the first line, editors that use the YAML language server complete and check the file` + "\n"
+	if diff := cmp.Diff(wantErr, stderr); diff != "" {
+		t.Errorf("stderr mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff("1 scenario in 1 file: ok; 1 warning\n", stdout); diff != "" {
+		t.Errorf("stdout mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestRunLoadsWhatLintAccepts: run loads the files lint accepts, the
+// normative example and those that only have warnings, and stops only at the
+// cluster, which has no assets here.
+func TestRunLoadsWhatLintAccepts(t *testing.T) {
+	t.Setenv("KUBEBUILDER_ASSETS", "")
+	var paths []string
+	for _, p := range []string{normativeExample, "testdata/lint/schema-line", "../../../fixtures"} {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, abs)
+	}
+	fixtures := paths[2]
+	// Outside the checkout, so that no bin/k8s is found above it.
+	t.Chdir(t.TempDir())
+	for _, path := range paths[:2] {
+		_, stderr, code := run(t, "run", "--assets", t.TempDir(), "--fixtures", fixtures, path)
+		if code != ExitCluster {
+			t.Errorf("run %s: exit code %d, want %d (loaded, then no cluster); stderr:\n%s", path, code, ExitCluster, stderr)
+		}
+		if strings.Contains(stderr, "invalid scenarios") {
+			t.Errorf("run %s refused a file lint accepts:\n%s", path, stderr)
+		}
 	}
 }
 
