@@ -27,10 +27,9 @@ func (e *Environment) startAPIServer(bins map[string]string) error {
 	}
 	e.parentDeathProtected = protected
 	e.env = &envtest.Environment{ControlPlaneStartTimeout: time.Minute, ControlPlaneStopTimeout: stopGrace}
-	// PodNodeSelector and PodTolerationRestriction let a namespace's
-	// annotations add a nodeSelector and tolerations to its Pods: the
-	// scenario runner confines each scenario's Pods to its own nodes so.
-	e.env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "PodNodeSelector", "PodTolerationRestriction")
+	for flag, values := range apiServerFlags {
+		e.env.ControlPlane.GetAPIServer().Configure().Append(flag, values...)
+	}
 	// Their state lives in the work dir, so that it goes with it.
 	e.env.ControlPlane.GetAPIServer().Path = apiserver
 	e.env.ControlPlane.GetAPIServer().CertDir = filepath.Join(e.WorkDir, "kube-apiserver-certs")

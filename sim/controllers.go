@@ -2,14 +2,16 @@ package sim
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -62,24 +64,55 @@ func (e *Environment) startControllers(ctx context.Context) error {
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return fmt.Errorf("failed to sync controller caches: %w", ctx.Err())
 	}
-	addr := net.JoinHostPort(hooks.LocalServingHost, strconv.Itoa(hooks.LocalServingPort))
-	dialer := &net.Dialer{Timeout: time.Second}
-	err = wait.PollUntilContextCancel(ctx, pollInterval, true, func(context.Context) (bool, error) {
+	// Ready when the API server reaches the webhook server through the
+	// webhook configurations: on a snapshot they pointed at the snapshot
+	// build's server until installWebhookConfigs updated them.
+	var last error
+	err = wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-e.mgrDone:
 			e.mgrDone <- err
 			return false, fmt.Errorf("controller manager stopped: %w", err)
 		default:
 		}
-		conn, err := tls.DialWithDialer(dialer, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
-		if err != nil {
-			return false, nil
-		}
-		return true, conn.Close()
+		last = webhooksCalled(ctx, e.client)
+		return last == nil, nil
 	})
 	if err != nil {
-		return fmt.Errorf("failed to reach the webhook server at %s: %w", addr, err)
+		return fmt.Errorf("the API server did not reach the webhook server at %s:%d: %w (%v)", hooks.LocalServingHost, hooks.LocalServingPort, err, last)
 	}
 	e.ready(ComponentControllers, since)
+	return nil
+}
+
+// webhookProbes are a TrainJob and a JobSet, each sent by webhooksCalled
+// through the Trainer's or JobSet's webhooks.
+var webhookProbes = []*unstructured.Unstructured{
+	{Object: map[string]any{
+		"apiVersion": "trainer.kubeflow.org/v1alpha1",
+		"kind":       "TrainJob",
+		"metadata":   map[string]any{"name": "trainersim-webhook-probe", "namespace": metav1.NamespaceDefault},
+		"spec": map[string]any{"runtimeRef": map[string]any{
+			"apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime", "name": "trainersim-webhook-probe",
+		}},
+	}},
+	{Object: map[string]any{
+		"apiVersion": "jobset.x-k8s.io/v1alpha2",
+		"kind":       "JobSet",
+		"metadata":   map[string]any{"name": "trainersim-webhook-probe", "namespace": metav1.NamespaceDefault},
+		"spec":       map[string]any{"replicatedJobs": []any{}},
+	}},
+}
+
+// webhooksCalled returns nil once the API server calls the webhooks of
+// server-side dry-run creates of webhookProbes: whether they admit or
+// refuse the probes does not matter, only that the call does not fail.
+func webhooksCalled(ctx context.Context, c client.Client) error {
+	for _, probe := range webhookProbes {
+		err := c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+		if err != nil && strings.Contains(err.Error(), "failed calling webhook") {
+			return err
+		}
+	}
 	return nil
 }

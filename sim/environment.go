@@ -75,9 +75,12 @@ type Environment struct {
 	// fakegpu.DefaultNodeGroups() is what simctl up uses.
 	Nodes []fakegpu.NodeGroup
 
-	// SkipDefaultRuntimes leaves out the Trainer's default
-	// ClusterTrainingRuntimes (torch-distributed, ...). False installs them.
-	SkipDefaultRuntimes bool
+	// NoSnapshot starts on an empty etcd and installs the CRDs, webhook
+	// configurations, default runtimes and isolation policy itself, as the
+	// snapshot build does. False: start on the snapshot of that state,
+	// building it first when there is none for these binaries, fixtures and
+	// versions (see snapshot.go).
+	NoSnapshot bool
 
 	// WorkDir receives kubeconfigs, serving certificates and component logs
 	// under logs/. Empty: a new temporary directory that Stop removes.
@@ -120,6 +123,9 @@ type Environment struct {
 	mgrDone    chan error
 	ownWorkDir bool
 	progress   startProgress
+	// snapshotBuild makes Start build a snapshot's state: no
+	// kube-controller-manager, kube-scheduler or kwok, nothing run-specific.
+	snapshotBuild bool
 	// mu guards processes.
 	mu sync.Mutex
 	// usersMu serializes envtest's AddUser, whose certificate authority is
@@ -247,6 +253,13 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 		return err
 	}
 
+	restored := false
+	if !e.NoSnapshot && !e.snapshotBuild {
+		if err := e.restoreSnapshot(ctx, bins); err != nil {
+			return err
+		}
+		restored = true
+	}
 	if err := e.startAPIServer(bins); err != nil {
 		return err
 	}
@@ -257,22 +270,30 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 		return err
 	}
 
-	// Everything below needs only the API server; run it side by side.
+	// Everything below needs only the API server; run it side by side. On
+	// a snapshot the CRDs, runtimes and isolation policy exist already: the
+	// steps only wait until the API server serves them, and the webhook
+	// configurations are pointed at this start's webhook server.
 	g, gctx := errgroup.WithContext(ctx)
 	crdsReady := make(chan struct{})
 	webhooksReady := make(chan struct{})
-	g.Go(func() error { return e.installCRDs(crdsReady) })
+	g.Go(func() error { return e.installCRDs(crdsReady, restored) })
 	g.Go(func() error { return e.installWebhookConfigs(webhooksReady) })
-	g.Go(func() error { return e.startControllerManager(gctx, bins[binControllerManager]) })
-	g.Go(func() error { return e.startScheduler(gctx, bins[binScheduler]) })
-	g.Go(func() error { return e.startNodes(gctx, bins[binKwok]) })
-	g.Go(func() error { return e.installIsolationPolicy(gctx) })
+	if !e.snapshotBuild {
+		g.Go(func() error { return e.startControllerManager(gctx, bins[binControllerManager]) })
+		g.Go(func() error { return e.startScheduler(gctx, bins[binScheduler]) })
+		g.Go(func() error { return e.startNodes(gctx, bins[binKwok]) })
+	}
+	g.Go(func() error { return e.installIsolationPolicy(gctx, restored) })
 	g.Go(func() error {
 		if err := waitFor(gctx, crdsReady, webhooksReady); err != nil {
 			return err
 		}
 		if err := e.startControllers(gctx); err != nil {
 			return err
+		}
+		if restored {
+			return nil
 		}
 		return e.installRuntimes(gctx)
 	})

@@ -21,20 +21,24 @@ import (
 // What the envtest provider installs into its API server: the CRDs, the
 // webhook configurations and the default runtimes.
 
-func (e *Environment) installCRDs(done chan struct{}) error {
+// installCRDs creates the CRDs (restored: they are in the snapshot) and
+// waits until the API server serves their resources.
+func (e *Environment) installCRDs(done chan struct{}, restored bool) error {
 	since := e.now()
 	crds, err := readCRDs(fixtures.FS, fixtures.CRDDir)
 	if err != nil {
 		return err
 	}
-	// One request each, side by side: the API server compiles every CRD's
-	// schema and CEL rules on create, which dominates this step.
-	var g errgroup.Group
-	for _, crd := range crds {
-		g.Go(func() error { return envtest.CreateCRDs(e.cfg, []*apiextensionsv1.CustomResourceDefinition{crd}) })
-	}
-	if err := g.Wait(); err != nil {
-		return fmt.Errorf("failed to create CRDs: %w", err)
+	if !restored {
+		// One request each, side by side: the API server compiles every
+		// CRD's schema and CEL rules on create, which dominates this step.
+		var g errgroup.Group
+		for _, crd := range crds {
+			g.Go(func() error { return envtest.CreateCRDs(e.cfg, []*apiextensionsv1.CustomResourceDefinition{crd}) })
+		}
+		if err := g.Wait(); err != nil {
+			return fmt.Errorf("failed to create CRDs: %w", err)
+		}
 	}
 	if err := envtest.WaitForCRDs(e.cfg, crds, envtest.CRDInstallOptions{MaxTime: time.Minute, PollInterval: 20 * time.Millisecond}); err != nil {
 		return fmt.Errorf("failed to wait for CRDs: %w", err)
@@ -71,9 +75,6 @@ func (e *Environment) installWebhookConfigs(done chan struct{}) error {
 // installRuntimes creates the Trainer's default ClusterTrainingRuntimes,
 // through the Trainer's validating webhook like on a real cluster.
 func (e *Environment) installRuntimes(ctx context.Context) error {
-	if e.SkipDefaultRuntimes {
-		return nil
-	}
 	since := e.now()
 	objs, err := readObjects(fixtures.FS, fixtures.RuntimeDir)
 	if err != nil {
@@ -127,12 +128,21 @@ func (e *Environment) waitPastCreateGrace(ctx context.Context, name string) erro
 
 // installIsolationPolicy installs the cluster-wide isolation policy for runs
 // against this cluster (simctl run --kubeconfig), which need it because they
-// do not use the PodNodeSelector annotations of IsolateNamespace.
-func (e *Environment) installIsolationPolicy(ctx context.Context) error {
+// do not use the PodNodeSelector annotations of IsolateNamespace. A
+// snapshot build only creates it (waiting for it needs a namespace, which
+// a snapshot must not hold); a start on the snapshot only waits for it.
+func (e *Environment) installIsolationPolicy(ctx context.Context, restored bool) error {
 	since := e.now()
-	probe := func(ns *corev1.Namespace) { metav1.SetMetaDataLabel(&ns.ObjectMeta, IsolationKey, ns.Name) }
-	if err := clusterIsolationPolicy.install(ctx, e.client, probe); err != nil {
-		return err
+	if !restored {
+		if err := clusterIsolationPolicy.create(ctx, e.client); err != nil {
+			return err
+		}
+	}
+	if !e.snapshotBuild {
+		probe := func(ns *corev1.Namespace) { metav1.SetMetaDataLabel(&ns.ObjectMeta, IsolationKey, ns.Name) }
+		if err := clusterIsolationPolicy.waitEffective(ctx, e.client, probe); err != nil {
+			return err
+		}
 	}
 	e.ready(ComponentIsolation, since)
 	return nil

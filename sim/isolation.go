@@ -155,11 +155,17 @@ func (p isolationPolicy) objects() (*admissionv1.MutatingAdmissionPolicy, *admis
 	return policy, binding
 }
 
-// install creates the policy and its binding, then waits until the API
-// server applies them (it loads policies once a second): a dry-run Pod in a
-// probe namespace comes back isolated. isolate labels the probe namespace
-// with IsolationKey and the policy's namespace labels.
+// install creates the policy and its binding and waits until they take
+// effect.
 func (p isolationPolicy) install(ctx context.Context, c client.Client, isolate func(*corev1.Namespace)) error {
+	if err := p.create(ctx, c); err != nil {
+		return err
+	}
+	return p.waitEffective(ctx, c, isolate)
+}
+
+// create creates the policy and its binding.
+func (p isolationPolicy) create(ctx context.Context, c client.Client) error {
 	policy, binding := p.objects()
 	if err := c.Create(ctx, policy); err != nil {
 		return fmt.Errorf("failed to create MutatingAdmissionPolicy %s: %w", p.name, err)
@@ -167,6 +173,14 @@ func (p isolationPolicy) install(ctx context.Context, c client.Client, isolate f
 	if err := c.Create(ctx, binding); err != nil {
 		return fmt.Errorf("failed to create MutatingAdmissionPolicyBinding %s: %w", p.name, err)
 	}
+	return nil
+}
+
+// waitEffective waits until the API server applies the policy (it loads
+// policies once a second): a dry-run Pod in a probe namespace comes back
+// isolated. isolate labels the probe namespace with IsolationKey and the
+// policy's namespace labels.
+func (p isolationPolicy) waitEffective(ctx context.Context, c client.Client, isolate func(*corev1.Namespace)) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.name + "-probe"}}
 	isolate(ns)
 	for k, v := range p.namespaces {

@@ -20,13 +20,26 @@ import (
 // kube-scheduler, KWOK with the default nodes Ready, the Trainer and JobSet
 // controllers and the default runtimes) b.N times each, alternating, and
 // reports both mean start times, their ratio and the per-component breakdown
-// of the full start. Target: full/bare <= 1.5. Run with `make bench`.
+// of the full start. The full start is from the snapshot, as every start
+// but the first on a machine is: one start before the measured ones makes
+// sure it exists, and its time (which includes building the snapshot when
+// there was none) is reported apart. Target: full/bare <= 1.3. Run with
+// `make bench`.
 func BenchmarkStart(b *testing.B) {
 	bins, err := findBinaries("")
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
+	first := time.Now()
+	env := &Environment{Nodes: fakegpu.DefaultNodeGroups()}
+	if err := env.Start(ctx); err != nil {
+		b.Fatalf("failed to start environment: %v", err)
+	}
+	firstStart := time.Since(first)
+	if err := env.Stop(); err != nil {
+		b.Fatalf("failed to stop environment: %v", err)
+	}
 	var bare, full []time.Duration
 	components := map[string][]time.Duration{}
 	runs := 0
@@ -68,7 +81,8 @@ func BenchmarkStart(b *testing.B) {
 	fmt.Fprintf(w, "\nstart times over %d runs each\n", runs)
 	fmt.Fprintf(w, "bare envtest (kube-apiserver+etcd)\t%s\t%s\n", bareMean.Round(10*time.Millisecond), roundAll(bare))
 	fmt.Fprintf(w, "full harness\t%s\t%s\n", fullMean.Round(10*time.Millisecond), roundAll(full))
-	fmt.Fprintf(w, "ratio full/bare\t%.2f\t(target <= 1.50)\n", ratio)
+	fmt.Fprintf(w, "ratio full/bare\t%.2f\t(target <= 1.30)\n", ratio)
+	fmt.Fprintf(w, "first full start (builds the snapshot if missing)\t%s\n", firstStart.Round(10*time.Millisecond))
 	fmt.Fprintln(w, "full harness, mean time since Start at which each component was ready:")
 	names := make([]string, 0, len(components))
 	for n := range components {

@@ -1,0 +1,123 @@
+package e2e_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainersim/trainersim/sim"
+)
+
+var _ = Describe("a start from the snapshot", Ordered, func() {
+	var (
+		root               string
+		restored, complete *sim.Environment
+	)
+
+	start := func(ctx context.Context, env *sim.Environment) *sim.Environment {
+		Expect(env.Start(ctx)).To(Succeed())
+		DeferCleanup(env.Stop)
+		return env
+	}
+	snapshotDB := func() (string, time.Time) {
+		dbs, err := filepath.Glob(filepath.Join(root, "envtest-*", "etcd", "member", "snap", "db"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(dbs).To(HaveLen(1), "one snapshot under %s", root)
+		st, err := os.Stat(dbs[0])
+		Expect(err).NotTo(HaveOccurred())
+		return dbs[0], st.ModTime()
+	}
+
+	BeforeAll(func(ctx SpecContext) {
+		root = GinkgoT().TempDir()
+		GinkgoT().Setenv(sim.EnvSnapshotDir, root)
+
+		first := start(ctx, &sim.Environment{})
+		Expect(first.Timings()).To(ContainElement(HaveField("Name", sim.ComponentSnapshot)))
+		db, built := snapshotDB()
+		Expect(first.Stop()).To(Succeed())
+
+		restored = start(ctx, &sim.Environment{})
+		again, used := snapshotDB()
+		Expect(again).To(Equal(db), "the second start made a new snapshot")
+		Expect(used).To(Equal(built), "the second start rewrote the snapshot")
+
+		complete = start(ctx, &sim.Environment{NoSnapshot: true})
+		Expect(complete.Timings()).NotTo(ContainElement(HaveField("Name", sim.ComponentSnapshot)))
+	}, NodeTimeout(3*sim.DefaultStartTimeout))
+
+	It("serves the same CRDs, runtimes and webhook configurations as a start that installs them", func(ctx SpecContext) {
+		for _, list := range []client.ObjectList{
+			&apiextensionsv1.CustomResourceDefinitionList{},
+			&trainer.ClusterTrainingRuntimeList{},
+			&admissionv1.MutatingWebhookConfigurationList{},
+			&admissionv1.ValidatingWebhookConfigurationList{},
+		} {
+			Expect(cmp.Diff(installed(ctx, complete, list), installed(ctx, restored, list))).To(BeEmpty(), "%T: -installed +restored", list)
+		}
+		var crds apiextensionsv1.CustomResourceDefinitionList
+		Expect(restored.Client().List(ctx, &crds)).To(Succeed())
+		for _, crd := range crds.Items {
+			Expect(crd.Status.Conditions).To(ContainElement(And(
+				HaveField("Type", apiextensionsv1.Established),
+				HaveField("Status", apiextensionsv1.ConditionTrue))), crd.Name)
+		}
+	})
+
+	It("points the webhook configurations at its own webhook server", func(ctx SpecContext) {
+		// A configuration left pointing at the snapshot build's server
+		// would fail the call ("failed calling webhook"), not deny it.
+		for _, env := range []*sim.Environment{restored, complete} {
+			probe := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "trainer.kubeflow.org/v1alpha1",
+				"kind":       "TrainJob",
+				"metadata":   map[string]any{"name": "probe", "namespace": metav1.NamespaceDefault},
+				"spec": map[string]any{"runtimeRef": map[string]any{
+					"apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime", "name": "no-such-runtime",
+				}},
+			}}
+			err := env.Client().Create(ctx, probe, client.DryRunAll)
+			Expect(err).To(MatchError(ContainSubstring(`admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request`)))
+			Expect(err).To(MatchError(ContainSubstring("must be created before the TrainJob is created")))
+		}
+	})
+})
+
+// installed lists what a start installed (the objects' names with their
+// specs, without what differs between any two starts: metadata, status and
+// where the webhooks are served).
+func installed(ctx context.Context, env *sim.Environment, list client.ObjectList) map[string]any {
+	Expect(env.Client().List(ctx, list)).To(Succeed())
+	items, err := meta.ExtractList(list)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(items).NotTo(BeEmpty(), "%T", list)
+	byName := map[string]any{}
+	for _, item := range items {
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(item)
+		Expect(err).NotTo(HaveOccurred())
+		name := item.(client.Object).GetName()
+		delete(obj, "metadata")
+		delete(obj, "status")
+		if hooks, ok := obj["webhooks"].([]any); ok {
+			for _, h := range hooks {
+				delete(h.(map[string]any), "clientConfig")
+			}
+		}
+		byName[name] = obj
+	}
+	return byName
+}
