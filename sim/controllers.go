@@ -6,25 +6,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	ctrl "sigs.k8s.io/controller-runtime"
-
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/trainersim/trainersim/sim/internal/controllers"
+	"github.com/trainersim/trainersim/sim/internal/proclog"
 )
 
 // The Trainer and JobSet controllers and webhooks, in this process.
-
-var setGlobalLogger sync.Once
 
 func (e *Environment) startControllers(ctx context.Context) error {
 	since := e.now()
@@ -33,9 +29,12 @@ func (e *Environment) startControllers(ctx context.Context) error {
 		return fmt.Errorf("failed to create controllers log: %w", err)
 	}
 	logger := zap.New(zap.WriteTo(logFile), zap.Level(zapcore.InfoLevel))
-	// controller-runtime warns on stderr when its global logger is never set;
-	// the Trainer and JobSet log through the manager's logger otherwise.
-	setGlobalLogger.Do(func() { ctrl.SetLogger(logger) })
+	// The Trainer and JobSet log through the manager's logger; what the
+	// process logs through its global loggers (klog: client-go's
+	// reflectors, event broadcasters and warnings outside a scenario's
+	// writes; controller-runtime's global logger; the webhook server's TLS
+	// errors) comes here too while they run, never to the terminal.
+	detachLogs := proclog.Attach(logFile)
 
 	hooks := &e.env.WebhookInstallOptions
 	mgrCtx, mgrCancel := context.WithCancel(context.Background())
@@ -50,6 +49,7 @@ func (e *Environment) startControllers(ctx context.Context) error {
 	})
 	if err != nil {
 		mgrCancel()
+		detachLogs()
 		_ = logFile.Close()
 		return err
 	}
@@ -57,6 +57,7 @@ func (e *Environment) startControllers(ctx context.Context) error {
 	e.mgrDone = make(chan error, 1)
 	go func() {
 		err := mgr.Start(mgrCtx)
+		detachLogs()
 		_ = logFile.Close()
 		e.mgrDone <- err
 	}()

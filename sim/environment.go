@@ -25,6 +25,7 @@ import (
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/internal/controllers"
 	"github.com/trainersim/trainersim/sim/internal/proc"
+	"github.com/trainersim/trainersim/sim/internal/proclog"
 )
 
 // Defaults for the zero values of Environment.
@@ -223,6 +224,10 @@ func (e *Environment) ready(name string, since time.Time) { e.progress.ready(nam
 // On error everything already started is stopped again.
 func (e *Environment) Start(ctx context.Context) (err error) {
 	e.progress.begin(e.Clock, e.Progress)
+	// What the process logs through klog and its other global loggers
+	// never reaches the terminal: it goes to logs/controllers.log while
+	// the in-process controllers run, and nowhere otherwise (proclog).
+	proclog.Install()
 	ctx, cancel := startContext(ctx, e.StartTimeout)
 	defer cancel()
 	defer func() {

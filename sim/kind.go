@@ -18,6 +18,7 @@ import (
 	kindlog "sigs.k8s.io/kind/pkg/log"
 
 	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim/internal/proclog"
 )
 
 // Defaults of the kind provider.
@@ -113,6 +114,11 @@ func (k *Kind) ready(name string, since time.Time) { k.progress.ready(name, sinc
 // is ErrKindNameTaken. On error nothing is left behind.
 func (k *Kind) Start(ctx context.Context) (err error) {
 	k.progress.begin(k.Clock, k.Progress)
+	// The Trainer runs in the cluster: what this process logs through klog
+	// and its other global loggers (the runner's watches, readiness checks)
+	// is dropped, never printed (proclog); the runner records the server's
+	// warnings on its writes itself.
+	proclog.Install()
 	ctx, cancel := startContext(ctx, k.StartTimeout)
 	defer cancel()
 	defer func() {

@@ -24,6 +24,7 @@ import (
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/internal/controllers"
 	"github.com/trainersim/trainersim/sim/internal/proc"
+	"github.com/trainersim/trainersim/sim/internal/proclog"
 )
 
 // Component names of the kubeconfig provider's start.
@@ -115,6 +116,11 @@ func (k *Kubeconfig) ready(name string, since time.Time) { k.progress.ready(name
 // unauthorised cluster, a *PreflightError, ErrNoIsolation.
 func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 	k.progress.begin(k.Clock, k.Progress)
+	// The Trainer runs in the cluster: what this process logs through klog
+	// and its other global loggers (the runner's watches, readiness checks)
+	// is dropped, never printed (proclog); the runner records the server's
+	// warnings on its writes itself.
+	proclog.Install()
 	ctx, cancel := startContext(ctx, k.StartTimeout)
 	defer cancel()
 	defer func() {
