@@ -154,6 +154,11 @@ type Write struct {
 	Reason string `json:"reason,omitempty"`
 	// Message is the server's message of a refused write.
 	Message string `json:"message,omitempty"`
+	// Warnings are the warnings the server sent with its answers to the
+	// write's requests (HTTP Warning headers, such as unknown field "..."
+	// for a field it dropped from a non-strict write), in the order they
+	// came, whether it accepted the write or not.
+	Warnings []string `json:"warnings,omitempty"`
 	// Expected is true when the outcome matched expectError (or the write
 	// succeeded without one).
 	Expected bool `json:"expected"`

@@ -574,6 +574,9 @@ func writeEntry(w *reports.Write, step string, ref *reports.WriteRef) reports.Ti
 	if w.Message != "" {
 		lines = append(lines, "message: "+w.Message)
 	}
+	for _, warning := range w.Warnings {
+		lines = append(lines, "warning: "+warning)
+	}
 	if len(w.Mutations) > 0 {
 		lines = append(lines, "the server changed:")
 		for _, m := range w.Mutations {

@@ -199,6 +199,7 @@ func TestBuildTimeline(t *testing.T) {
 		{Name: "create", Writes: []reports.Write{{
 			Actor: "admin", FieldManager: "simctl", Verb: "create", Target: "TrainJob ns/llm", Started: at(10), Duration: 12 * time.Millisecond,
 			ResourceVersionAfter: "5", Status: 201, Expected: true,
+			Warnings:  []string{`unknown field "spec.suspended"`},
 			Mutations: []reports.FieldChange{{Path: "spec.managedBy", Kind: "added", Stored: `"x"`}},
 		}}},
 		{Name: "race", Writes: []reports.Write{
@@ -225,7 +226,7 @@ func TestBuildTimeline(t *testing.T) {
 				Detail: "field manager: simctl\nresourceVersion: (absent) → 4",
 				Step:   "set-up", Status: 201, Write: &reports.WriteRef{Index: 0, Setup: true}},
 			{At: at(10), Duration: 12 * time.Millisecond, Lane: "admin", Kind: "write", Object: "TrainJob ns/llm", Summary: "create TrainJob ns/llm: 201 Created",
-				Detail: "field manager: simctl\nresourceVersion: (absent) → 5\nthe server changed:\n  spec.managedBy: added \"x\"",
+				Detail: "field manager: simctl\nresourceVersion: (absent) → 5\nwarning: unknown field \"spec.suspended\"\nthe server changed:\n  spec.managedBy: added \"x\"",
 				Step:   "create", Status: 201, Write: &reports.WriteRef{Step: 0, Index: 0}},
 			observed[0],
 			{At: at(29), Duration: time.Millisecond, Lane: "sdk", Kind: "write", Object: "TrainJob ns/llm", Summary: "update TrainJob ns/llm: 409 Conflict",

@@ -95,7 +95,7 @@ func (s *scenarioRun) newActor(name string) (*actor, error) {
 			cfg.Impersonate = rest.ImpersonationConfig{UserName: found.User, Groups: found.Groups}
 		}
 	}
-	c, err := dynamic.NewForConfig(cfg)
+	c, err := dynamic.NewForConfig(recordingWarnings(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("failed to create client for actor %s: %w", a.name, err)
 	}
@@ -441,11 +441,14 @@ func (s *scenarioRun) updateBody(u *v1alpha1.Update) (map[string]any, error) {
 	return out, nil
 }
 
-// send sends a prepared write once and records the outcome.
+// send sends a prepared write once and records the outcome, the server's
+// warnings included.
 func (s *scenarioRun) send(ctx context.Context, p *prepared, stepName string) error {
+	ctx, warnings := withWarnings(ctx)
 	p.write.Started = time.Now()
 	obj, err := p.do(ctx)
 	p.write.Duration = time.Since(p.write.Started)
+	p.write.Warnings = warnings.warnings()
 	if err == nil {
 		p.write.Status = 200
 		if p.write.Verb == "create" {
