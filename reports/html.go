@@ -32,9 +32,10 @@ const htmlTime = "2006-01-02 15:04:05 MST"
 // has a section with its steps in order; a failed step is outlined in red
 // with its failure and its (-want +got) diff, - lines red and + lines green.
 // Each write is a card with its actor, field manager, verb, target,
-// resourceVersion before and after, the server's answer and what the
-// server changed in what was sent; a refused write says whether it was
-// expected, and the body sent is folded in a <details>. Before the steps,
+// resourceVersion before and after, the server's answer, the warnings it
+// sent with it and what the server changed in what was sent; a refused
+// write says whether it was expected, and the body sent is folded in a
+// <details>. Before the steps,
 // the scenario's timeline is drawn as an inline SVG (see timelineSVG).
 // The scenario's final Pods close the section.
 func WriteHTML(w io.Writer, run *Run) error {
@@ -137,8 +138,10 @@ type htmlWrite struct {
 	RVAfter      string
 	Status       string
 	// Reason is the Status reason when it adds to Status.
-	Reason   string
-	Message  string
+	Reason  string
+	Message string
+	// Warnings are the server's warnings on the write, one line each.
+	Warnings []string
 	Refused  bool
 	Expected bool
 	// Class is the card's colour: ok, refused (as expected) or unexpected.
@@ -291,6 +294,7 @@ func newHTMLWrite(k int, st *Step, w *Write) htmlWrite {
 		RVAfter:      orNone(w.ResourceVersionAfter),
 		Status:       statusText(w.Status),
 		Message:      w.Message,
+		Warnings:     w.Warnings,
 		Refused:      refused(w),
 		Expected:     w.Expected,
 		Body:         strings.TrimRight(w.Body, "\n"),

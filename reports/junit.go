@@ -250,5 +250,11 @@ func junitWrite(b *strings.Builder, w *Write) {
 	if w.Message != "" {
 		fmt.Fprintf(b, "  message: %s\n", strings.ReplaceAll(strings.TrimRight(w.Message, "\n"), "\n", "\n    "))
 	}
+	if len(w.Warnings) > 0 {
+		b.WriteString("  warnings:\n")
+		for _, warning := range w.Warnings {
+			fmt.Fprintf(b, "  - %s\n", warning)
+		}
+	}
 	fmt.Fprintf(b, "  expected: %t\n", w.Expected)
 }

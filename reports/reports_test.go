@@ -434,6 +434,7 @@ func TestWriteJUnitFailingStepWrites(t *testing.T) {
 	race.Passed = false
 	race.Failure = "update TrainJob/concurrent-resize-c21d9e/llm as trainjob-autoscaler was refused: HTTP 409 Conflict"
 	race.Writes[2].Expected = false
+	race.Writes[0].Warnings = []string{`unknown field "spec.suspended"`, "second warning"}
 	sc.Steps = sc.Steps[:2]
 	sc.Failure = `step "three managers race": ` + race.Failure
 
@@ -455,6 +456,9 @@ func TestWriteJUnitFailingStepWrites(t *testing.T) {
 		"  target: TrainJob/concurrent-resize-c21d9e/llm\n" +
 		"  resourceVersion: 2040 -> 2041\n" +
 		"  status: 200 OK\n" +
+		"  warnings:\n" +
+		"  - unknown field \"spec.suspended\"\n" +
+		"  - second warning\n" +
 		"  expected: true\n" +
 		"- actor: alice\n" +
 		"  fieldManager: kubectl-edit\n" +

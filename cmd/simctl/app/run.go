@@ -61,6 +61,12 @@ retried. Each scenario's Pods are kept on its own nodes through its
 namespace's node selector and default toleration (key trainersim.dev/scenario),
 which the assertions and reports remove from every Pod.
 
+The server's warnings on a write (unknown field "..." for a field a non-strict
+write had pruned, say) are recorded on that write: in the reports and, with
+-v, under the write's line. Nothing else prints to the terminal: on envtest,
+what client-go and the in-process Trainer and JobSet log goes to
+logs/controllers.log in the work directory (--work-dir keeps it).
+
 A concurrently group with interleavings is run once per explored order, each
 order in a fresh namespace, its writes forced through one after the other.
 Each order comes from a seed, printed with the result; --seed S runs only the
@@ -89,7 +95,7 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
 	fl.StringArrayVar(&f.labels, "label", nil, "run only scenarios with this label (key=value; repeatable, all must match)")
 	fl.BoolVar(&f.keep, "keep", false, "leave the cluster, namespaces and nodes up after the run: until Ctrl-C on envtest;\na kind cluster stays after simctl exits, until 'simctl clean --cluster kind'")
 	fl.DurationVar(&f.timeout, "timeout", runner.DefaultScenarioTimeout, "time limit of each scenario")
-	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print every step")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print every step and its writes, with the server's warnings")
 	fl.Uint64Var(&f.seed, "seed", 0, "in scenarios that explore interleavings, run only the order of this seed")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
 	fl.BoolVar(&f.cluster.unisolated, "unisolated", false, "with --kubeconfig, on a cluster that serves no MutatingAdmissionPolicy: run anyway, one scenario at a time,\nat the risk of scenario Pods landing on the cluster's own nodes")
@@ -313,6 +319,9 @@ func printStep(out io.Writer, sc *reports.Scenario, st *reports.Step) {
 	fmt.Fprintf(out, "  %s  %s / %s (%s, %s)\n", status, sc.Name, st.Name, st.Kind, st.Duration.Round(10*time.Millisecond))
 	for _, w := range st.Writes {
 		fmt.Fprintf(out, "          %s %s as %s: HTTP %d %s\n", w.Verb, w.Target, w.FieldManager, w.Status, firstLineOf(w.Message))
+		for _, warning := range w.Warnings {
+			fmt.Fprintf(out, "            warning: %s\n", warning)
+		}
 	}
 }
 

@@ -62,3 +62,24 @@ func TestSeedWithoutInterleavingsWarns(t *testing.T) {
 		t.Errorf("stderr %q does not warn that --seed does nothing", stderr)
 	}
 }
+
+// TestPrintStepWarnings: with -v, the server's warnings on a write are
+// printed under the write's line, and only there.
+func TestPrintStepWarnings(t *testing.T) {
+	sc := &reports.Scenario{Name: "pruned"}
+	st := &reports.Step{Name: "create", Kind: "concurrently", Passed: true, Duration: 42 * time.Millisecond, Writes: []reports.Write{
+		{Verb: "create", Target: "TrainJob ns/a", FieldManager: "kubeflow-sdk", Status: 201,
+			Warnings: []string{`unknown field "spec.suspended"`, `unknown field "spec.numNode"`}},
+		{Verb: "create", Target: "TrainJob ns/b", FieldManager: "kueue-admission", Status: 201},
+	}}
+	var out bytes.Buffer
+	printStep(&out, sc, st)
+	want := "  ok    pruned / create (concurrently, 40ms)\n" +
+		"          create TrainJob ns/a as kubeflow-sdk: HTTP 201 \n" +
+		"            warning: unknown field \"spec.suspended\"\n" +
+		"            warning: unknown field \"spec.numNode\"\n" +
+		"          create TrainJob ns/b as kueue-admission: HTTP 201 \n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("output mismatch (-want +got):\n%s", diff)
+	}
+}
