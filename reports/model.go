@@ -61,7 +61,9 @@ type Scenario struct {
 	Failure  string        `json:"failure,omitempty"`
 	Started  time.Time     `json:"started"`
 	Duration time.Duration `json:"duration"`
-	Steps    []Step        `json:"steps"`
+	// Breakdown says where Duration went.
+	Breakdown Breakdown `json:"breakdown"`
+	Steps     []Step    `json:"steps"`
 	// Setup are the creates of the scenario's setup objects, sent as the
 	// admin before the first step.
 	Setup []Write `json:"setup,omitempty"`

@@ -38,6 +38,11 @@ func testRun() *Run {
 				Passed:      true,
 				Started:     at(21 * time.Second),
 				Duration:    6204 * time.Millisecond,
+				Breakdown: Breakdown{
+					SetUp: 410 * time.Millisecond, Writes: 230 * time.Millisecond, Waiting: 5300 * time.Millisecond,
+					WaitingOn: map[string]time.Duration{"kwok": 3100 * time.Millisecond, "scheduler": 2200 * time.Millisecond},
+					Recording: 60 * time.Millisecond, Teardown: 90 * time.Millisecond,
+				},
 				Steps: []Step{
 					{
 						Name:     "alice creates the TrainJob",

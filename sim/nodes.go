@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,15 +61,20 @@ func (p *nodePool) add(ctx context.Context, groups []fakegpu.NodeGroup) ([]strin
 	return names, nil
 }
 
-// remove deletes nodes without waiting; a node already gone is no error.
+// remove deletes nodes, side by side, without waiting for them to go; a
+// node already gone is no error.
 func (p *nodePool) remove(ctx context.Context, names []string) error {
 	bg := client.PropagationPolicy(metav1.DeletePropagationBackground)
-	var errs []error
-	for _, n := range names {
-		if err := p.client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, bg); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("failed to delete node %s: %w", n, err))
-		}
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Go(func() {
+			if err := p.client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, bg); err != nil && !apierrors.IsNotFound(err) {
+				errs[i] = fmt.Errorf("failed to delete node %s: %w", n, err)
+			}
+		})
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

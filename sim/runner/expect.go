@@ -38,7 +38,9 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res reports.
 			il = s.interleaving
 			res.Order = il.Names
 		}
+		sent := time.Now()
 		writes, problems, matched := s.concurrently(ctx, st.Concurrently, il)
+		s.breakdown.Writes += time.Since(sent)
 		res.Writes = writes
 		cases = matched
 		for _, c := range cases {
@@ -52,7 +54,9 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res reports.
 		if err != nil {
 			return fail(err.Error(), "")
 		}
+		sent := time.Now()
 		writeErr := s.send(ctx, p, st.Name)
+		s.breakdown.Writes += time.Since(sent)
 		outcome := checkOutcome(&p.write, writeErr, st.ExpectError)
 		res.Writes = []reports.Write{p.write}
 		if outcome != nil {
@@ -60,7 +64,7 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res reports.
 		}
 	}
 	if st.Expect != nil {
-		if msg, diff := s.expect(ctx, st.Expect); msg != "" {
+		if msg, diff := s.expectTimed(ctx, st.Expect); msg != "" {
 			return fail(msg, diff)
 		}
 	}
@@ -68,7 +72,7 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res reports.
 		if c.Expect == nil {
 			continue
 		}
-		if msg, diff := s.expect(ctx, c.Expect); msg != "" {
+		if msg, diff := s.expectTimed(ctx, c.Expect); msg != "" {
 			return fail(fmt.Sprintf("case %q: %s", c.Name, msg), diff)
 		}
 	}
@@ -81,55 +85,76 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res reports.
 	return res
 }
 
-// expect polls every expectation of e until all hold or e.Within passes; it
-// returns the last failure and its diff.
+// expectTimed is expect, its time added to the breakdown: on the lane of
+// the last reaction observed while it waited.
+func (s *scenarioRun) expectTimed(ctx context.Context, e *v1alpha1.Expect) (string, string) {
+	start := time.Now()
+	msg, diff := s.expect(ctx, e)
+	end := time.Now()
+	lane := s.watch.lastLane(start, end)
+	if lane == "" {
+		lane = reports.WaitingOnNothing
+	}
+	s.breakdown.Wait(lane, end.Sub(start))
+	return msg, diff
+}
+
+// expect checks every expectation of e until all hold or e.Within passes:
+// again whenever something changes in the scenario's namespace, and every
+// safetyPollInterval. It returns the last failure and its diff.
 func (s *scenarioRun) expect(ctx context.Context, e *v1alpha1.Expect) (string, string) {
 	within := e.Within.Duration
 	if within == 0 {
 		within = v1alpha1.DefaultWithin
 	}
-	deadline := time.Now().Add(within)
-	ticker := time.NewTicker(pollInterval)
-	defer ticker.Stop()
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	poll := time.NewTicker(safetyPollInterval)
+	defer poll.Stop()
 	for {
-		msg, diff := s.checkOnce(ctx, e)
+		msg, diff := s.checkOnce(ctx, e, s.fresh(ctx))
 		if msg == "" {
 			return "", ""
-		}
-		if time.Now().After(deadline) {
-			return fmt.Sprintf("not true within %s: %s", within, msg), diff
 		}
 		select {
 		case <-ctx.Done():
 			return fmt.Sprintf("%v while waiting: %s", ctx.Err(), msg), diff
-		case <-ticker.C:
+		case <-deadline.C:
+			if msg, diff = s.checkOnce(ctx, e, s.fresh(ctx)); msg == "" {
+				return "", ""
+			}
+			return fmt.Sprintf("not true within %s: %s", within, msg), diff
+		case <-s.watch.changed:
+		case <-poll.C:
 		}
 	}
 }
 
-func (s *scenarioRun) checkOnce(ctx context.Context, e *v1alpha1.Expect) (string, string) {
+// checkOnce checks every expectation of e once, reading from the watches
+// when cached.
+func (s *scenarioRun) checkOnce(ctx context.Context, e *v1alpha1.Expect, cached bool) (string, string) {
 	if e.Pods != nil {
-		if msg, diff := s.checkPods(ctx, e.Pods); msg != "" {
+		if msg, diff := s.checkPods(ctx, e.Pods, cached); msg != "" {
 			return msg, diff
 		}
 	}
 	for i := range e.Objects {
-		if msg, diff := s.checkObject(ctx, &e.Objects[i]); msg != "" {
+		if msg, diff := s.checkObject(ctx, &e.Objects[i], cached); msg != "" {
 			return msg, diff
 		}
 	}
 	for i := range e.Events {
-		if msg := s.checkEvent(ctx, &e.Events[i]); msg != "" {
+		if msg := s.checkEvent(ctx, &e.Events[i], cached); msg != "" {
 			return msg, ""
 		}
 	}
 	for i := range e.Owners {
-		if msg, diff := s.checkOwner(ctx, &e.Owners[i]); msg != "" {
+		if msg, diff := s.checkOwner(ctx, &e.Owners[i], cached); msg != "" {
 			return msg, diff
 		}
 	}
 	if e.NoOverlaps != "" {
-		if msg := s.checkNoOverlaps(ctx, e.NoOverlaps); msg != "" {
+		if msg := s.checkNoOverlaps(ctx, e.NoOverlaps, cached); msg != "" {
 			return msg, ""
 		}
 	}
@@ -137,19 +162,19 @@ func (s *scenarioRun) checkOnce(ctx context.Context, e *v1alpha1.Expect) (string
 }
 
 // pods lists the scenario's Pods matching the selector, isolation removed.
-func (s *scenarioRun) pods(ctx context.Context, sel *v1alpha1.LabelSelector) ([]corev1.Pod, error) {
-	var list corev1.PodList
-	opts := []client.ListOption{client.InNamespace(s.ns)}
-	if sel != nil && len(sel.MatchLabels) > 0 {
-		opts = append(opts, client.MatchingLabels(sel.MatchLabels))
+func (s *scenarioRun) pods(ctx context.Context, sel *v1alpha1.LabelSelector, cached bool) ([]corev1.Pod, error) {
+	var selector map[string]string
+	if sel != nil {
+		selector = sel.MatchLabels
 	}
-	if err := s.cluster.Client().List(ctx, &list, opts...); err != nil {
+	pods, err := s.listPods(ctx, selector, cached)
+	if err != nil {
 		return nil, fmt.Errorf("failed to list pods: %w", err)
 	}
-	for i := range list.Items {
-		stripIsolation(&list.Items[i])
+	for i := range pods {
+		stripIsolation(&pods[i])
 	}
-	return list.Items, nil
+	return pods, nil
 }
 
 // stripIsolation removes what the runner's namespace added to a Pod.
@@ -170,19 +195,31 @@ func stripIsolation(p *corev1.Pod) {
 	}
 }
 
+// nodeProfile is the fakegpu profile of a node, read once per node: a
+// profile label never changes.
 func (s *scenarioRun) nodeProfile(ctx context.Context, name string) string {
 	if name == "" {
 		return ""
+	}
+	s.mu.Lock()
+	profile, ok := s.profiles[name]
+	s.mu.Unlock()
+	if ok {
+		return profile
 	}
 	n := &corev1.Node{}
 	if err := s.cluster.Client().Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
 		return ""
 	}
-	return n.Labels[fakegpu.ProfileLabel]
+	profile = n.Labels[fakegpu.ProfileLabel]
+	s.mu.Lock()
+	s.profiles[name] = profile
+	s.mu.Unlock()
+	return profile
 }
 
-func (s *scenarioRun) checkPods(ctx context.Context, want *v1alpha1.PodExpectation) (string, string) {
-	pods, err := s.pods(ctx, want.Selector)
+func (s *scenarioRun) checkPods(ctx context.Context, want *v1alpha1.PodExpectation, cached bool) (string, string) {
+	pods, err := s.pods(ctx, want.Selector, cached)
 	if err != nil {
 		return err.Error(), ""
 	}
@@ -241,9 +278,9 @@ func schedulingNote(p *corev1.Pod) string {
 	return ""
 }
 
-func (s *scenarioRun) checkObject(ctx context.Context, want *v1alpha1.ObjectExpectation) (string, string) {
+func (s *scenarioRun) checkObject(ctx context.Context, want *v1alpha1.ObjectExpectation, cached bool) (string, string) {
 	t := want.Target
-	got, err := s.get(ctx, t)
+	got, err := s.read(ctx, t, cached)
 	if want.Absent {
 		if apierrors.IsNotFound(err) {
 			return "", ""
@@ -265,12 +302,12 @@ func (s *scenarioRun) checkObject(ctx context.Context, want *v1alpha1.ObjectExpe
 	return "", ""
 }
 
-func (s *scenarioRun) checkEvent(ctx context.Context, want *v1alpha1.EventExpectation) string {
-	var list corev1.EventList
-	if err := s.cluster.Client().List(ctx, &list, client.InNamespace(s.ns)); err != nil {
+func (s *scenarioRun) checkEvent(ctx context.Context, want *v1alpha1.EventExpectation, cached bool) string {
+	events, err := s.listEvents(ctx, cached)
+	if err != nil {
 		return fmt.Sprintf("failed to list events: %v", err)
 	}
-	for _, ev := range list.Items {
+	for _, ev := range events {
 		if (want.InvolvedKind == "" || ev.InvolvedObject.Kind == want.InvolvedKind) &&
 			(want.InvolvedName == "" || ev.InvolvedObject.Name == want.InvolvedName) &&
 			(want.Reason == "" || ev.Reason == want.Reason) &&
@@ -279,7 +316,7 @@ func (s *scenarioRun) checkEvent(ctx context.Context, want *v1alpha1.EventExpect
 		}
 	}
 	var seen []string
-	for _, ev := range list.Items {
+	for _, ev := range events {
 		seen = append(seen, fmt.Sprintf("%s/%s %s: %s", ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Reason, ev.Message))
 	}
 	return fmt.Sprintf("no event %s; events seen: %s", describe(want), strings.Join(seen, "; "))
@@ -289,7 +326,7 @@ func (s *scenarioRun) checkEvent(ctx context.Context, want *v1alpha1.EventExpect
 func (s *scenarioRun) finalPods(ctx context.Context) []reports.Pod {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	pods, err := s.pods(ctx, nil)
+	pods, err := s.pods(ctx, nil, s.fresh(ctx))
 	if err != nil {
 		return nil // the report then shows no final Pods
 	}

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/explain"
 )
 
@@ -33,10 +35,14 @@ func (s *scenarioRun) checkStrict(ctx context.Context) string {
 }
 
 // checkNoOverlaps is expect.noOverlaps.
-func (s *scenarioRun) checkNoOverlaps(ctx context.Context, name string) string {
-	tj := &trainer.TrainJob{}
-	if err := s.cluster.Client().Get(ctx, client.ObjectKey{Namespace: s.ns, Name: name}, tj); err != nil {
+func (s *scenarioRun) checkNoOverlaps(ctx context.Context, name string, cached bool) string {
+	obj, err := s.read(ctx, v1alpha1.Target{Kind: "TrainJob", Name: name}, cached)
+	if err != nil {
 		return fmt.Sprintf("noOverlaps: failed to get TrainJob %s: %v", name, err)
+	}
+	tj := &trainer.TrainJob{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, tj); err != nil {
+		return fmt.Sprintf("noOverlaps: TrainJob %s: %v", name, err)
 	}
 	msg, err := overlapProblem(tj)
 	if err != nil {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/reports"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
@@ -25,13 +25,13 @@ const ownersTimeout = 10 * time.Second
 
 // checkOwner checks one owners expectation against the object's
 // managedFields.
-func (s *scenarioRun) checkOwner(ctx context.Context, want *v1alpha1.OwnerExpectation) (string, string) {
+func (s *scenarioRun) checkOwner(ctx context.Context, want *v1alpha1.OwnerExpectation, cached bool) (string, string) {
 	path, err := fieldpath.Parse(want.Field)
 	if err != nil {
 		return err.Error(), ""
 	}
 	t := want.Target
-	obj, err := s.get(ctx, t)
+	obj, err := s.read(ctx, t, cached)
 	if err != nil {
 		return fmt.Sprintf("failed to get %s %s: %v", t.Kind, t.Name, err), ""
 	}
@@ -46,7 +46,7 @@ func (s *scenarioRun) checkOwner(ctx context.Context, want *v1alpha1.OwnerExpect
 		slices.Sort(wanted)
 		wanted = slices.Compact(wanted)
 	}
-	if cmp.Equal(wanted, got) {
+	if gocmp.Equal(wanted, got) {
 		return "", ""
 	}
 	what := want.Manager
@@ -54,23 +54,22 @@ func (s *scenarioRun) checkOwner(ctx context.Context, want *v1alpha1.OwnerExpect
 		what = "only " + want.Manager
 	}
 	return fmt.Sprintf("field %s of %s %s is owned by %v, want %s", want.Field, t.Kind, t.Name, got, what),
-		fmt.Sprintf("owners of %s mismatch (-want +got):\n%s", want.Field, cmp.Diff(wanted, got))
+		fmt.Sprintf("owners of %s mismatch (-want +got):\n%s", want.Field, gocmp.Diff(wanted, got))
 }
 
 // entryOwners reads who owns each runtimePatches entry of every TrainJob in
-// the scenario's namespace, for the report. It returns nil when the list
+// the scenario's namespace, for the report. It returns nil when the read
 // fails: the report is a record, not an expectation.
 func (s *scenarioRun) entryOwners(ctx context.Context) []reports.EntryOwners {
 	ctx, cancel := context.WithTimeout(ctx, ownersTimeout)
 	defer cancel()
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(trainJobList)
-	if err := s.cluster.Client().List(ctx, list, client.InNamespace(s.ns)); err != nil {
+	items, err := s.listTrainJobs(ctx, s.fresh(ctx))
+	if err != nil {
 		return nil
 	}
 	var out []reports.EntryOwners
-	for i := range list.Items {
-		tj := &list.Items[i]
+	for i := range items {
+		tj := &items[i]
 		patches, _, _ := unstructured.NestedSlice(tj.Object, "spec", "runtimePatches")
 		for _, p := range patches {
 			entry, _ := p.(map[string]any)
@@ -90,4 +89,15 @@ func (s *scenarioRun) entryOwners(ctx context.Context) []reports.EntryOwners {
 		}
 	}
 	return out
+}
+
+// writesTrainJob reports whether any of the writes went to a TrainJob: only
+// such a write can change who owns an entry.
+func writesTrainJob(writes []reports.Write) bool {
+	for _, w := range writes {
+		if strings.HasPrefix(w.Target, "TrainJob/") && w.Verb != "get" {
+			return true
+		}
+	}
+	return false
 }

@@ -41,15 +41,25 @@ const DefaultScenarioTimeout = 5 * time.Minute
 // cleanupTimeout bounds the deletes of a scenario's namespace and nodes.
 const cleanupTimeout = 30 * time.Second
 
-// pollInterval is how often expectations are checked.
-const pollInterval = 200 * time.Millisecond
+// safetyPollInterval is how often a pending expectation is checked when
+// nothing in its namespace changed: it is re-checked at every change the
+// run's watches see there, so this only catches what they do not watch
+// (a PersistentVolumeClaim, a node).
+const safetyPollInterval = time.Second
+
+// DefaultParallel is how many scenarios run at once unless told otherwise:
+// twice the number of CPUs. A scenario spends most of its time waiting on
+// controllers, so more scenarios than cores keep the cores busy; beyond
+// that the API server's CPU is the limit (BenchmarkCorpusParallel
+// measures the corpus at 1 to 6; see the README).
+func DefaultParallel() int { return 2 * runtime.NumCPU() }
 
 // Runner runs scenarios on one cluster. The zero value of every field but
 // Cluster is a documented default.
 type Runner struct {
 	// Cluster is a started cluster, shared by every scenario.
 	Cluster sim.Cluster
-	// Parallel is how many scenarios run at once. Zero: the number of CPUs.
+	// Parallel is how many scenarios run at once. Zero: DefaultParallel.
 	Parallel int
 	// ScenarioTimeout bounds each scenario. Zero: DefaultScenarioTimeout.
 	ScenarioTimeout time.Duration
@@ -64,6 +74,10 @@ type Runner struct {
 	// OnScenario, when set, is called as each scenario finishes, one call
 	// at a time.
 	OnScenario func(sc *reports.Scenario)
+	// Watches are the informers the scenarios share (StartWatches on
+	// Cluster). Nil: Run starts them for its scenarios, RunPlan for its
+	// one.
+	Watches *Watches
 
 	mu sync.Mutex
 }
@@ -75,9 +89,16 @@ type Runner struct {
 func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]reports.Scenario, bool) {
 	parallel := r.Parallel
 	if parallel <= 0 {
-		parallel = runtime.NumCPU()
+		parallel = DefaultParallel()
 	}
 	plans := Plans(files, r.Seed)
+	if r.Watches == nil {
+		r.Watches = r.startWatches(ctx)
+		defer func() {
+			r.Watches.Stop()
+			r.Watches = nil
+		}()
+	}
 	results := make([]*reports.Scenario, len(plans))
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
@@ -150,14 +171,23 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
 	defer cancel()
 	defer func() { res.Duration = time.Since(res.Started) }()
 
-	run := &scenarioRun{runner: r, cluster: r.Cluster, sc: sc, interleaving: p.Interleaving, objects: map[string]map[string]any{}}
+	watches := r.Watches
+	if watches == nil {
+		watches = r.startWatches(ctx)
+		defer watches.Stop()
+	}
+	run := &scenarioRun{runner: r, cluster: r.Cluster, sc: sc, interleaving: p.Interleaving, objects: map[string]map[string]any{}, watches: watches, profiles: map[string]string{}, written: map[string]uint64{}}
+	defer func() { res.Breakdown = run.breakdown }()
 	run.ns = NamespaceName(sc.Metadata.Name)
 	res.Namespace = run.ns
 	if !r.Keep {
 		defer func() {
 			// A namespace or node left behind is a result too: on a
 			// cluster simctl did not start, it stays there.
-			if err := run.cleanup(); err != nil && res.Passed {
+			start := time.Now()
+			err := run.cleanup()
+			run.breakdown.Teardown = time.Since(start)
+			if err != nil && res.Passed {
 				res.Passed = false
 				res.Failure = "clean-up: " + err.Error()
 			}
@@ -166,6 +196,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
 	// Runs before cleanup: the namespace's deletion is not the scenario's.
 	defer func() { res.Timeline = run.timeline(res.Setup, res.Steps) }()
 	err := run.setUp(ctx)
+	run.breakdown.SetUp = time.Since(res.Started)
 	res.Setup = run.setup
 	if err != nil {
 		res.Failure = "set-up: " + err.Error()
@@ -176,7 +207,15 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
 	for i := range sc.Spec.Steps {
 		run.watch.setStep(sc.Spec.Steps[i].Name)
 		st := run.step(ctx, &sc.Spec.Steps[i])
-		st.Owners = run.entryOwners(context.WithoutCancel(ctx))
+		recording := time.Now()
+		// Only a write to a TrainJob can change who owns an entry: a step
+		// without one keeps the owners of the step before.
+		if len(res.Steps) == 0 || writesTrainJob(st.Writes) {
+			st.Owners = run.entryOwners(context.WithoutCancel(ctx))
+		} else {
+			st.Owners = res.Steps[len(res.Steps)-1].Owners
+		}
+		run.breakdown.Recording += time.Since(recording)
 		res.Steps = append(res.Steps, st)
 		if r.OnStep != nil {
 			r.mu.Lock()
@@ -192,7 +231,9 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
 			break
 		}
 	}
+	recording := time.Now()
 	res.FinalPods = run.finalPods(context.WithoutCancel(ctx))
+	run.breakdown.Recording += time.Since(recording)
 	return res
 }
 
@@ -207,8 +248,13 @@ type scenarioRun struct {
 	nodes        []string
 	objects      map[string]map[string]any // by step name: the object the server returned
 	actors       map[string]*actor         // by actor name, "" for the admin
-	watch        *watcher                  // the timeline's watches, from set-up on
-	setup        []reports.Write           // the creates of the setup objects
+	watches      *Watches
+	watch        *watcher          // the namespace's share of watches, from set-up on
+	setup        []reports.Write   // the creates of the setup objects
+	profiles     map[string]string // fakegpu profile by node name, guarded by mu
+	written      map[string]uint64 // by kind: the highest resourceVersion written, guarded by mu
+	unordered    bool              // a write returned a resourceVersion that is not a number, guarded by mu
+	breakdown    reports.Breakdown
 	mu           sync.Mutex
 }
 
@@ -228,12 +274,12 @@ func NamespaceName(name string) string {
 
 func (s *scenarioRun) setUp(ctx context.Context) error {
 	c := s.cluster.Client()
+	s.watch = s.watches.watch(s.ns)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}
 	s.cluster.IsolateNamespace(ns)
 	if err := c.Create(ctx, ns); err != nil {
 		return fmt.Errorf("failed to create namespace %s: %w", s.ns, err)
 	}
-	s.watch = startWatches(ctx, s.cluster.Config(), c.RESTMapper(), s.ns)
 	var groups []fakegpu.NodeGroup
 	for i, g := range s.sc.Spec.Nodes {
 		var taints []corev1.Taint
@@ -253,7 +299,6 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.watch.waitSynced(ctx)
 	return s.createSetup(ctx)
 }
 
@@ -275,6 +320,11 @@ func (s *scenarioRun) cleanup() error {
 func (s *scenarioRun) timeline(setup []reports.Write, steps []reports.Step) *reports.Timeline {
 	observed, dropped, problems := s.watch.stop()
 	return buildTimeline(s.sc, setup, steps, observed, dropped, problems)
+}
+
+// startWatches starts the watches of the cluster.
+func (r *Runner) startWatches(ctx context.Context) *Watches {
+	return StartWatches(ctx, r.Cluster.Config(), r.Cluster.Client().RESTMapper())
 }
 
 // nodePrefix names a scenario's nodes after its namespace's random suffix:

@@ -1,27 +1,18 @@
 package runner
 
 import (
-	"context"
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/utils/clock"
 
 	"github.com/trainersim/trainersim/reports"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
@@ -85,140 +76,6 @@ var watched = map[string]schema.GroupVersionResource{
 	"Pod":      {Version: "v1", Resource: "pods"},
 	"Event":    {Version: "v1", Resource: "events"},
 	"PodGroup": {Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"},
-}
-
-// watcher records the reactions it observes in one namespace, stamped with
-// its clock when they are observed.
-type watcher struct {
-	clock   clock.PassiveClock
-	cancel  context.CancelFunc
-	factory dynamicinformer.DynamicSharedInformerFactory
-
-	mu       sync.Mutex
-	step     string
-	entries  []reports.TimelineEntry
-	dropped  int
-	problems []string
-	stopped  bool
-}
-
-// startWatches starts informers on the watched resources of namespace ns;
-// waitSynced waits for their first lists. Every problem is recorded in the
-// watcher, never returned: the timeline is a record, not a check. The
-// watches end when ctx ends or at stop.
-func startWatches(ctx context.Context, cfg *rest.Config, mapper meta.RESTMapper, ns string) *watcher {
-	w := &watcher{clock: clock.RealClock{}, step: setUpStep}
-	client, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		w.problems = append(w.problems, fmt.Sprintf("failed to create watch client: %v", err))
-		return w
-	}
-	ctx, w.cancel = context.WithCancel(ctx)
-	w.factory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, ns, nil)
-	for _, kind := range slices.Sorted(maps.Keys(watched)) {
-		gvr := watched[kind]
-		if _, err := mapper.RESTMapping(schema.GroupKind{Group: gvr.Group, Kind: kind}, gvr.Version); err != nil {
-			if kind != "PodGroup" { // optional: only when its CRD is installed
-				w.problems = append(w.problems, fmt.Sprintf("failed to watch %s: %v", gvr.Resource, err))
-			}
-			continue
-		}
-		_, err := w.factory.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { w.observe(kind, nil, asUnstructured(obj)) },
-			UpdateFunc: func(old, obj any) { w.observe(kind, asUnstructured(old), asUnstructured(obj)) },
-			DeleteFunc: func(obj any) {
-				if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-					obj = d.Obj
-				}
-				w.observe(kind, asUnstructured(obj), nil)
-			},
-		})
-		if err != nil {
-			w.problems = append(w.problems, fmt.Sprintf("failed to watch %s: %v", gvr.Resource, err))
-		}
-	}
-	w.factory.Start(ctx.Done())
-	return w
-}
-
-// waitSynced waits, at most watchSyncTimeout, until the first lists of the
-// watches are in, so that what the scenario creates next is seen as it
-// happens. The runner calls it once the scenario's nodes are up: the wait
-// (client-go checks every 100ms) overlaps theirs.
-func (w *watcher) waitSynced(ctx context.Context) {
-	if w == nil || w.factory == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, watchSyncTimeout)
-	defer cancel()
-	for gvr, ok := range w.factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			w.mu.Lock()
-			w.problems = append(w.problems, fmt.Sprintf("failed to list %s within %s", gvr.Resource, watchSyncTimeout))
-			w.mu.Unlock()
-		}
-	}
-}
-
-func asUnstructured(obj any) *unstructured.Unstructured {
-	u, _ := obj.(*unstructured.Unstructured)
-	return u
-}
-
-// setStep names the step that runs from now on.
-func (w *watcher) setStep(name string) {
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.step = name
-}
-
-// observe records the reactions of one change, old nil for a new object,
-// obj nil for a deleted one.
-func (w *watcher) observe(kind string, old, obj *unstructured.Unstructured) {
-	entries := reactions(kind, old, obj)
-	if len(entries) == 0 {
-		return
-	}
-	now := w.clock.Now()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.stopped {
-		return
-	}
-	for _, e := range entries {
-		if len(w.entries) >= MaxTimelineReactions {
-			w.dropped++
-			continue
-		}
-		e.At, e.Step = now, w.step
-		w.entries = append(w.entries, e)
-	}
-}
-
-// stop ends the watches, waiting at most watchStopTimeout, and returns
-// what was observed. Nothing is recorded after it.
-func (w *watcher) stop() (entries []reports.TimelineEntry, dropped int, problems []string) {
-	if w == nil {
-		return nil, 0, nil
-	}
-	if w.cancel != nil {
-		w.cancel()
-		done := make(chan struct{})
-		go func() { w.factory.Shutdown(); close(done) }()
-		t := time.NewTimer(watchStopTimeout)
-		defer t.Stop()
-		select {
-		case <-done:
-		case <-t.C:
-		}
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.stopped = true
-	return slices.Clone(w.entries), w.dropped, slices.Clone(w.problems)
 }
 
 // reactions derives the timeline entries of one observed change of an

@@ -456,6 +456,7 @@ func (s *scenarioRun) send(ctx context.Context, p *prepared, stepName string) er
 		}
 		if obj != nil {
 			p.write.ResourceVersionAfter = obj.GetResourceVersion()
+			s.wrote(p.write.Target, p.write.ResourceVersionAfter)
 			p.write.Mutations = mutations(&p.write, obj.Object)
 			if stepName != "" { // "": a setup object, which no step names
 				s.mu.Lock()

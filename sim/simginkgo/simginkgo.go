@@ -46,13 +46,18 @@ func Scenarios(paths ...string) bool {
 		agree = newAgreement(env)
 		obs.ObserveTrainerBuilds(agree.record)
 	}
+	var watches *runner.Watches // shared by the scenarios, as in simctl run
 	ginkgo.BeforeSuite(func(ctx context.Context) {
 		gomega.Expect(env.Start(ctx)).To(gomega.Succeed())
+		watches = runner.StartWatches(ctx, env.Config(), env.Client().RESTMapper())
 		if agree != nil {
 			gomega.Expect(agree.start(ctx)).To(gomega.Succeed())
 		}
 	}, ginkgo.NodeTimeout(startTimeout))
 	ginkgo.AfterSuite(func() {
+		if watches != nil {
+			watches.Stop()
+		}
 		gomega.Expect(env.Stop()).To(gomega.Succeed())
 	})
 	files, err := scenario.LoadPaths(paths, scenario.Options{})
@@ -74,7 +79,7 @@ func Scenarios(paths ...string) bool {
 		ginkgo.It(name, ginkgo.Label(labels...), func(ctx context.Context) {
 			var v verdict
 			steps := len(p.File.Scenario.Spec.Steps)
-			r := &runner.Runner{Cluster: env}
+			r := &runner.Runner{Cluster: env, Watches: watches}
 			if agree != nil {
 				r.OnStep = func(sc *reports.Scenario, st *reports.Step) {
 					agree.check(ctx, sc.Namespace, !st.Passed || len(sc.Steps) == steps, &v)

@@ -1,0 +1,311 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+
+	"github.com/trainersim/trainersim/reports"
+)
+
+// Watches are the informers of a run: one per watched resource, in every
+// namespace, shared by all the run's scenarios. Each change goes to the
+// watcher of its namespace, which puts it on the scenario's timeline and
+// wakes the scenario's pending expectation. A run lists each resource
+// once, at its start, instead of once per scenario.
+type Watches struct {
+	cancel  context.CancelFunc
+	factory dynamicinformer.DynamicSharedInformerFactory
+
+	mu       sync.Mutex
+	byNS     map[string]*watcher
+	problems []string // of the start, given to every watcher
+}
+
+// StartWatches starts the informers and waits, at most watchSyncTimeout,
+// for their first lists. Problems are recorded, never returned: the
+// timeline is a record, not a check, and an expectation that is never
+// woken is still re-checked every safetyPollInterval. The watches end at
+// Stop.
+func StartWatches(ctx context.Context, cfg *rest.Config, mapper meta.RESTMapper) *Watches {
+	ws := &Watches{byNS: map[string]*watcher{}}
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		ws.problems = append(ws.problems, fmt.Sprintf("failed to create watch client: %v", err))
+		return ws
+	}
+	var watchCtx context.Context
+	watchCtx, ws.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	ws.factory = dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
+	for _, kind := range slices.Sorted(maps.Keys(watched)) {
+		gvr := watched[kind]
+		if _, err := mapper.RESTMapping(schema.GroupKind{Group: gvr.Group, Kind: kind}, gvr.Version); err != nil {
+			if kind != "PodGroup" { // optional: only when its CRD is installed
+				ws.problems = append(ws.problems, fmt.Sprintf("failed to watch %s: %v", gvr.Resource, err))
+			}
+			continue
+		}
+		_, err := ws.factory.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { ws.dispatch(kind, nil, asUnstructured(obj)) },
+			UpdateFunc: func(old, obj any) { ws.dispatch(kind, asUnstructured(old), asUnstructured(obj)) },
+			DeleteFunc: func(obj any) {
+				if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = d.Obj
+				}
+				ws.dispatch(kind, asUnstructured(obj), nil)
+			},
+		})
+		if err != nil {
+			ws.problems = append(ws.problems, fmt.Sprintf("failed to watch %s: %v", gvr.Resource, err))
+		}
+	}
+	ws.factory.Start(watchCtx.Done())
+	syncCtx, cancel := context.WithTimeout(ctx, watchSyncTimeout)
+	defer cancel()
+	for gvr, ok := range ws.factory.WaitForCacheSync(syncCtx.Done()) {
+		if !ok {
+			ws.problems = append(ws.problems, fmt.Sprintf("failed to list %s within %s", gvr.Resource, watchSyncTimeout))
+		}
+	}
+	return ws
+}
+
+// Stop ends the watches, waiting at most watchStopTimeout.
+func (ws *Watches) Stop() {
+	if ws.cancel == nil {
+		return
+	}
+	ws.cancel()
+	done := make(chan struct{})
+	go func() { ws.factory.Shutdown(); close(done) }()
+	t := time.NewTimer(watchStopTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+// watch returns the watcher of namespace ns, which receives its changes
+// from now until the watcher stops. Call it before the namespace exists.
+func (ws *Watches) watch(ns string) *watcher {
+	w := &watcher{clock: clock.RealClock{}, step: setUpStep, changed: make(chan struct{}, 1), release: func() { ws.release(ns) }, seen: map[string]uint64{}}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	w.problems = slices.Clone(ws.problems)
+	ws.byNS[ns] = w
+	return w
+}
+
+func (ws *Watches) release(ns string) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	delete(ws.byNS, ns)
+}
+
+// dispatch hands a change to the watcher of the object's namespace.
+func (ws *Watches) dispatch(kind string, old, obj *unstructured.Unstructured) {
+	o := obj
+	if o == nil {
+		o = old
+	}
+	if o == nil {
+		return
+	}
+	ws.mu.Lock()
+	w := ws.byNS[o.GetNamespace()]
+	ws.mu.Unlock()
+	if w == nil {
+		return
+	}
+	w.saw(kind, o.GetResourceVersion())
+	w.observe(kind, old, obj)
+	w.notify()
+}
+
+// cacheCatchUp bounds the wait until the watches have seen a write.
+const cacheCatchUp = 2 * time.Second
+
+// list returns the objects of a watched kind in namespace ns as the
+// watches hold them (deep copies); false when kind is not watched or the
+// watches did not start.
+func (ws *Watches) list(kind, ns string) ([]unstructured.Unstructured, bool) {
+	gvr, ok := watched[kind]
+	if !ok || ws.factory == nil {
+		return nil, false
+	}
+	objs, err := ws.factory.ForResource(gvr).Lister().ByNamespace(ns).List(labels.Everything())
+	if err != nil {
+		return nil, false
+	}
+	items := make([]unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			return nil, false
+		}
+		items = append(items, *u.DeepCopy())
+	}
+	slices.SortFunc(items, func(a, b unstructured.Unstructured) int { return strings.Compare(a.GetName(), b.GetName()) })
+	return items, true
+}
+
+// get returns one object of a watched kind as the watches hold it: nil and
+// true when they hold none of that name; false as for list.
+func (ws *Watches) get(kind, ns, name string) (*unstructured.Unstructured, bool) {
+	gvr, ok := watched[kind]
+	if !ok || ws.factory == nil {
+		return nil, false
+	}
+	o, err := ws.factory.ForResource(gvr).Lister().ByNamespace(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil, true
+	}
+	u, ok := o.(*unstructured.Unstructured)
+	if err != nil || !ok {
+		return nil, false
+	}
+	return u.DeepCopy(), true
+}
+
+// watcher records the reactions observed in one namespace, stamped with
+// its clock when they are observed, and says when anything changed.
+type watcher struct {
+	clock clock.PassiveClock
+	// changed has a value when something in the namespace changed since
+	// the last receive from it.
+	changed chan struct{}
+	release func()
+	// seen is the highest resourceVersion of a change seen, by kind.
+	seen map[string]uint64
+
+	mu       sync.Mutex
+	step     string
+	entries  []reports.TimelineEntry
+	dropped  int
+	problems []string
+	stopped  bool
+}
+
+func asUnstructured(obj any) *unstructured.Unstructured {
+	u, _ := obj.(*unstructured.Unstructured)
+	return u
+}
+
+// setStep names the step that runs from now on.
+func (w *watcher) setStep(name string) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.step = name
+}
+
+// saw records the resourceVersion of a change of kind.
+func (w *watcher) saw(kind, resourceVersion string) {
+	rv, err := strconv.ParseUint(resourceVersion, 10, 64)
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen[kind] = max(w.seen[kind], rv)
+}
+
+// caughtUp reports whether the watcher has seen, for each kind of written,
+// a change at its resourceVersion or later: the resourceVersions of one
+// etcd increase, so the watches then hold what those writes did, or newer.
+func (w *watcher) caughtUp(written map[string]uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for kind, rv := range written {
+		if w.seen[kind] < rv {
+			return false
+		}
+	}
+	return true
+}
+
+// notify says that something changed, without blocking.
+func (w *watcher) notify() {
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+}
+
+// observe records the reactions of one change, old nil for a new object,
+// obj nil for a deleted one.
+func (w *watcher) observe(kind string, old, obj *unstructured.Unstructured) {
+	entries := reactions(kind, old, obj)
+	if len(entries) == 0 {
+		return
+	}
+	now := w.clock.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	for _, e := range entries {
+		if len(w.entries) >= MaxTimelineReactions {
+			w.dropped++
+			continue
+		}
+		e.At, e.Step = now, w.step
+		w.entries = append(w.entries, e)
+	}
+}
+
+// lastLane is the lane of the last reaction observed in (since, until],
+// "" if none.
+func (w *watcher) lastLane(since, until time.Time) string {
+	if w == nil {
+		return ""
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := len(w.entries) - 1; i >= 0; i-- {
+		at := w.entries[i].At
+		if at.After(until) {
+			continue
+		}
+		if !at.After(since) {
+			break
+		}
+		return w.entries[i].Lane
+	}
+	return ""
+}
+
+// stop ends the watcher and returns what it observed. Nothing is recorded
+// after it.
+func (w *watcher) stop() (entries []reports.TimelineEntry, dropped int, problems []string) {
+	if w == nil {
+		return nil, 0, nil
+	}
+	if w.release != nil {
+		w.release()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	return slices.Clone(w.entries), w.dropped, slices.Clone(w.problems)
+}

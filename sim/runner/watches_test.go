@@ -1,0 +1,86 @@
+package runner
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/trainersim/trainersim/reports"
+)
+
+func pod(ns, name, resourceVersion string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod"}}
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.SetResourceVersion(resourceVersion)
+	return u
+}
+
+func notified(w *watcher) bool {
+	select {
+	case <-w.changed:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestWatchesDispatchToTheNamespacesWatcher(t *testing.T) {
+	ws := &Watches{byNS: map[string]*watcher{}}
+	a, b := ws.watch("a"), ws.watch("b")
+
+	ws.dispatch("Pod", nil, pod("a", "p", "7"))
+	if !notified(a) || notified(b) {
+		t.Fatalf("a change in a woke a: %v, b: %v; want only a", !notified(a), notified(b))
+	}
+	if notified(a) {
+		t.Errorf("one change woke a twice")
+	}
+	if !a.caughtUp(map[string]uint64{"Pod": 7}) || a.caughtUp(map[string]uint64{"Pod": 8}) {
+		t.Errorf("a saw Pods up to %d, want 7", a.seen["Pod"])
+	}
+	if b.caughtUp(map[string]uint64{"Pod": 1}) {
+		t.Errorf("b caught up with a Pod write it never saw")
+	}
+
+	// A deletion counts with the deleted object's resourceVersion; an older
+	// one does not lower what was seen.
+	ws.dispatch("Pod", pod("a", "p", "9"), nil)
+	ws.dispatch("Pod", nil, pod("a", "q", "3"))
+	if !a.caughtUp(map[string]uint64{"Pod": 9}) {
+		t.Errorf("a saw Pods up to %d, want 9", a.seen["Pod"])
+	}
+
+	notified(a) // drain
+	a.stop()
+	ws.dispatch("Pod", nil, pod("a", "r", "11"))
+	if notified(a) || a.caughtUp(map[string]uint64{"Pod": 11}) {
+		t.Errorf("a stopped watcher still receives its namespace's changes")
+	}
+	if _, ok := ws.byNS["a"]; ok {
+		t.Errorf("the stopped watcher is still registered")
+	}
+}
+
+func TestLastLane(t *testing.T) {
+	t0 := time.Now()
+	w := &watcher{entries: []reports.TimelineEntry{
+		{At: t0.Add(1 * time.Millisecond), Lane: LaneTrainer},
+		{At: t0.Add(5 * time.Millisecond), Lane: LaneScheduler},
+		{At: t0.Add(9 * time.Millisecond), Lane: LaneKWOK},
+	}}
+	for _, tc := range []struct {
+		since, until time.Duration
+		want         string
+	}{
+		{0, 10 * time.Millisecond, LaneKWOK},
+		{0, 6 * time.Millisecond, LaneScheduler},
+		{2 * time.Millisecond, 4 * time.Millisecond, ""},
+		{5 * time.Millisecond, 8 * time.Millisecond, ""}, // since is exclusive
+	} {
+		if got := w.lastLane(t0.Add(tc.since), t0.Add(tc.until)); got != tc.want {
+			t.Errorf("lastLane(%s, %s) = %q, want %q", tc.since, tc.until, got, tc.want)
+		}
+	}
+}
