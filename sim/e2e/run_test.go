@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -59,12 +58,7 @@ var _ = Describe("simctl run", func() {
 
 	BeforeEach(func() { simctl = buildSimctl() })
 
-	start := func(args ...string) *gexec.Session {
-		session, err := gexec.Start(exec.Command(simctl, append([]string{"run"}, args...)...), GinkgoWriter, GinkgoWriter)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { session.Kill() })
-		return session
-	}
+	start := func(args ...string) *gexec.Session { return startSimctl(simctl, append([]string{"run"}, args...)...) }
 
 	It("exits 1 for a scenario written to fail, with the diff in the JUnit failure", func() {
 		dir := GinkgoT().TempDir()

@@ -6,6 +6,7 @@ package e2e_test
 
 import (
 	"context"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -68,4 +69,13 @@ func buildSimctl() string {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(gexec.CleanupBuildArtifacts)
 	return simctl
+}
+
+// startSimctl starts simctl with args for the spec it is called in, its
+// output in the spec's log; it is killed when the spec ends.
+func startSimctl(simctl string, args ...string) *gexec.Session {
+	session, err := gexec.Start(exec.Command(simctl, args...), GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { session.Kill() })
+	return session
 }

@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"os/exec"
 	"regexp"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -28,12 +27,7 @@ var _ = Describe("the API server's warnings", func() {
 
 	BeforeEach(func() { simctl = buildSimctl() })
 
-	start := func(args ...string) *gexec.Session {
-		session, err := gexec.Start(exec.Command(simctl, append([]string{"run"}, args...)...), GinkgoWriter, GinkgoWriter)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { session.Kill() })
-		return session
-	}
+	start := func(args ...string) *gexec.Session { return startSimctl(simctl, append([]string{"run"}, args...)...) }
 
 	It("are recorded on the write that received them, each of two concurrent writes its own, and simctl run prints no klog line", func() {
 		dir := GinkgoT().TempDir()
