@@ -9,8 +9,9 @@
 //     binary and run in-process, kwok as the simulated kubelet. One file per
 //     component (apiserver.go, controllermanager.go, scheduler.go, kwok.go,
 //     controllers.go, install.go) over the shared process and health-check
-//     code of component.go. The only provider that offers
-//     TrainerBuildObserver.
+//     code of component.go. It starts on a snapshot of the etcd data that
+//     every start shares (snapshot.go), built once per binaries, fixtures
+//     and versions. The only provider that offers TrainerBuildObserver.
 //   - Kubeconfig: any cluster a kubeconfig reaches, checked first
 //     (preflight.go), isolated with a MutatingAdmissionPolicy (isolation.go),
 //     its simulated nodes played by the cluster's kwok or one of its own
