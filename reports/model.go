@@ -184,11 +184,11 @@ const (
 // FieldChange is one difference between what a write sent and what the
 // server stored.
 type FieldChange struct {
-	// Path names the field, as ownership paths do, with list items by
-	// merge key or by index:
+	// Path names the field in the one syntax of sim/fieldpath, which
+	// owners and exact paths take too, with list items by merge key or by
+	// index and names with dots quoted:
 	// spec.runtimePatches[manager=kueue.x-k8s.io/manager].time,
-	// spec.trainer.args[0]. Map keys are written as they are, dots
-	// included.
+	// spec.trainer.args[0], spec.trainer.resourcesPerNode.limits["nvidia.com/gpu"].
 	Path string `json:"path"`
 	// Kind is FieldAdded, FieldChanged or FieldRemoved.
 	Kind string `json:"kind"`

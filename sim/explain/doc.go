@@ -50,14 +50,19 @@
 //
 // # Paths
 //
-// Fields are named in the style of sim/fieldpath: field names separated by
-// dots, list items selected by their merge key in brackets, for example
+// Fields are named by sim/fieldpath's printer, the one spelling reports,
+// owners and exact paths use too: field names separated by dots, list items
+// selected by their merge key in brackets (or by position, for an item
+// without its key), for example
 // spec.replicatedJobs[name=node].template.spec.template.spec.tolerations. A
 // map key or field name that is not a plain name (letters, digits, "_" and
 // "-", not starting with a digit or "-") is written quoted in brackets, so
 // that a key with dots or slashes is unambiguous:
-// ...spec.nodeSelector["cloud.google.com/gke-accelerator"]. An item whose
-// key value contains "]" or "," cannot be named by sim/fieldpath.Parse.
+// ...spec.nodeSelector["cloud.google.com/gke-accelerator"]. Paths are from
+// the root of the JobSet, so one works as an exact path or an owners field
+// of an expectation on the JobSet; an overlap's path, put after
+// spec.runtimePatches[manager=M].trainingRuntimeSpec.template., is the field
+// in entry M of the TrainJob.
 //
 // # What it cannot do
 //

@@ -11,6 +11,8 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
 // Names of the first two layers.
@@ -36,7 +38,10 @@ func mustMeta(v any) strategicpatch.PatchMetaFromStruct {
 
 // podTemplatePath is the path of a replicated job's Pod template in a JobSet.
 func podTemplatePath(replicatedJob string) string {
-	return fmt.Sprintf("spec.replicatedJobs[name=%s].template.spec.template", replicatedJob)
+	return fieldpath.Path{
+		fieldpath.Field("spec"), fieldpath.Field("replicatedJobs"), fieldpath.Item("name", replicatedJob),
+		fieldpath.Field("template"), fieldpath.Field("spec"), fieldpath.Field("template"),
+	}.String()
 }
 
 // Explain computes the layers of trainJob (see the package documentation)

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
 // leafKind says what a leaf is.
@@ -81,7 +82,7 @@ func (f *flat) walk(prefix string, v any, meta strategicpatch.LookupPatchMeta) {
 		}
 		for _, k := range sortedKeys(v) {
 			child := v[k]
-			path := join(prefix, k)
+			path := fieldpath.AppendField(prefix, k)
 			if list, ok := child.([]any); ok {
 				f.list(path, list, meta, k)
 				continue
@@ -110,11 +111,11 @@ func (f *flat) list(path string, list []any, meta strategicpatch.LookupPatchMeta
 	for i, raw := range list {
 		item := raw.(map[string]any)
 		id, ok := keyValue(item[key])
-		itemPath := fmt.Sprintf("%s[%s=%s]", path, key, id)
+		itemPath := fieldpath.AppendItem(path, key, id)
 		if !ok {
 			// An item without its key cannot be matched; name it by index.
 			id = "#" + strconv.Itoa(i)
-			itemPath = fmt.Sprintf("%s[%d]", path, i)
+			itemPath = fieldpath.AppendIndex(path, i)
 		}
 		kl.items = append(kl.items, itemPath)
 		kl.ids = append(kl.ids, id)
@@ -210,20 +211,6 @@ func keyValue(v any) (string, bool) {
 	default:
 		return canonical(v), true
 	}
-}
-
-// plainName is a field name or map key written after a dot.
-var plainName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
-
-// join appends field or map key k to a path.
-func join(prefix, k string) string {
-	if !plainName.MatchString(k) {
-		return prefix + "[" + strconv.Quote(k) + "]"
-	}
-	if prefix == "" {
-		return k
-	}
-	return prefix + "." + k
 }
 
 func sortedKeys(m map[string]any) []string {

@@ -134,22 +134,6 @@ func TestOverlaps(t *testing.T) {
 	}
 }
 
-func TestJoin(t *testing.T) {
-	for _, tc := range []struct{ prefix, key, want string }{
-		{"", "spec", "spec"},
-		{"spec", "nodeSelector", "spec.nodeSelector"},
-		{"spec.nodeSelector", "node-pool", "spec.nodeSelector.node-pool"},
-		{"spec.nodeSelector", "cloud.google.com/gke-accelerator", `spec.nodeSelector["cloud.google.com/gke-accelerator"]`},
-		{"metadata.labels", "kueue.x-k8s.io/podset", `metadata.labels["kueue.x-k8s.io/podset"]`},
-		{"metadata.labels", "2fa", `metadata.labels["2fa"]`},
-		{"metadata.annotations", `say "hi"`, `metadata.annotations["say \"hi\""]`},
-	} {
-		if got := join(tc.prefix, tc.key); got != tc.want {
-			t.Errorf("join(%q, %q) = %s, want %s", tc.prefix, tc.key, got, tc.want)
-		}
-	}
-}
-
 func TestFlattenKeyedLists(t *testing.T) {
 	tmpl := map[string]any{
 		"metadata": map[string]any{},

@@ -226,6 +226,10 @@ func (s *scenarioRun) checkPods(ctx context.Context, want *v1alpha1.PodExpectati
 	if want.Count != nil && len(pods) != *want.Count {
 		return fmt.Sprintf("%d pods, want %d", len(pods), *want.Count), "pod count mismatch (-want +got):\n" + cmp.Diff(*want.Count, len(pods))
 	}
+	exact, err := parseExact(want.Exact)
+	if err != nil {
+		return "pods: " + err.Error(), ""
+	}
 	anyMatched := want.Any == nil
 	var anyDiff string
 	for i := range pods {
@@ -253,12 +257,12 @@ func (s *scenarioRun) checkPods(ctx context.Context, want *v1alpha1.PodExpectati
 			return err.Error(), ""
 		}
 		if want.All != nil {
-			if ok, diff := partialMatch(map[string]any(want.All), obj, want.Exact); !ok {
+			if ok, diff := partialMatch(map[string]any(want.All), obj, exact); !ok {
 				return fmt.Sprintf("pod %s does not match pods.all", p.Name), fmt.Sprintf("pod %s mismatch (-want +got):\n%s", p.Name, diff)
 			}
 		}
 		if !anyMatched {
-			ok, diff := partialMatch(map[string]any(want.Any), obj, want.Exact)
+			ok, diff := partialMatch(map[string]any(want.Any), obj, exact)
 			anyMatched = ok
 			if anyDiff == "" {
 				anyDiff = fmt.Sprintf("pod %s mismatch (-want +got):\n%s", p.Name, diff)
@@ -296,7 +300,11 @@ func (s *scenarioRun) checkObject(ctx context.Context, want *v1alpha1.ObjectExpe
 	if want.Match == nil {
 		return "", "" // it exists
 	}
-	if ok, diff := partialMatch(map[string]any(want.Match), got.Object, want.Exact); !ok {
+	exact, err := parseExact(want.Exact)
+	if err != nil {
+		return fmt.Sprintf("%s %s: %v", t.Kind, t.Name, err), ""
+	}
+	if ok, diff := partialMatch(map[string]any(want.Match), got.Object, exact); !ok {
 		return fmt.Sprintf("%s %s does not match", t.Kind, t.Name), fmt.Sprintf("%s %s mismatch (-want +got):\n%s", t.Kind, t.Name, diff)
 	}
 	return "", ""

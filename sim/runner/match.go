@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
 // normalize turns any JSON-shaped value (from YAML, or an unstructured
@@ -25,32 +26,87 @@ func normalize(v any) any {
 }
 
 // partialMatch reports whether got matches want: maps as subsets, lists with
-// every wanted item matching some actual item, except at the dot-separated
-// paths in exact, where lists must match item for item. It returns a go-cmp
-// diff "(-want +got)" of want against the part of got that want names; the
-// diff is empty when they match.
-func partialMatch(want, got any, exact []string) (bool, string) {
+// every wanted item matching some actual item, except at the exact paths,
+// where a list must match item for item, in order, and a map must have no
+// keys other than the wanted ones (what is inside them is matched as usual,
+// unless named too). The paths name places in got, as reports and explain
+// print them. It returns a go-cmp diff "(-want +got)" of want against the
+// part of got that want names; the diff is empty when they match.
+func partialMatch(want, got any, exact []fieldpath.Path) (bool, string) {
 	w, g := normalize(want), normalize(got)
-	exactPaths := map[string]bool{}
-	for _, p := range exact {
-		exactPaths[strings.Trim(p, ".")] = true
-	}
-	if matches(w, g, "", exactPaths) {
+	x := exactAt(exact)
+	if matches(w, g, x) {
 		return true, ""
 	}
-	return false, cmp.Diff(w, project(w, g, "", exactPaths))
+	return false, cmp.Diff(w, project(w, g, x))
 }
 
-func matches(want, got any, path string, exact map[string]bool) bool {
+// parseExact parses an expectation's exact paths.
+func parseExact(exact []string) ([]fieldpath.Path, error) {
+	out := make([]fieldpath.Path, 0, len(exact))
+	for _, s := range exact {
+		p, err := fieldpath.Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("exact: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// exactAt holds, at one place of got, what is left of each exact path that
+// leads through it; an empty rest names the place itself.
+type exactAt []fieldpath.Path
+
+// here reports whether an exact path names this place.
+func (x exactAt) here() bool {
+	for _, r := range x {
+		if len(r) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// field is what is left below field or map key k.
+func (x exactAt) field(k string) exactAt {
+	var out exactAt
+	for _, r := range x {
+		if len(r) > 0 && r[0].Kind == fieldpath.FieldKind && r[0].Name == k {
+			out = append(out, r[1:])
+		}
+	}
+	return out
+}
+
+// item is what is left below item, at position i of its list.
+func (x exactAt) item(item any, i int) exactAt {
+	var out exactAt
+	for _, r := range x {
+		if len(r) > 0 && r[0].Selects(item, i) {
+			out = append(out, r[1:])
+		}
+	}
+	return out
+}
+
+func matches(want, got any, x exactAt) bool {
 	switch w := want.(type) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
 		if !ok {
 			return false
 		}
+		if x.here() {
+			for k := range g {
+				if _, ok := w[k]; !ok {
+					return false
+				}
+			}
+		}
 		for k, wv := range w {
 			gv, ok := g[k]
-			if !ok || !matches(wv, gv, join(path, k), exact) {
+			if !ok || !matches(wv, gv, x.field(k)) {
 				return false
 			}
 		}
@@ -60,19 +116,19 @@ func matches(want, got any, path string, exact map[string]bool) bool {
 		if !ok {
 			return false
 		}
-		if exact[path] {
+		if x.here() {
 			if len(w) != len(g) {
 				return false
 			}
 			for i := range w {
-				if !matches(w[i], g[i], path, exact) {
+				if !matches(w[i], g[i], x.item(g[i], i)) {
 					return false
 				}
 			}
 			return true
 		}
 		for _, wi := range w {
-			if indexOfMatch(wi, g, path, exact) < 0 {
+			if indexOfMatch(wi, g, x) < 0 {
 				return false
 			}
 		}
@@ -82,9 +138,9 @@ func matches(want, got any, path string, exact map[string]bool) bool {
 	}
 }
 
-func indexOfMatch(want any, got []any, path string, exact map[string]bool) int {
+func indexOfMatch(want any, got []any, x exactAt) int {
 	for i, gi := range got {
-		if matches(want, gi, path, exact) {
+		if matches(want, gi, x.item(gi, i)) {
 			return i
 		}
 	}
@@ -96,8 +152,9 @@ func indexOfMatch(want any, got []any, path string, exact map[string]bool) int {
 // For a subset list, each wanted item is paired with the actual item that
 // matches it, or else the one at the same index; when the list does not
 // match, actual items no wanted item paired with are kept too, so that a
-// replaced toleration shows as + lines.
-func project(want, got any, path string, exact map[string]bool) any {
+// replaced toleration shows as + lines. A map at an exact path keeps its
+// other keys, which then show as + lines.
+func project(want, got any, x exactAt) any {
 	switch w := want.(type) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
@@ -107,7 +164,14 @@ func project(want, got any, path string, exact map[string]bool) any {
 		out := map[string]any{}
 		for k, wv := range w {
 			if gv, ok := g[k]; ok {
-				out[k] = project(wv, gv, join(path, k), exact)
+				out[k] = project(wv, gv, x.field(k))
+			}
+		}
+		if x.here() {
+			for k, gv := range g {
+				if _, ok := w[k]; !ok {
+					out[k] = gv
+				}
 			}
 		}
 		return out
@@ -116,11 +180,11 @@ func project(want, got any, path string, exact map[string]bool) any {
 		if !ok {
 			return got
 		}
-		if exact[path] {
+		if x.here() {
 			out := make([]any, len(g))
 			for i := range g {
 				if i < len(w) {
-					out[i] = project(w[i], g[i], path, exact)
+					out[i] = project(w[i], g[i], x.item(g[i], i))
 				} else {
 					out[i] = g[i]
 				}
@@ -129,15 +193,15 @@ func project(want, got any, path string, exact map[string]bool) any {
 		}
 		used := make([]bool, len(g))
 		out := []any{}
-		listMatches := matches(want, got, path, exact)
+		listMatches := matches(want, got, x)
 		for i, wi := range w {
-			j := indexOfMatch(wi, g, path, exact)
+			j := indexOfMatch(wi, g, x)
 			if j < 0 && i < len(g) && !used[i] {
 				j = i
 			}
 			if j >= 0 && !used[j] {
 				used[j] = true
-				out = append(out, project(wi, g[j], path, exact))
+				out = append(out, project(wi, g[j], x.item(g[j], j)))
 			}
 		}
 		if !listMatches {
@@ -151,13 +215,6 @@ func project(want, got any, path string, exact map[string]bool) any {
 	default:
 		return got
 	}
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
 }
 
 // describe renders a value for a one-line failure message.

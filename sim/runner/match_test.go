@@ -3,7 +3,14 @@ package runner
 import (
 	"strings"
 	"testing"
+
+	"github.com/trainersim/trainersim/sim/fieldpath"
 )
+
+// jobSet is a JobSet-like object with the replicated jobs given.
+func jobSet(jobs ...any) map[string]any {
+	return map[string]any{"spec": map[string]any{"replicatedJobs": jobs}}
+}
 
 func TestPartialMatch(t *testing.T) {
 	gpu := map[string]any{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -34,9 +41,50 @@ func TestPartialMatch(t *testing.T) {
 			map[string]any{"l": []any{"a"}},
 			map[string]any{"l": []any{"a", "b"}}, nil, true, nil},
 		{"type mismatch", map[string]any{"a": map[string]any{"b": 1}}, map[string]any{"a": "x"}, nil, false, []string{"-", "+"}},
+		// Exact paths name places in got, list items by key or position.
+		{"exact list under a keyed item",
+			jobSet(map[string]any{"name": "node", "tolerations": []any{gpu}}),
+			jobSet(map[string]any{"name": "init", "tolerations": []any{other}}, map[string]any{"name": "node", "tolerations": []any{other, gpu}}),
+			[]string{"spec.replicatedJobs[name=node].tolerations"}, false, []string{`"team"`, "+"}},
+		{"exact list under another item does not apply",
+			jobSet(map[string]any{"name": "node", "tolerations": []any{gpu}}),
+			jobSet(map[string]any{"name": "node", "tolerations": []any{other, gpu}}),
+			[]string{"spec.replicatedJobs[name=init].tolerations"}, true, nil},
+		{"exact list under an item by position",
+			jobSet(map[string]any{"name": "node", "tolerations": []any{gpu}}),
+			jobSet(map[string]any{"name": "init"}, map[string]any{"name": "node", "tolerations": []any{other, gpu}}),
+			[]string{"spec.replicatedJobs[1].tolerations"}, false, nil},
+		{"exact list under an item holds",
+			jobSet(map[string]any{"name": "node", "tolerations": []any{gpu}}),
+			jobSet(map[string]any{"name": "init", "tolerations": []any{other}}, map[string]any{"name": "node", "tolerations": []any{gpu}}),
+			[]string{"spec.replicatedJobs[name=node].tolerations"}, true, nil},
+		{"exact map has no other keys",
+			map[string]any{"nodeSelector": map[string]any{"pool": "a"}},
+			map[string]any{"nodeSelector": map[string]any{"pool": "a", "zone": "b"}},
+			[]string{"nodeSelector"}, false, []string{`+`, `"zone"`}},
+		{"exact map holds",
+			map[string]any{"nodeSelector": map[string]any{"pool": "a"}},
+			map[string]any{"nodeSelector": map[string]any{"pool": "a"}, "other": 1},
+			[]string{"nodeSelector"}, true, nil},
+		{"exact map key with dots",
+			map[string]any{"labels": map[string]any{"a.b/c": []any{"x"}}},
+			map[string]any{"labels": map[string]any{"a.b/c": []any{"x", "y"}}},
+			[]string{`labels["a.b/c"]`}, false, nil},
+		{"exact item keeps partial values inside",
+			map[string]any{"l": []any{map[string]any{"name": "a"}}},
+			map[string]any{"l": []any{map[string]any{"name": "a", "x": 1}}},
+			[]string{"l"}, true, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, diff := partialMatch(tc.want, tc.got, tc.exact)
+			var exact []fieldpath.Path
+			for _, s := range tc.exact {
+				p, err := fieldpath.Parse(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				exact = append(exact, p)
+			}
+			ok, diff := partialMatch(tc.want, tc.got, exact)
 			if ok != tc.wantMatch {
 				t.Fatalf("match = %v, want %v; diff:\n%s", ok, tc.wantMatch, diff)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/trainersim/trainersim/reports"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
 // mergeKeys names, by the field name of a list, the field by which its
@@ -137,12 +138,12 @@ func (d *differ) compare(path, field string, sent, stored any, present, keyedIte
 		}
 		for _, k := range sortedKeys(s) {
 			v, ok := st[k]
-			d.compare(join(path, k), k, s[k], v, ok, false)
+			d.compare(fieldpath.AppendField(path, k), k, s[k], v, ok, false)
 		}
 		if d.whole || keyedItem {
 			for _, k := range sortedKeys(st) {
 				if _, ok := s[k]; !ok {
-					d.add(reports.FieldAdded, join(path, k), nil, st[k])
+					d.add(reports.FieldAdded, fieldpath.AppendField(path, k), nil, st[k])
 				}
 			}
 		}
@@ -157,7 +158,7 @@ func (d *differ) compare(path, field string, sent, stored any, present, keyedIte
 			return
 		}
 		for i, v := range s {
-			p := fmt.Sprintf("%s[%d]", path, i)
+			p := fieldpath.AppendIndex(path, i)
 			if i < len(st) {
 				d.compare(p, field, v, st[i], true, false)
 			} else {
@@ -166,7 +167,7 @@ func (d *differ) compare(path, field string, sent, stored any, present, keyedIte
 		}
 		if d.whole {
 			for i := len(s); i < len(st); i++ {
-				d.add(reports.FieldAdded, fmt.Sprintf("%s[%d]", path, i), nil, st[i])
+				d.add(reports.FieldAdded, fieldpath.AppendIndex(path, i), nil, st[i])
 			}
 		}
 	default:
@@ -182,7 +183,7 @@ func (d *differ) compareKeyed(path, field, key string, sent, stored []any) {
 	for _, v := range sent {
 		k := keyValue(v, key)
 		seen[k] = true
-		p := fmt.Sprintf("%s[%s=%s]", path, key, k)
+		p := fieldpath.AppendItem(path, key, k)
 		if st, ok := findKeyed(stored, key, k); ok {
 			d.compare(p, field, v, st, true, true)
 		} else {
@@ -192,7 +193,7 @@ func (d *differ) compareKeyed(path, field, key string, sent, stored []any) {
 	if d.whole {
 		for _, v := range stored {
 			if k := keyValue(v, key); !seen[k] {
-				d.add(reports.FieldAdded, fmt.Sprintf("%s[%s=%s]", path, key, k), nil, v)
+				d.add(reports.FieldAdded, fieldpath.AppendItem(path, key, k), nil, v)
 			}
 		}
 	}
@@ -220,13 +221,13 @@ func (d *differ) jsonPatchOp(op any, stored map[string]any) {
 	present, keyedItem := true, false
 	for _, t := range tokens {
 		if !present {
-			path = join(path, t)
+			path = fieldpath.AppendField(path, t)
 			continue
 		}
 		keyedItem = false
 		switch n := node.(type) {
 		case map[string]any:
-			path, field = join(path, t), t
+			path, field = fieldpath.AppendField(path, t), t
 			node, present = n[t]
 		case []any:
 			i, err := strconv.Atoi(t)
@@ -234,18 +235,23 @@ func (d *differ) jsonPatchOp(op any, stored map[string]any) {
 				i, err = len(n)-1, nil
 			}
 			if err != nil || i < 0 || i >= len(n) {
-				path, present = path+"["+t+"]", false
+				if err == nil && i >= 0 {
+					path = fieldpath.AppendIndex(path, i)
+				} else {
+					path = fieldpath.AppendField(path, t)
+				}
+				present = false
 				continue
 			}
 			node = n[i]
 			if key := mergeKeys[field]; key != "" && allKeyed(n, key) {
-				path += fmt.Sprintf("[%s=%s]", key, keyValue(node, key))
+				path = fieldpath.AppendItem(path, key, keyValue(node, key))
 				keyedItem = true
 			} else {
-				path += fmt.Sprintf("[%d]", i)
+				path = fieldpath.AppendIndex(path, i)
 			}
 		default:
-			path, present = join(path, t), false
+			path, present = fieldpath.AppendField(path, t), false
 		}
 	}
 	d.compare(path, field, value, node, present, keyedItem)

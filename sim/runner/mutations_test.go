@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
 // obj decodes a YAML object as the server's answer would be decoded.
@@ -200,6 +201,17 @@ status: {x: 2}
 			},
 		},
 		{
+			name: "map keys with dots and item keys with brackets are quoted, as fieldpath prints them",
+			verb: "patch", patchType: "merge",
+			body:   `{metadata: {labels: {kueue.x-k8s.io/queue-name: a}}, spec: {runtimePatches: [{manager: "example.com/a]b"}], trainer: {resourcesPerNode: {limits: {nvidia.com/gpu: "8"}}}}}`,
+			stored: `{metadata: {labels: {kueue.x-k8s.io/queue-name: b}}, spec: {runtimePatches: [{manager: "example.com/a]b", time: "2020-01-01T00:00:00Z"}], trainer: {resourcesPerNode: {limits: {nvidia.com/gpu: "4"}}}}}`,
+			want: []reports.FieldChange{
+				{Path: `metadata.labels["kueue.x-k8s.io/queue-name"]`, Kind: "changed", Sent: `"a"`, Stored: `"b"`},
+				{Path: `spec.runtimePatches[manager="example.com/a]b"].time`, Kind: "added", Stored: `"2020-01-01T00:00:00Z"`},
+				{Path: `spec.trainer.resourcesPerNode.limits["nvidia.com/gpu"]`, Kind: "changed", Sent: `"8"`, Stored: `"4"`},
+			},
+		},
+		{
 			name:   "items without their merge key are matched by index",
 			verb:   "create",
 			body:   `{spec: {containers: [{image: a}, {name: b}]}}`,
@@ -228,6 +240,12 @@ status: {x: 2}
 			got := mutations(w, obj(t, tc.stored))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("mutations mismatch (-want +got):\n%s", diff)
+			}
+			for _, c := range got {
+				// A report's path is one an owners or exact path can use.
+				if p, err := fieldpath.Parse(c.Path); err != nil || p.String() != c.Path {
+					t.Errorf("path %s does not read back as itself: %v, %v", c.Path, p, err)
+				}
 			}
 		})
 	}

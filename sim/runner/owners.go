@@ -77,10 +77,7 @@ func (s *scenarioRun) entryOwners(ctx context.Context) []reports.EntryOwners {
 			if manager == "" {
 				continue
 			}
-			path, err := fieldpath.Parse("spec.runtimePatches[manager=" + manager + "]")
-			if err != nil {
-				continue // a key the path syntax cannot name
-			}
+			path := fieldpath.Path{fieldpath.Field("spec"), fieldpath.Field("runtimePatches"), fieldpath.Item("manager", manager)}
 			managers, err := fieldpath.Owners(tj.GetManagedFields(), path)
 			if err != nil {
 				continue

@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
 // aliasBudget is how many YAML nodes alias expansion may add to a document
@@ -452,7 +453,7 @@ func (d *decoder) walk(n *yaml.Node, t reflect.Type, path string) {
 		d.active[n] = true
 		defer delete(d.active, n)
 		for _, e := range d.entries(n, path) {
-			kp := path + "[" + e.key.Value + "]"
+			kp := freeKey(path, e.key.Value)
 			d.keys[kp] = e.key
 			d.walk(e.value, t.Elem(), kp)
 		}
@@ -709,39 +710,19 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// Field paths: spec.steps[2].actor, metadata.labels[area], and in free-form
-// objects create.metadata.name or matchLabels[jobset.sigs.k8s.io/name].
+// Field paths are spelled as sim/fieldpath prints them: spec.steps[2].actor,
+// metadata.labels.area, and in free-form objects create.metadata.name or
+// matchLabels["jobset.sigs.k8s.io/name"].
 
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
-}
+func join(path, name string) string { return fieldpath.AppendField(path, name) }
 
-func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
+func index(path string, i int) string { return fieldpath.AppendIndex(path, i) }
 
-var simpleKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
-
-func freeKey(path, key string) string {
-	if simpleKey.MatchString(key) {
-		return join(path, key)
-	}
-	return path + "[" + key + "]"
-}
+// freeKey is the path of a key of a free-form mapping.
+func freeKey(path, key string) string { return fieldpath.AppendField(path, key) }
 
 // parent returns the path one level up: "" for a top-level field.
-func parent(path string) string {
-	if strings.HasSuffix(path, "]") {
-		if i := strings.LastIndexByte(path, '['); i >= 0 {
-			return path[:i]
-		}
-	}
-	if i := strings.LastIndexByte(path, '.'); i >= 0 {
-		return path[:i]
-	}
-	return ""
-}
+func parent(path string) string { return fieldpath.Parent(path) }
 
 // node returns where to report a problem with path: the key of a mapping or
 // list value (the line that names the field), the value of a scalar, or the

@@ -72,7 +72,7 @@ var invalid = map[string][]string{
 		`testdata/invalid-malformed-yaml.yaml:9: invalid YAML: did not find expected ',' or '}'`,
 	},
 	"invalid-wrong-type.yaml": {
-		`testdata/invalid-wrong-type.yaml:7:11: metadata.labels[gpus]: expected a string, found integer 8 (quote it to make it a string)`,
+		`testdata/invalid-wrong-type.yaml:7:11: metadata.labels.gpus: expected a string, found integer 8 (quote it to make it a string)`,
 		`testdata/invalid-wrong-type.yaml:10:5: spec.nodes: expected a list, found a mapping`,
 		`testdata/invalid-wrong-type.yaml:14:19: spec.actors[0].fieldManager: expected a string, found a list`,
 		`testdata/invalid-wrong-type.yaml:17:12: spec.steps[0].force: expected true or false, found string "yes"`,
@@ -181,7 +181,15 @@ var invalid = map[string][]string{
 		"testdata/invalid-owners.yaml:13:18: spec.steps[0].expect.owners[0].manager: must not be empty",
 		`testdata/invalid-owners.yaml:15:16: spec.steps[0].expect.owners[1].field: invalid path "spec..suspend": empty field name`,
 		"testdata/invalid-owners.yaml:17:24: spec.steps[0].expect.owners[2].target.kind: must not be empty",
-		`testdata/invalid-owners.yaml:18:16: spec.steps[0].expect.owners[2].field: invalid path "spec.runtimePatches[manager]": item selector "manager": want key=value`,
+		`testdata/invalid-owners.yaml:18:16: spec.steps[0].expect.owners[2].field: invalid path "spec.runtimePatches[manager]": [manager]: want [key=value] for a list item, or ["manager"] for a field or map key`,
+	},
+	"invalid-exact.yaml": {
+		`testdata/invalid-exact.yaml:13:11: spec.steps[0].expect.objects[0].exact[0]: exact path "spec.replicatedJobs.template.spec.template.spec.tolerations" names nothing in match: spec.replicatedJobs is a list: select an item by key, spec.replicatedJobs[name=node], or by position, spec.replicatedJobs[0]`,
+		`testdata/invalid-exact.yaml:14:11: spec.steps[0].expect.objects[0].exact[1]: exact path "spec.replicatedJobs[name=launcher].template" names nothing in match: no item of spec.replicatedJobs has name=launcher`,
+		`testdata/invalid-exact.yaml:15:11: spec.steps[0].expect.objects[0].exact[2]: invalid path "spec.replicatedJobs[name=node": missing ]`,
+		`testdata/invalid-exact.yaml:16:11: spec.steps[0].expect.objects[0].exact[3]: exact path "spec.replicatedJobs[name=node].template.spec.template.spec.nodeSelector[\"cloud.google.com/gke-accelerator\"]" names nothing in match: spec.replicatedJobs[name=node].template.spec.template.spec has no field "nodeSelector"`,
+		`testdata/invalid-exact.yaml:24:17: spec.steps[0].expect.objects[1].exact[0]: exact path "spec.runtimePatches" needs match to compare`,
+		`testdata/invalid-exact.yaml:26:17: spec.steps[0].expect.pods.exact[0]: exact path "spec.tolerations" needs pods.all or pods.any to compare`,
 	},
 	"invalid-duplicate-key.yaml": {
 		`testdata/invalid-duplicate-key.yaml:6:3: metadata: duplicate key "name" (first at line 5)`,

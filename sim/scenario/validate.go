@@ -197,7 +197,7 @@ func (v *validator) declareSteps() {
 		declare(path, st, i)
 		if st.Concurrently != nil {
 			for j, w := range st.Concurrently.Writes {
-				declare(index(join(path, "concurrently.writes"), j), w, i)
+				declare(index(join(join(path, "concurrently"), "writes"), j), w, i)
 			}
 		}
 	}
@@ -631,12 +631,15 @@ func (v *validator) expect(path string, e *v1alpha1.Expect) {
 				v.errorf(join(pp, "nodeProfile"), "%v", err)
 			}
 		}
+		v.exact(join(pp, "exact"), p.Exact, "pods.all or pods.any", p.All, p.Any)
 	}
 	for i, o := range e.Objects {
 		op := index(join(path, "objects"), i)
 		v.target(join(op, "target"), o.Target)
 		if o.Absent && (o.Match != nil || len(o.Exact) > 0) {
 			v.errorf(join(op, "absent"), "absent cannot be combined with match or exact")
+		} else {
+			v.exact(join(op, "exact"), o.Exact, "match", o.Match)
 		}
 	}
 	for i, o := range e.Owners {
@@ -647,6 +650,43 @@ func (v *validator) expect(path string, e *v1alpha1.Expect) {
 		}
 		if o.Manager == "" {
 			v.errorf(join(op, "manager"), "must not be empty")
+		}
+	}
+}
+
+// exact checks the exact paths of an expectation: each must parse and name
+// something in one of the expected objects (what names nothing there would
+// never be compared), as a path of the object the server returns, list
+// items selected by key or position.
+func (v *validator) exact(path string, exact []string, what string, expected ...v1alpha1.Object) {
+	for i, s := range exact {
+		ep := index(path, i)
+		p, err := fieldpath.Parse(s)
+		if err != nil {
+			v.errorf(ep, "%v", err)
+			continue
+		}
+		var problems []string
+		found := false
+		for _, o := range expected {
+			if o == nil {
+				continue
+			}
+			if _, err := fieldpath.Lookup(map[string]any(o), p); err != nil {
+				if !slices.Contains(problems, err.Error()) {
+					problems = append(problems, err.Error())
+				}
+				continue
+			}
+			found = true
+			break
+		}
+		switch {
+		case found:
+		case len(problems) == 0:
+			v.errorf(ep, "exact path %s needs %s to compare", strconv.Quote(s), what)
+		default:
+			v.errorf(ep, "exact path %s names nothing in %s: %s", strconv.Quote(s), what, strings.Join(problems, "; "))
 		}
 	}
 }

@@ -446,8 +446,11 @@ type PodExpectation struct {
 	// Any is a partial Pod at least one selected Pod must match.
 	// +optional
 	Any Object `json:"any,omitempty"`
-	// Exact lists these paths (dot-separated, from the Pod's root) whose
-	// lists must match item for item, in order, instead of as subsets.
+	// Exact lists paths of the Pod, spelled as reports and simctl explain
+	// print them (spec.tolerations, spec.containers[name=node].env), whose
+	// value is compared whole instead of as a subset: a list item for item,
+	// in order; a map with no keys but those given. Each must name
+	// something in all or any.
 	// +optional
 	Exact []string `json:"exact,omitempty"`
 }
@@ -468,8 +471,12 @@ type ObjectExpectation struct {
 	// object exists.
 	// +optional
 	Match Object `json:"match,omitempty"`
-	// Exact lists paths (dot-separated) whose lists must match item for
-	// item, in order.
+	// Exact lists paths of the object, spelled as reports and simctl
+	// explain print them
+	// (spec.replicatedJobs[name=node].template.spec.template.spec.tolerations),
+	// whose value is compared whole instead of as a subset: a list item for
+	// item, in order; a map with no keys but those given. Each must name
+	// something in match.
 	// +optional
 	Exact []string `json:"exact,omitempty"`
 	// Absent asserts that the object does not exist.
@@ -499,13 +506,13 @@ type EventExpectation struct {
 type OwnerExpectation struct {
 	// Target is the object.
 	Target Target `json:"target"`
-	// Field is a path: field names separated by dots, list items selected by
-	// their key in brackets, e.g.
-	// spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec
-	// (an item of a map-list keyed by manager) or
-	// spec.runtimePatches[manager=kueue.x-k8s.io/manager] (the item itself).
-	// A field name with dots, such as a label key, is quoted in brackets:
-	// nodeSelector["node.kubernetes.io/instance-type"].
+	// Field is a path, spelled as reports and simctl explain print them:
+	// field names separated by dots; list items selected by key in brackets,
+	// spec.runtimePatches[manager=kueue.x-k8s.io/manager] (a value with ]
+	// or " quoted, [name="a]b"]), or by position, args[0]; a name with
+	// dots, such as a label key, quoted in brackets,
+	// nodeSelector["node.kubernetes.io/instance-type"]. For example
+	// spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.
 	// A manager owns the field when its managedFields hold the field or
 	// anything under it.
 	Field string `json:"field"`
