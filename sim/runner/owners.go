@@ -92,7 +92,8 @@ func (s *scenarioRun) entryOwners(ctx context.Context) []reports.EntryOwners {
 // such a write can change who owns an entry.
 func writesTrainJob(writes []reports.Write) bool {
 	for _, w := range writes {
-		if strings.HasPrefix(w.Target, "TrainJob/") && w.Verb != "get" {
+		// Target is "Kind namespace/name" (prepare, objectWrite, selectorTarget).
+		if strings.HasPrefix(w.Target, "TrainJob ") && w.Verb != "get" {
 			return true
 		}
 	}
