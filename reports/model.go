@@ -94,8 +94,9 @@ type Interleaving struct {
 // Step is the result of one step.
 type Step struct {
 	Name string `json:"name"`
-	// Kind is create, apply, patch, update, delete, get, concurrently or
-	// expect.
+	// Kind is the step's verb (a name of v1alpha1.Verbs: create, apply,
+	// ...), expect for a step without one, or setup for a set-up that
+	// failed.
 	Kind     string        `json:"kind"`
 	Passed   bool          `json:"passed"`
 	Started  time.Time     `json:"started"`
@@ -135,7 +136,8 @@ type EntryOwners struct {
 type Write struct {
 	Actor        string `json:"actor"`
 	FieldManager string `json:"fieldManager"`
-	// Verb is create, apply, patch, update, delete or get.
+	// Verb is the name of the write's verb in v1alpha1.Verbs: create,
+	// apply, patch, update, delete or get.
 	Verb string `json:"verb"`
 	// PatchType is merge or json for patches, apply for server-side apply.
 	PatchType string `json:"patchType,omitempty"`

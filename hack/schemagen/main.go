@@ -30,6 +30,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -277,6 +278,9 @@ func collect(d *docs) ([]*typeInfo, error) {
 		if ti.doc == "" {
 			errs = append(errs, fmt.Errorf("type %s has no doc comment", t.Name()))
 		}
+		if extra := registryDoc(t); extra != "" {
+			ti.doc += "\n\n" + extra
+		}
 		out = append(out, ti)
 		if t.Kind() != reflect.Struct || t == durationType || t == ordersType {
 			return
@@ -346,6 +350,16 @@ func generate(root string) (map[string][]byte, error) {
 		referencePath: ref,
 		readmePath:    readme,
 	}, nil
+}
+
+// sendsObject lists the verbs that send an object of their own: "create,
+// apply or update".
+func sendsObject() string {
+	names := v1alpha1.VerbNames(v1alpha1.Verb.SendsObject)
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // spliceReadme replaces what stands between the README's markers with the
@@ -418,7 +432,66 @@ func structSchema(ti *typeInfo) map[string]any {
 	if len(required) > 0 {
 		s["required"] = required
 	}
+	maps.Copy(s, registryKeywords(ti.typ))
 	return s
+}
+
+var (
+	stepType   = reflect.TypeFor[v1alpha1.Step]()
+	expectType = reflect.TypeFor[v1alpha1.Expect]()
+)
+
+// registryDoc is what the reference and the schema say about a type after
+// its doc comment, from the lists of sim/apis/v1alpha1/registry.go: the
+// verbs of a step and the kinds of an expect, so that a new one is
+// documented by its entry.
+func registryDoc(t reflect.Type) string {
+	var items []string
+	switch t {
+	case stepType:
+		for _, v := range v1alpha1.Verbs {
+			item := "`" + v.Name + "`"
+			switch {
+			case v.Group:
+				item += " (a group of writes)"
+			case !v.Write:
+				item += " (a read, not a write)"
+			}
+			items = append(items, item)
+		}
+		return "Verbs, at most one per step: " + strings.Join(items, ", ") + "."
+	case expectType:
+		for _, name := range v1alpha1.ExpectationNames() {
+			items = append(items, "`"+name+"`")
+		}
+		return "Expectations, at least one per expect: " + strings.Join(items, ", ") + "."
+	}
+	return ""
+}
+
+// registryKeywords are the JSON-schema keywords of the rules the lists of
+// sim/apis/v1alpha1/registry.go make: a step has at most one verb and a
+// verb or an expect; an expect has at least one expectation.
+func registryKeywords(t reflect.Type) map[string]any {
+	switch t {
+	case stepType:
+		var pairs, some []any
+		for i, a := range v1alpha1.Verbs {
+			some = append(some, map[string]any{"required": []string{a.Name}})
+			for _, b := range v1alpha1.Verbs[i+1:] {
+				pairs = append(pairs, map[string]any{"required": []string{a.Name, b.Name}})
+			}
+		}
+		some = append(some, map[string]any{"required": []string{"expect"}})
+		return map[string]any{"not": map[string]any{"anyOf": pairs}, "anyOf": some}
+	case expectType:
+		var some []any
+		for _, name := range v1alpha1.ExpectationNames() {
+			some = append(some, map[string]any{"required": []string{name}})
+		}
+		return map[string]any{"anyOf": some}
+	}
+	return nil
 }
 
 // typeSchema returns the schema of a value of type t.
@@ -478,9 +551,9 @@ func reference(d *docs, types []*typeInfo) []byte {
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n", ti.name, ti.doc)
 		switch {
 		case ti.typ == objectType:
-			b.WriteString("\nFree-form: any YAML mapping. Objects to create, apply or update must have `apiVersion`, `kind` and\n" +
-				"`metadata.name` (create also accepts `metadata.generateName`); fragments (`update.set`, `pods.all`,\n" +
-				"`objects[].match`) are not checked.\n")
+			fmt.Fprintf(&b, "\nFree-form: any YAML mapping. Objects to %s must have `apiVersion`, `kind` and\n"+
+				"`metadata.name` (%s also accepts `metadata.generateName`); fragments (`update.set`, `pods.all`,\n"+
+				"`objects[].match`) are not checked.\n", sendsObject(), v1alpha1.VerbCreate)
 			continue
 		case ti.typ == durationType:
 			b.WriteString("\nA string: a Go duration such as `30s`, `1m30s` or `500ms`; not negative.\n")

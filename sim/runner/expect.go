@@ -20,9 +20,10 @@ import (
 
 // step runs one step and reports it.
 func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res reports.Step) {
-	res = reports.Step{Name: st.Name, Kind: writeKind(st), Started: time.Now()}
-	if res.Kind == "" {
-		res.Kind = "expect"
+	verb, hasVerb := v1alpha1.VerbOf(st)
+	res = reports.Step{Name: st.Name, Kind: verb.Name, Started: time.Now()}
+	if !hasVerb {
+		res.Kind = expectStep
 	}
 	defer func() { res.Duration = time.Since(res.Started) }()
 	var cases []*v1alpha1.InterleavingCase // interleaving cases of this order
@@ -30,9 +31,9 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res reports.
 		res.Failure, res.Diff = msg, diff
 		return res
 	}
-	switch res.Kind {
-	case "expect":
-	case "concurrently":
+	switch {
+	case !hasVerb:
+	case verb.Group:
 		var il *Interleaving
 		if s.interleaving != nil && s.interleaving.Step == st.Name {
 			il = s.interleaving
@@ -130,32 +131,64 @@ func (s *scenarioRun) expect(ctx context.Context, e *v1alpha1.Expect) (string, s
 	}
 }
 
-// checkOnce checks every expectation of e once, reading from the watches
-// when cached.
+// expectStep is the kind of a step without a verb, in reports.
+const expectStep = "expect"
+
+// checker checks one kind of expectation of e once, reading from the
+// watches when cached; it returns the failure and its diff.
+type checker func(s *scenarioRun, ctx context.Context, e *v1alpha1.Expect, cached bool) (string, string)
+
+// checkers are the runner's side of every kind of v1alpha1.Expectations.
+var checkers = map[string]checker{
+	"pods": func(s *scenarioRun, ctx context.Context, e *v1alpha1.Expect, cached bool) (string, string) {
+		return s.checkPods(ctx, e.Pods, cached)
+	},
+	"objects": func(s *scenarioRun, ctx context.Context, e *v1alpha1.Expect, cached bool) (string, string) {
+		for i := range e.Objects {
+			if msg, diff := s.checkObject(ctx, &e.Objects[i], cached); msg != "" {
+				return msg, diff
+			}
+		}
+		return "", ""
+	},
+	"events": func(s *scenarioRun, ctx context.Context, e *v1alpha1.Expect, cached bool) (string, string) {
+		for i := range e.Events {
+			if msg := s.checkEvent(ctx, &e.Events[i], cached); msg != "" {
+				return msg, ""
+			}
+		}
+		return "", ""
+	},
+	"owners": func(s *scenarioRun, ctx context.Context, e *v1alpha1.Expect, cached bool) (string, string) {
+		for i := range e.Owners {
+			if msg, diff := s.checkOwner(ctx, &e.Owners[i], cached); msg != "" {
+				return msg, diff
+			}
+		}
+		return "", ""
+	},
+	"noOverlaps": func(s *scenarioRun, ctx context.Context, e *v1alpha1.Expect, cached bool) (string, string) {
+		return s.checkNoOverlaps(ctx, e.NoOverlaps, cached), ""
+	},
+}
+
+// HandlesExpectation reports whether the runner checks the expectation
+// kind of a name: true for every kind of v1alpha1.Expectations.
+func HandlesExpectation(name string) bool { return checkers[name] != nil }
+
+// checkOnce checks every expectation of e once, in the order of
+// v1alpha1.Expectations, reading from the watches when cached.
 func (s *scenarioRun) checkOnce(ctx context.Context, e *v1alpha1.Expect, cached bool) (string, string) {
-	if e.Pods != nil {
-		if msg, diff := s.checkPods(ctx, e.Pods, cached); msg != "" {
+	for _, k := range v1alpha1.Expectations {
+		if !k.In(e) {
+			continue
+		}
+		check := checkers[k.Name]
+		if check == nil {
+			return fmt.Sprintf("the runner cannot check %s", k.Name), ""
+		}
+		if msg, diff := check(s, ctx, e, cached); msg != "" {
 			return msg, diff
-		}
-	}
-	for i := range e.Objects {
-		if msg, diff := s.checkObject(ctx, &e.Objects[i], cached); msg != "" {
-			return msg, diff
-		}
-	}
-	for i := range e.Events {
-		if msg := s.checkEvent(ctx, &e.Events[i], cached); msg != "" {
-			return msg, ""
-		}
-	}
-	for i := range e.Owners {
-		if msg, diff := s.checkOwner(ctx, &e.Owners[i], cached); msg != "" {
-			return msg, diff
-		}
-	}
-	if e.NoOverlaps != "" {
-		if msg := s.checkNoOverlaps(ctx, e.NoOverlaps, cached); msg != "" {
-			return msg, ""
 		}
 	}
 	return "", ""

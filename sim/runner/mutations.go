@@ -70,17 +70,18 @@ func mutations(w *reports.Write, stored map[string]any) []reports.FieldChange {
 	got, _ := normalize(stored).(map[string]any)
 	withoutServerFields(got)
 	d := &differ{}
+	verb, _ := v1alpha1.LookupVerb(w.Verb)
 	switch {
-	case w.Verb == "create" || w.Verb == "update":
+	case verb.Body == v1alpha1.WholeObject:
 		d.whole = true
 		s, _ := sent.(map[string]any)
 		withoutServerFields(s)
 		d.compare("", "", s, got, true, false)
-	case w.Verb == "apply" || w.Verb == "patch" && w.PatchType == v1alpha1.PatchMerge:
+	case verb.Body == v1alpha1.PartialObject || verb.Body == v1alpha1.PatchBody && w.PatchType == v1alpha1.PatchMerge:
 		s, _ := sent.(map[string]any)
 		withoutServerFields(s)
 		d.compare("", "", s, got, true, false)
-	case w.Verb == "patch" && w.PatchType == v1alpha1.PatchJSON:
+	case verb.Body == v1alpha1.PatchBody && w.PatchType == v1alpha1.PatchJSON:
 		ops, _ := sent.([]any)
 		for _, op := range ops {
 			d.jsonPatchOp(op, got)

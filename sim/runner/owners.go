@@ -93,7 +93,7 @@ func (s *scenarioRun) entryOwners(ctx context.Context) []reports.EntryOwners {
 func writesTrainJob(writes []reports.Write) bool {
 	for _, w := range writes {
 		// Target is "Kind namespace/name" (prepare, objectWrite, selectorTarget).
-		if strings.HasPrefix(w.Target, "TrainJob ") && w.Verb != "get" {
+		if v, _ := v1alpha1.LookupVerb(w.Verb); strings.HasPrefix(w.Target, "TrainJob ") && v.Write {
 			return true
 		}
 	}

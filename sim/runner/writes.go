@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -157,7 +158,7 @@ func (s *scenarioRun) createSetup(ctx context.Context) error {
 			}
 		}
 		for _, o := range objs {
-			p := &prepared{write: reports.Write{Actor: admin.name, FieldManager: admin.fieldManager, Verb: "create"}}
+			p := &prepared{write: reports.Write{Actor: admin.name, FieldManager: admin.fieldManager, Verb: v1alpha1.VerbCreate}}
 			u, ri, err := s.objectWrite(admin, p, deepCopy(o))
 			if err != nil {
 				return fmt.Errorf("setup[%d]: %w", i, err)
@@ -209,89 +210,73 @@ func deepCopy(o map[string]any) map[string]any {
 	return c
 }
 
-// writeKind names the one write of a step, or "".
-func writeKind(st *v1alpha1.Step) string {
-	switch {
-	case st.Create != nil:
-		return "create"
-	case st.Apply != nil:
-		return "apply"
-	case st.Patch != nil:
-		return "patch"
-	case st.Update != nil:
-		return "update"
-	case st.Delete != nil:
-		return "delete"
-	case st.Get != nil:
-		return "get"
-	case st.Concurrently != nil:
-		return "concurrently"
-	}
-	return ""
-}
-
 // prepared is a write ready to send: do sends it and fills in the result.
 type prepared struct {
 	write reports.Write
 	do    func(ctx context.Context) (*unstructured.Unstructured, error)
 }
 
-// prepare builds the request of a write step without sending it.
-func (s *scenarioRun) prepare(st *v1alpha1.Step) (*prepared, error) {
-	a, err := s.actor(st.Actor)
-	if err != nil {
-		return nil, err
+// setTarget records the target of a write to one object.
+func (p *prepared) setTarget(kind, ns, name, scenarioNS string) {
+	if ns == "" {
+		ns = scenarioNS
 	}
-	p := &prepared{write: reports.Write{Actor: a.name, FieldManager: a.fieldManager, Verb: writeKind(st)}}
-	target := func(kind, ns, name string) {
-		if ns == "" {
-			ns = s.ns
-		}
-		p.write.Target = kind + " " + ns + "/" + name
+	p.write.Target = kind + " " + ns + "/" + name
+}
+
+// setBody records what a write sends, as YAML.
+func (p *prepared) setBody(v any) {
+	if b, err := yaml.Marshal(v); err == nil {
+		p.write.Body = string(b)
 	}
-	setBody := func(v any) {
-		if b, err := yaml.Marshal(v); err == nil {
-			p.write.Body = string(b)
-		}
-	}
-	switch {
-	case st.Create != nil, st.Apply != nil:
-		obj := st.Create
-		if st.Apply != nil {
-			obj = st.Apply
-			p.write.PatchType = "apply"
-		}
-		u, ri, err := s.objectWrite(a, p, deepCopy(obj))
+}
+
+// writer builds the request of one verb: it records target and body in
+// p.write and sets p.do.
+type writer func(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) error
+
+// writers are the runner's side of every verb of v1alpha1.Verbs but the
+// group, concurrently, which step runs itself.
+var writers = map[string]writer{
+	v1alpha1.VerbCreate: func(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) error {
+		u, ri, err := s.objectWrite(a, p, deepCopy(st.Create))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if st.Create != nil {
-			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
-				return ri.Create(ctx, u, metav1.CreateOptions{FieldManager: a.fieldManager, FieldValidation: st.FieldValidation})
-			}
-		} else {
-			// A patch of the apply type rather than client-go's Apply, whose
-			// ApplyOptions cannot carry fieldValidation.
-			body, err := json.Marshal(u.Object)
-			if err != nil {
-				return nil, fmt.Errorf("failed to encode apply body: %w", err)
-			}
-			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
-				return ri.Patch(ctx, u.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: a.fieldManager, Force: &st.Force, FieldValidation: st.FieldValidation})
-			}
+		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
+			return ri.Create(ctx, u, metav1.CreateOptions{FieldManager: a.fieldManager, FieldValidation: st.FieldValidation})
 		}
-	case st.Patch != nil:
+		return nil
+	},
+	v1alpha1.VerbApply: func(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) error {
+		p.write.PatchType = "apply"
+		u, ri, err := s.objectWrite(a, p, deepCopy(st.Apply))
+		if err != nil {
+			return err
+		}
+		// A patch of the apply type rather than client-go's Apply, whose
+		// ApplyOptions cannot carry fieldValidation.
+		body, err := json.Marshal(u.Object)
+		if err != nil {
+			return fmt.Errorf("failed to encode apply body: %w", err)
+		}
+		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
+			return ri.Patch(ctx, u.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: a.fieldManager, Force: &st.Force, FieldValidation: st.FieldValidation})
+		}
+		return nil
+	},
+	v1alpha1.VerbPatch: func(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) error {
 		t := st.Patch.Target
 		ri, _, err := s.resource(a.client, t.APIVersion, t.Kind, t.Namespace)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		target(t.Kind, t.Namespace, t.Name)
+		p.setTarget(t.Kind, t.Namespace, t.Name, s.ns)
 		body, err := json.Marshal(st.Patch.Body)
 		if err != nil {
-			return nil, fmt.Errorf("failed to encode patch body: %w", err)
+			return fmt.Errorf("failed to encode patch body: %w", err)
 		}
-		setBody(st.Patch.Body)
+		p.setBody(st.Patch.Body)
 		pt := types.MergePatchType
 		if st.Patch.Type == v1alpha1.PatchJSON {
 			pt = types.JSONPatchType
@@ -310,44 +295,74 @@ func (s *scenarioRun) prepare(st *v1alpha1.Step) (*prepared, error) {
 			p.write.Target = selectorTarget(&t, s.ns)
 			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) { return forEach(ctx, ri, &t, patch) }
 		}
-	case st.Update != nil:
+		return nil
+	},
+	v1alpha1.VerbUpdate: func(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) error {
 		obj, err := s.updateBody(st.Update)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		u, ri, err := s.objectWrite(a, p, obj)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
 			return ri.Update(ctx, u, metav1.UpdateOptions{FieldManager: a.fieldManager, FieldValidation: st.FieldValidation})
 		}
-	case st.Delete != nil, st.Get != nil:
+		return nil
+	},
+	v1alpha1.VerbDelete: func(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) error {
 		t := st.Delete
-		if t == nil {
-			t = st.Get
-		}
 		ri, _, err := s.resource(a.client, t.APIVersion, t.Kind, t.Namespace)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		target(t.Kind, t.Namespace, t.Name)
-		if st.Delete != nil {
-			del := func(ctx context.Context, name string) (*unstructured.Unstructured, error) {
-				return nil, ri.Delete(ctx, name, metav1.DeleteOptions{})
-			}
-			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) { return del(ctx, t.Name) }
-			if t.Selector != nil {
-				p.write.Target = selectorTarget(t, s.ns)
-				p.do = func(ctx context.Context) (*unstructured.Unstructured, error) { return forEach(ctx, ri, t, del) }
-			}
-		} else {
-			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
-				return ri.Get(ctx, t.Name, metav1.GetOptions{})
-			}
+		p.setTarget(t.Kind, t.Namespace, t.Name, s.ns)
+		del := func(ctx context.Context, name string) (*unstructured.Unstructured, error) {
+			return nil, ri.Delete(ctx, name, metav1.DeleteOptions{})
 		}
-	default:
+		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) { return del(ctx, t.Name) }
+		if t.Selector != nil {
+			p.write.Target = selectorTarget(t, s.ns)
+			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) { return forEach(ctx, ri, t, del) }
+		}
+		return nil
+	},
+	v1alpha1.VerbGet: func(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) error {
+		t := st.Get
+		ri, _, err := s.resource(a.client, t.APIVersion, t.Kind, t.Namespace)
+		if err != nil {
+			return err
+		}
+		p.setTarget(t.Kind, t.Namespace, t.Name, s.ns)
+		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
+			return ri.Get(ctx, t.Name, metav1.GetOptions{})
+		}
+		return nil
+	},
+}
+
+// HandlesVerb reports whether the runner can run a step of the verb of a
+// name: true for every verb of v1alpha1.Verbs.
+func HandlesVerb(name string) bool {
+	v, ok := v1alpha1.LookupVerb(name)
+	return ok && (v.Group || writers[name] != nil)
+}
+
+// prepare builds the request of a write step without sending it.
+func (s *scenarioRun) prepare(st *v1alpha1.Step) (*prepared, error) {
+	verb, ok := v1alpha1.VerbOf(st)
+	w := writers[verb.Name]
+	if !ok || w == nil {
 		return nil, errors.New("step has no write")
+	}
+	a, err := s.actor(st.Actor)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{write: reports.Write{Actor: a.name, FieldManager: a.fieldManager, Verb: verb.Name}}
+	if err := w(s, a, st, p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -450,9 +465,9 @@ func (s *scenarioRun) send(ctx context.Context, p *prepared, stepName string) er
 	p.write.Duration = time.Since(p.write.Started)
 	p.write.Warnings = warnings.warnings()
 	if err == nil {
-		p.write.Status = 200
-		if p.write.Verb == "create" {
-			p.write.Status = 201
+		p.write.Status = http.StatusOK
+		if v, ok := v1alpha1.LookupVerb(p.write.Verb); ok && v.Status != 0 {
+			p.write.Status = v.Status
 		}
 		if obj != nil {
 			p.write.ResourceVersionAfter = obj.GetResourceVersion()

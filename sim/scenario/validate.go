@@ -185,11 +185,12 @@ func (v *validator) declareSteps() {
 			v.errorf(np, "duplicate step name %s (first used by %s at line %d)", quote(st.Name), prev.path, line)
 			return
 		}
+		verb, ok := v1alpha1.VerbOf(&st)
 		v.steps[st.Name] = stepRef{
 			path:  path,
 			outer: outer,
-			group: st.Concurrently != nil,
-			write: len(writesOf(st)) > 0 && st.Concurrently == nil,
+			group: verb.Group,
+			write: ok && !verb.Group,
 		}
 	}
 	for i, st := range v.sc.Spec.Steps {
@@ -203,51 +204,73 @@ func (v *validator) declareSteps() {
 	}
 }
 
-// writesOf lists the writes (and get) a step has, by field name.
-func writesOf(st v1alpha1.Step) []string {
-	var out []string
-	for _, w := range []struct {
-		name string
-		set  bool
-	}{
-		{"create", st.Create != nil},
-		{"apply", st.Apply != nil},
-		{"patch", st.Patch != nil},
-		{"update", st.Update != nil},
-		{"delete", st.Delete != nil},
-		{"get", st.Get != nil},
-		{"concurrently", st.Concurrently != nil},
-	} {
-		if w.set {
-			out = append(out, w.name)
-		}
+// verbChecks check the field of each verb of v1alpha1.Verbs, at path, the
+// field's own path; inGroup says the step is a write of a concurrently group.
+// Set by init: the check of concurrently checks its writes as steps.
+var verbChecks map[string]func(v *validator, path string, st v1alpha1.Step, outer int, inGroup bool)
+
+func init() {
+	verbChecks = map[string]func(v *validator, path string, st v1alpha1.Step, outer int, inGroup bool){
+		v1alpha1.VerbCreate: func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.object(path, st.Create, true) },
+		v1alpha1.VerbApply:  func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.object(path, st.Apply, false) },
+		v1alpha1.VerbPatch:  func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.patch(path, st.Patch) },
+		v1alpha1.VerbUpdate: func(v *validator, path string, st v1alpha1.Step, outer int, _ bool) { v.update(path, st, outer) },
+		v1alpha1.VerbDelete: func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.writeTarget(path, *st.Delete) },
+		v1alpha1.VerbGet:    func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.target(path, *st.Get) },
+		v1alpha1.VerbConcurrently: func(v *validator, path string, st v1alpha1.Step, outer int, inGroup bool) {
+			if !inGroup { // a nested group is reported once, by step
+				v.concurrently(path, st.Concurrently, outer)
+			}
+		},
 	}
-	return out
 }
+
+// LintsVerb reports whether the loader checks the field of the verb of a
+// name: true for every verb of v1alpha1.Verbs.
+func LintsVerb(name string) bool { return verbChecks[name] != nil }
+
+// verbList names the verbs keep accepts, "a, b or c" (and: "a, b and c").
+func verbList(keep func(v1alpha1.Verb) bool, and bool) string {
+	names := v1alpha1.VerbNames(keep)
+	if and {
+		return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	return oneOf(names)
+}
+
+func isWrite(v v1alpha1.Verb) bool { return v.InGroup() }
 
 // step checks a step of spec.steps (inGroup false) or a write of a
 // concurrently group (inGroup true); outer is the index in spec.steps.
 func (v *validator) step(path string, st v1alpha1.Step, outer int, inGroup bool) {
-	writes := writesOf(st)
-	if len(writes) > 1 {
-		v.errorf(join(path, writes[1]), "a step has at most one of create, apply, patch, update, delete, get or concurrently; found %s", strings.Join(writes, " and "))
+	verbs := v1alpha1.StepVerbs(&st)
+	var names []string
+	for _, vb := range verbs {
+		names = append(names, vb.Name)
+	}
+	if len(verbs) > 1 {
+		v.errorf(join(path, verbs[1].Name), "a step has at most one of %s; found %s", verbList(nil, false), strings.Join(names, " and "))
+	}
+	verb := v1alpha1.Verb{}
+	if len(verbs) > 0 {
+		verb = verbs[0]
 	}
 	switch {
-	case inGroup && st.Concurrently != nil:
-		v.errorf(join(path, "concurrently"), "concurrently cannot be nested")
-	case inGroup && st.Get != nil:
-		v.errorf(join(path, "get"), "get is not a write: a concurrently group holds create, apply, patch, update and delete writes")
-	case inGroup && len(writes) == 0:
-		v.errorf(path, "a concurrent write needs one of create, apply, patch, update or delete")
-	case !inGroup && len(writes) == 0 && st.Expect == nil:
-		v.errorf(path, "a step needs a write (create, apply, patch, update, delete, get or concurrently) or an expect")
+	case inGroup && verb.Group:
+		v.errorf(join(path, verb.Name), "%s cannot be nested", verb.Name)
+	case inGroup && len(verbs) > 0 && !verb.Write:
+		v.errorf(join(path, verb.Name), "%s is not a write: a concurrently group holds %s writes", verb.Name, verbList(isWrite, true))
+	case inGroup && len(verbs) == 0:
+		v.errorf(path, "a concurrent write needs one of %s", verbList(isWrite, false))
+	case !inGroup && len(verbs) == 0 && st.Expect == nil:
+		v.errorf(path, "a step needs a write (%s) or an expect", verbList(nil, false))
 	}
 	if inGroup && st.Expect != nil {
 		v.errorf(join(path, "expect"), "expect is not allowed inside concurrently: put it in a step after the group")
 	}
 
 	switch {
-	case st.Concurrently != nil && st.Actor != "" && !inGroup:
+	case verb.Group && st.Actor != "" && !inGroup:
 		v.errorf(join(path, "actor"), "a concurrently step has no actor of its own: set actor on each of its writes")
 	case st.Actor != "" && !v.actors[st.Actor]:
 		v.errorf(join(path, "actor"), "unknown actor %s (%s)", quote(st.Actor), v.declaredActors())
@@ -262,43 +285,30 @@ func (v *validator) step(path string, st v1alpha1.Step, outer int, inGroup bool)
 		switch {
 		case !slices.Contains(fieldValidations, fv):
 			v.errorf(join(path, "fieldValidation"), "unknown fieldValidation %s: must be %s", quote(fv), oneOf(fieldValidations))
-		case st.Create == nil && st.Apply == nil && st.Patch == nil && st.Update == nil:
-			v.errorf(join(path, "fieldValidation"), "fieldValidation is only valid with create, apply, patch or update")
+		case !verb.FieldValidation:
+			v.errorf(join(path, "fieldValidation"), "fieldValidation is only valid with %s", verbList(func(v v1alpha1.Verb) bool { return v.FieldValidation }, false))
 		}
 	}
 	if st.ExpectError != nil {
 		ep := join(path, "expectError")
 		switch {
-		case st.Concurrently != nil:
-			v.errorf(ep, "expectError is not valid on a concurrently step: put it on its writes")
-		case st.Get != nil && len(writes) == 1:
-			v.errorf(ep, "expectError is not valid with get: a get is not a write")
-		case len(writes) == 0:
-			v.errorf(ep, "expectError needs a write (create, apply, patch, update or delete)")
+		case verb.Group:
+			v.errorf(ep, "expectError is not valid on a %s step: put it on its writes", verb.Name)
+		case len(verbs) == 1 && !verb.Write:
+			v.errorf(ep, "expectError is not valid with %s: a %s is not a write", verb.Name, verb.Name)
+		case len(verbs) == 0:
+			v.errorf(ep, "expectError needs a write (%s)", verbList(isWrite, false))
 		}
 		v.expectError(ep, st.ExpectError)
 	}
 
-	if st.Create != nil {
-		v.object(join(path, "create"), st.Create, true)
-	}
-	if st.Apply != nil {
-		v.object(join(path, "apply"), st.Apply, false)
-	}
-	if st.Patch != nil {
-		v.patch(join(path, "patch"), st.Patch)
-	}
-	if st.Update != nil {
-		v.update(join(path, "update"), st, outer)
-	}
-	if st.Delete != nil {
-		v.writeTarget(join(path, "delete"), *st.Delete)
-	}
-	if st.Get != nil {
-		v.target(join(path, "get"), *st.Get)
-	}
-	if st.Concurrently != nil && !inGroup {
-		v.concurrently(join(path, "concurrently"), st.Concurrently, outer)
+	for _, vb := range verbs {
+		check := verbChecks[vb.Name]
+		if check == nil {
+			v.errorf(join(path, vb.Name), "internal error: the loader does not check %s", vb.Name)
+			continue
+		}
+		check(v, join(path, vb.Name), st, outer, inGroup)
 	}
 	if st.Expect != nil && !inGroup {
 		v.expect(join(path, "expect"), st.Expect)
@@ -610,16 +620,29 @@ func (v *validator) expectError(path string, e *v1alpha1.ExpectError) {
 }
 
 func (v *validator) expect(path string, e *v1alpha1.Expect) {
-	if e.Pods == nil && len(e.Objects) == 0 && len(e.Events) == 0 && len(e.Owners) == 0 && e.NoOverlaps == "" {
-		v.errorf(path, "expect needs at least one of pods, objects, events, owners or noOverlaps")
-	}
-	if e.NoOverlaps != "" {
-		if msgs := validation.IsDNS1123Subdomain(e.NoOverlaps); len(msgs) > 0 {
-			v.errorf(join(path, "noOverlaps"), "invalid TrainJob name %s: %s", quote(e.NoOverlaps), strings.Join(msgs, "; "))
+	asserted := false
+	for _, k := range v1alpha1.Expectations {
+		if !k.In(e) {
+			continue
 		}
+		asserted = true
+		check := expectationChecks[k.Name]
+		if check == nil {
+			v.errorf(join(path, k.Name), "internal error: the loader does not check %s", k.Name)
+			continue
+		}
+		check(v, join(path, k.Name), e)
 	}
-	if p := e.Pods; p != nil {
-		pp := join(path, "pods")
+	if !asserted {
+		v.errorf(path, "expect needs at least one of %s", oneOf(v1alpha1.ExpectationNames()))
+	}
+}
+
+// expectationChecks check the field of each kind of v1alpha1.Expectations,
+// at path, the field's own path.
+var expectationChecks = map[string]func(v *validator, path string, e *v1alpha1.Expect){
+	"pods": func(v *validator, pp string, e *v1alpha1.Expect) {
+		p := e.Pods
 		if p.Count != nil && *p.Count < 0 {
 			v.errorf(join(pp, "count"), "must not be negative, found %d", *p.Count)
 		}
@@ -632,27 +655,43 @@ func (v *validator) expect(path string, e *v1alpha1.Expect) {
 			}
 		}
 		v.exact(join(pp, "exact"), p.Exact, "pods.all or pods.any", p.All, p.Any)
-	}
-	for i, o := range e.Objects {
-		op := index(join(path, "objects"), i)
-		v.target(join(op, "target"), o.Target)
-		if o.Absent && (o.Match != nil || len(o.Exact) > 0) {
-			v.errorf(join(op, "absent"), "absent cannot be combined with match or exact")
-		} else {
-			v.exact(join(op, "exact"), o.Exact, "match", o.Match)
+	},
+	"objects": func(v *validator, path string, e *v1alpha1.Expect) {
+		for i, o := range e.Objects {
+			op := index(path, i)
+			v.target(join(op, "target"), o.Target)
+			if o.Absent && (o.Match != nil || len(o.Exact) > 0) {
+				v.errorf(join(op, "absent"), "absent cannot be combined with match or exact")
+			} else {
+				v.exact(join(op, "exact"), o.Exact, "match", o.Match)
+			}
 		}
-	}
-	for i, o := range e.Owners {
-		op := index(join(path, "owners"), i)
-		v.target(join(op, "target"), o.Target)
-		if _, err := fieldpath.Parse(o.Field); err != nil {
-			v.errorf(join(op, "field"), "%v", err)
+	},
+	// Every field of an event expectation is an optional string the
+	// decoder has checked.
+	"events": func(*validator, string, *v1alpha1.Expect) {},
+	"owners": func(v *validator, path string, e *v1alpha1.Expect) {
+		for i, o := range e.Owners {
+			op := index(path, i)
+			v.target(join(op, "target"), o.Target)
+			if _, err := fieldpath.Parse(o.Field); err != nil {
+				v.errorf(join(op, "field"), "%v", err)
+			}
+			if o.Manager == "" {
+				v.errorf(join(op, "manager"), "must not be empty")
+			}
 		}
-		if o.Manager == "" {
-			v.errorf(join(op, "manager"), "must not be empty")
+	},
+	"noOverlaps": func(v *validator, path string, e *v1alpha1.Expect) {
+		if msgs := validation.IsDNS1123Subdomain(e.NoOverlaps); len(msgs) > 0 {
+			v.errorf(path, "invalid TrainJob name %s: %s", quote(e.NoOverlaps), strings.Join(msgs, "; "))
 		}
-	}
+	},
 }
+
+// LintsExpectation reports whether the loader checks the expectation kind
+// of a name: true for every kind of v1alpha1.Expectations.
+func LintsExpectation(name string) bool { return expectationChecks[name] != nil }
 
 // exact checks the exact paths of an expectation: each must parse and name
 // something in one of the expected objects (what names nothing there would

@@ -3,12 +3,13 @@
 //
 // A scenario names the simulated nodes it needs, the actors (named managers,
 // each with its own field manager and optionally its own user) that write to
-// the cluster, and an ordered list of steps: writes (create, apply, patch,
-// update, delete), groups of writes released at the same instant
-// (concurrently), and expectations on Pods, objects and events, each polled
-// until it holds or its time runs out. A write that the server refuses is a
-// result: expectError asserts it, and a refused write without expectError
-// fails the step with the server's message. No write is ever retried.
+// the cluster, and an ordered list of steps: writes, reads, groups of writes
+// released at the same instant (the Verbs of registry.go), and expectations
+// on Pods, objects, events, field owners and overlaps (its Expectations),
+// each checked until it holds or its time runs out. A write that the server
+// refuses is a result: expectError asserts it, and a refused write without
+// expectError fails the step with the server's message. No write is ever
+// retried.
 //
 // Every field is documented here; the JSON schema in
 // sim/apis/v1alpha1/scenario.schema.json and the field reference in

@@ -135,9 +135,8 @@ type Actor struct {
 	Groups []string `json:"groups,omitempty"`
 }
 
-// Step is one thing the scenario does: at most one of create, apply, patch,
-// update, delete, get or concurrently, and/or an expect, which is checked
-// after the step's write when there is one.
+// Step is one thing the scenario does: one of the verbs below and/or an
+// expect, which is checked after the step's write when there is one.
 type Step struct {
 	// Name identifies the step in reports; update.from refers to it.
 	Name string `json:"name"`
