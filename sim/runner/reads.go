@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,10 +23,10 @@ import (
 // resourceVersion that is not a number, watches that did not start or
 // lag cacheCatchUp behind), the read goes to the API server.
 
-// wrote records a successful write of kind at resourceVersion: the watches
-// must have seen it before they are read again.
-func (s *scenarioRun) wrote(target, resourceVersion string) {
-	kind, _, _ := strings.Cut(target, "/")
+// wrote records a successful write that returned an object of kind at
+// resourceVersion: the watches must have seen it before they are read
+// again.
+func (s *scenarioRun) wrote(kind, resourceVersion string) {
 	if _, ok := watched[kind]; !ok {
 		return // never read from the watches
 	}

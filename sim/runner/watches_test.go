@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 )
 
 func pod(ns, name, resourceVersion string) *unstructured.Unstructured {
@@ -65,7 +65,7 @@ func TestWatchesDispatchToTheNamespacesWatcher(t *testing.T) {
 
 func TestLastLane(t *testing.T) {
 	t0 := time.Now()
-	w := &watcher{entries: []reports.TimelineEntry{
+	w := &watcher{entries: []results.TimelineEntry{
 		{At: t0.Add(1 * time.Millisecond), Lane: LaneTrainer},
 		{At: t0.Add(5 * time.Millisecond), Lane: LaneScheduler},
 		{At: t0.Add(9 * time.Millisecond), Lane: LaneKWOK},
@@ -82,5 +82,28 @@ func TestLastLane(t *testing.T) {
 		if got := w.lastLane(t0.Add(tc.since), t0.Add(tc.until)); got != tc.want {
 			t.Errorf("lastLane(%s, %s) = %q, want %q", tc.since, tc.until, got, tc.want)
 		}
+	}
+}
+
+func TestWritesMustBeSeenBeforeTheWatchesAreRead(t *testing.T) {
+	ws := &Watches{byNS: map[string]*watcher{}}
+	s := &scenarioRun{watches: ws, watch: ws.watch("ns"), written: map[string]uint64{}}
+	s.wrote("TrainJob", "12")
+	s.wrote("TrainJob", "10")  // an older answer does not lower it
+	s.wrote("ConfigMap", "40") // not watched: never read from the watches
+	if s.written["TrainJob"] != 12 || len(s.written) != 1 {
+		t.Fatalf("written = %v, want TrainJob at 12 only", s.written)
+	}
+	ws.dispatch("TrainJob", nil, pod("ns", "job", "11"))
+	if s.watch.caughtUp(s.written) {
+		t.Errorf("caught up at 11 with a write at 12")
+	}
+	ws.dispatch("TrainJob", nil, pod("ns", "job", "12"))
+	if !s.watch.caughtUp(s.written) {
+		t.Errorf("not caught up after seeing the write at 12")
+	}
+	s.wrote("Pod", "v1")
+	if !s.unordered {
+		t.Errorf("a resourceVersion that is not a number left the reads on the watches")
 	}
 }

@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
@@ -158,7 +158,7 @@ func (s *scenarioRun) createSetup(ctx context.Context) error {
 			}
 		}
 		for _, o := range objs {
-			p := &prepared{write: reports.Write{Actor: admin.name, FieldManager: admin.fieldManager, Verb: v1alpha1.VerbCreate}}
+			p := &prepared{write: results.Write{Actor: admin.name, FieldManager: admin.fieldManager, Verb: v1alpha1.VerbCreate}}
 			u, ri, err := s.objectWrite(admin, p, deepCopy(o))
 			if err != nil {
 				return fmt.Errorf("setup[%d]: %w", i, err)
@@ -212,7 +212,7 @@ func deepCopy(o map[string]any) map[string]any {
 
 // prepared is a write ready to send: do sends it and fills in the result.
 type prepared struct {
-	write reports.Write
+	write results.Write
 	do    func(ctx context.Context) (*unstructured.Unstructured, error)
 }
 
@@ -360,7 +360,7 @@ func (s *scenarioRun) prepare(st *v1alpha1.Step) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{write: reports.Write{Actor: a.name, FieldManager: a.fieldManager, Verb: verb.Name}}
+	p := &prepared{write: results.Write{Actor: a.name, FieldManager: a.fieldManager, Verb: verb.Name}}
 	if err := w(s, a, st, p); err != nil {
 		return nil, err
 	}
@@ -471,7 +471,7 @@ func (s *scenarioRun) send(ctx context.Context, p *prepared, stepName string) er
 		}
 		if obj != nil {
 			p.write.ResourceVersionAfter = obj.GetResourceVersion()
-			s.wrote(p.write.Target, p.write.ResourceVersionAfter)
+			s.wrote(obj.GetKind(), p.write.ResourceVersionAfter)
 			p.write.Mutations = mutations(&p.write, obj.Object)
 			if stepName != "" { // "": a setup object, which no step names
 				s.mu.Lock()
@@ -494,7 +494,7 @@ func (s *scenarioRun) send(ctx context.Context, p *prepared, stepName string) er
 
 // checkOutcome compares a sent write with the step's expectError and marks
 // it Expected; the error says what differed.
-func checkOutcome(w *reports.Write, writeErr error, want *v1alpha1.ExpectError) error {
+func checkOutcome(w *results.Write, writeErr error, want *v1alpha1.ExpectError) error {
 	if want == nil {
 		if writeErr != nil {
 			return fmt.Errorf("%s %s as %s was refused: HTTP %d %s: %s", w.Verb, w.Target, w.FieldManager, w.Status, w.Reason, w.Message)
@@ -584,7 +584,7 @@ func releaseInOrder(fns []func() error, order []int) []error {
 // write and releases them together, or in the order of il when the group
 // explores interleavings, and records each outcome. It returns the
 // interleaving cases that match il, whose outcomes it has checked too.
-func (s *scenarioRun) concurrently(ctx context.Context, c *v1alpha1.Concurrently, il *Interleaving) ([]reports.Write, []string, []*v1alpha1.InterleavingCase) {
+func (s *scenarioRun) concurrently(ctx context.Context, c *v1alpha1.Concurrently, il *Interleaving) ([]results.Write, []string, []*v1alpha1.InterleavingCase) {
 	preps := make([]*prepared, len(c.Writes))
 	var problems []string
 	for i := range c.Writes {
@@ -637,7 +637,7 @@ func (s *scenarioRun) concurrently(ctx context.Context, c *v1alpha1.Concurrently
 		}
 	}
 
-	writes := make([]reports.Write, len(preps))
+	writes := make([]results.Write, len(preps))
 	var succeeded, conflicts, rejected int
 	for i, p := range preps {
 		switch {
