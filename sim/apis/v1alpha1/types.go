@@ -179,7 +179,7 @@ type Step struct {
 	// ExpectError asserts that the step's write is refused, and how.
 	// +optional
 	ExpectError *ExpectError `json:"expectError,omitempty"`
-	// Expect is polled after the step's write, if any, until it holds.
+	// Expect is checked after the step's write, if any, until it holds.
 	// +optional
 	Expect *Expect `json:"expect,omitempty"`
 }
@@ -299,7 +299,7 @@ type InterleavingCase struct {
 	// Outcomes asserts how the group's writes ended under matching orders.
 	// +optional
 	Outcomes *Outcomes `json:"outcomes,omitempty"`
-	// Expect is polled after the group under matching orders, like the
+	// Expect is checked after the group under matching orders, like the
 	// step's own expect.
 	// +optional
 	Expect *Expect `json:"expect,omitempty"`
@@ -390,9 +390,10 @@ type ExpectError struct {
 	ConflictManager string `json:"conflictManager,omitempty"`
 }
 
-// Expect is a set of expectations polled together until all hold.
+// Expect is a set of expectations checked together until all hold: again
+// whenever something changes in the scenario's namespace, and every second.
 type Expect struct {
-	// Within is how long to poll, for example 30s. Zero: 30s.
+	// Within is how long to keep checking, for example 30s. Zero: 30s.
 	// +optional
 	Within Duration `json:"within,omitempty"`
 	// Pods asserts the Pods selected by a label selector.
@@ -415,7 +416,7 @@ type Expect struct {
 	NoOverlaps string `json:"noOverlaps,omitempty"`
 }
 
-// DefaultWithin is the polling time of an Expect without within.
+// DefaultWithin is how long an Expect without within is checked.
 const DefaultWithin = 30 * time.Second
 
 // PodExpectation asserts the Pods of the scenario's namespace that match
