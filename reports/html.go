@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/trainersim/trainersim/results"
 )
 
 //go:embed report.html.tmpl
@@ -38,7 +40,7 @@ const htmlTime = "2006-01-02 15:04:05 MST"
 // <details>. Before the steps,
 // the scenario's timeline is drawn as an inline SVG (see timelineSVG).
 // The scenario's final Pods close the section.
-func WriteHTML(w io.Writer, run *Run) error {
+func WriteHTML(w io.Writer, run *results.Run) error {
 	if run == nil {
 		return fmt.Errorf("failed to write html report: %w", errNilRun)
 	}
@@ -93,9 +95,9 @@ type htmlScenario struct {
 	Duration    string
 	StepsPassed int
 	Steps       []htmlStep
-	Pods        []Pod
+	Pods        []results.Pod
 	// Interleaving is the explored order of this run, if any.
-	Interleaving *Interleaving
+	Interleaving *results.Interleaving
 	// Order is Interleaving.Order for a person: "a › b › c".
 	Order string
 	// Timeline is the SVG picture of the timeline, empty without one.
@@ -115,7 +117,7 @@ type htmlStep struct {
 	Failure  string
 	Diff     []htmlDiffLine
 	Writes   []htmlWrite
-	Owners   []EntryOwners
+	Owners   []results.EntryOwners
 	// Order and Cases: the forced order of a concurrent group's writes and
 	// the interleaving cases that matched it, for a person.
 	Order, Cases string
@@ -158,7 +160,7 @@ type htmlMutation struct {
 	Path, Kind, Change string
 }
 
-func newHTMLRun(run *Run) htmlRun {
+func newHTMLRun(run *results.Run) htmlRun {
 	v := htmlRun{
 		Passed:            run.Passed(),
 		Interrupted:       run.Interrupted,
@@ -228,7 +230,7 @@ func allPassed(steps []htmlStep) bool {
 	return true
 }
 
-func newHTMLScenario(i int, sc *Scenario) htmlScenario {
+func newHTMLScenario(i int, sc *results.Scenario) htmlScenario {
 	v := htmlScenario{
 		ID:          fmt.Sprintf("scenario-%d", i+1),
 		Index:       i + 1,
@@ -282,7 +284,7 @@ func newHTMLScenario(i int, sc *Scenario) htmlScenario {
 	return v
 }
 
-func newHTMLWrite(k int, st *Step, w *Write) htmlWrite {
+func newHTMLWrite(k int, st *results.Step, w *results.Write) htmlWrite {
 	v := htmlWrite{
 		Index:        k + 1,
 		Actor:        w.Actor,
@@ -302,9 +304,9 @@ func newHTMLWrite(k int, st *Step, w *Write) htmlWrite {
 	for _, m := range w.Mutations {
 		hm := htmlMutation{Path: m.Path, Kind: m.Kind}
 		switch m.Kind {
-		case FieldAdded:
+		case results.FieldAdded:
 			hm.Change = m.Stored
-		case FieldRemoved:
+		case results.FieldRemoved:
 			hm.Change = "sent " + m.Sent
 		default:
 			hm.Change = m.Sent + " → " + m.Stored

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/trainersim/trainersim/results"
 )
 
 // JSONLFile is a run's journal: one JSON record per line, appended and
@@ -76,10 +78,10 @@ type JournalEnd struct {
 // journalRecord is one line of report.jsonl: Record says which of the other
 // fields it holds.
 type journalRecord struct {
-	Record   string        `json:"record"`
-	Start    *JournalStart `json:"start,omitempty"`
-	Scenario *Scenario     `json:"scenario,omitempty"`
-	End      *JournalEnd   `json:"end,omitempty"`
+	Record   string            `json:"record"`
+	Start    *JournalStart     `json:"start,omitempty"`
+	Scenario *results.Scenario `json:"scenario,omitempty"`
+	End      *JournalEnd       `json:"end,omitempty"`
 }
 
 // Journal keeps a run's results on disk as the run goes, so that a run
@@ -93,7 +95,7 @@ type Journal struct {
 	f     *os.File
 	start JournalStart
 	// results in the order they were recorded.
-	results []Scenario
+	results []results.Scenario
 }
 
 // CreateJournal starts a run's journal in dir (created if missing): it
@@ -154,7 +156,7 @@ func CreateJournal(dir string, start JournalStart) (*Journal, error) {
 // Record appends sc's result to report.jsonl and syncs it to disk, then
 // rewrites junit.xml atomically with every result recorded so far, in the
 // order of the start record's runs, as a run that has not finished.
-func (j *Journal) Record(sc *Scenario) error {
+func (j *Journal) Record(sc *results.Scenario) error {
 	if sc == nil {
 		return errors.New("failed to record a scenario: scenario is nil")
 	}
@@ -177,7 +179,7 @@ func (j *Journal) Record(sc *Scenario) error {
 // Finish appends the end record to report.jsonl, syncs and closes it, then
 // writes junit.xml, report.json and report.html of run with WriteAll. It
 // returns the first error but attempts every write.
-func (j *Journal) Finish(run *Run) error {
+func (j *Journal) Finish(run *results.Run) error {
 	if run == nil {
 		return fmt.Errorf("failed to finish %s: %w", JSONLFile, errNilRun)
 	}
@@ -251,14 +253,14 @@ func journalLine(rec journalRecord) ([]byte, error) {
 // them, as recorded), the runs without a result as NotReported; without an
 // end record, Unfinished, and the Duration up to the end of the last
 // result.
-func journalRun(start *JournalStart, results []Scenario, end *JournalEnd) *Run {
-	run := &Run{
+func journalRun(start *JournalStart, done []results.Scenario, end *JournalEnd) *results.Run {
+	run := &results.Run{
 		Started:           start.Started,
 		Cluster:           start.Cluster,
 		KubernetesVersion: start.KubernetesVersion,
 		TrainerVersion:    start.TrainerVersion,
 		JobSetVersion:     start.JobSetVersion,
-		Scenarios:         slices.Clone(results),
+		Scenarios:         slices.Clone(done),
 	}
 	order := make(map[string]int, len(start.Runs))
 	for i, p := range start.Runs {
@@ -273,9 +275,9 @@ func journalRun(start *JournalStart, results []Scenario, end *JournalEnd) *Run {
 	sort.SliceStable(run.Scenarios, func(a, b int) bool {
 		return position(run.Scenarios[a].Name) < position(run.Scenarios[b].Name)
 	})
-	reported := make(map[string]bool, len(results))
-	for i := range results {
-		reported[results[i].Name] = true
+	reported := make(map[string]bool, len(done))
+	for i := range done {
+		reported[done[i].Name] = true
 	}
 	for _, p := range start.Runs {
 		if !reported[p.Name] {
@@ -287,8 +289,8 @@ func journalRun(start *JournalStart, results []Scenario, end *JournalEnd) *Run {
 		return run
 	}
 	run.Unfinished = true
-	for i := range results {
-		if d := results[i].Started.Add(results[i].Duration).Sub(start.Started); d > run.Duration {
+	for i := range done {
+		if d := done[i].Started.Add(done[i].Duration).Sub(start.Started); d > run.Duration {
 			run.Duration = d
 		}
 	}
@@ -307,7 +309,7 @@ func journalRun(start *JournalStart, results []Scenario, end *JournalEnd) *Run {
 // A file that cannot be opened or read is an error (wrapping
 // os.ErrNotExist for a missing file); so is one whose first line is not a
 // start record of JournalFormat (ErrNotJournal).
-func ReadJournal(path string) (*Run, error) {
+func ReadJournal(path string) (*results.Run, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to open %s: %w", path, err)
@@ -316,7 +318,7 @@ func ReadJournal(path string) (*Run, error) {
 	var (
 		start    *JournalStart
 		end      *JournalEnd
-		results  []Scenario
+		done     []results.Scenario
 		byName   = map[string]int{}
 		problems []string
 	)
@@ -365,11 +367,11 @@ func ReadJournal(path string) (*Run, error) {
 		case RecordScenario:
 			if i, ok := byName[rec.Scenario.Name]; ok {
 				problems = append(problems, fmt.Sprintf("%s:%d: %s recorded a second time; the later result is kept", path, n, rec.Scenario.Name))
-				results[i] = *rec.Scenario
+				done[i] = *rec.Scenario
 				continue
 			}
-			byName[rec.Scenario.Name] = len(results)
-			results = append(results, *rec.Scenario)
+			byName[rec.Scenario.Name] = len(done)
+			done = append(done, *rec.Scenario)
 		case RecordEnd:
 			end = rec.End
 		}
@@ -377,7 +379,7 @@ func ReadJournal(path string) (*Run, error) {
 	if start == nil {
 		return nil, fmt.Errorf("%s: %w: the file is empty", path, ErrNotJournal)
 	}
-	run := journalRun(start, results, end)
+	run := journalRun(start, done, end)
 	run.Problems = problems
 	return run, nil
 }

@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/trainersim/trainersim/results"
 )
 
 // journalStart is the start record of testRun with a third run, "slow",
 // that never reports.
-func journalStart(run *Run) JournalStart {
+func journalStart(run *results.Run) JournalStart {
 	start := JournalStart{
 		Started:           run.Started,
 		Cluster:           run.Cluster,
@@ -33,7 +35,7 @@ func journalStart(run *Run) JournalStart {
 
 // recordAll creates a journal in dir for run and records its scenarios in
 // reverse order, as parallel scenarios may finish.
-func recordAll(t *testing.T, dir string, run *Run) *Journal {
+func recordAll(t *testing.T, dir string, run *results.Run) *Journal {
 	t.Helper()
 	j, err := CreateJournal(dir, journalStart(run))
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/trainersim/trainersim/results"
 )
 
 // WriteJSON writes the whole Run as indented JSON.
@@ -11,7 +13,7 @@ import (
 // The document is the Run with the model's JSON tags, so it decodes back
 // into a Run: times are RFC 3339 and durations are integer nanoseconds.
 // Characters such as < and & are written as they are, not as \u escapes.
-func WriteJSON(w io.Writer, run *Run) error {
+func WriteJSON(w io.Writer, run *results.Run) error {
 	if run == nil {
 		return fmt.Errorf("failed to write json report: %w", errNilRun)
 	}

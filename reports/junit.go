@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/trainersim/trainersim/results"
 )
 
 // junitFailureType is the type attribute of a failed scenario's <failure>.
@@ -89,7 +91,7 @@ type junitFailure struct {
 // (Run.Incomplete), names them and lists the Run's Problems. Runes that XML
 // 1.0 forbids are replaced with U+FFFD, so the output is always
 // well-formed.
-func WriteJUnit(w io.Writer, run *Run) error {
+func WriteJUnit(w io.Writer, run *results.Run) error {
 	if run == nil {
 		return fmt.Errorf("failed to write junit report: %w", errNilRun)
 	}
@@ -177,7 +179,7 @@ func WriteJUnit(w io.Writer, run *Run) error {
 }
 
 // junitSteps is a scenario's <system-out>: one line per step.
-func junitSteps(sc *Scenario) string {
+func junitSteps(sc *results.Scenario) string {
 	var b strings.Builder
 	for i := range sc.Steps {
 		st := &sc.Steps[i]
@@ -191,13 +193,13 @@ func junitSteps(sc *Scenario) string {
 }
 
 // junitFailureText is the body of a failed scenario's <failure>.
-func junitFailureText(sc *Scenario) string {
+func junitFailureText(sc *results.Scenario) string {
 	var b strings.Builder
 	if sc.Failure != "" {
 		b.WriteString(sc.Failure)
 		b.WriteString("\n")
 	}
-	var earlier []*Write
+	var earlier []*results.Write
 	for i := range sc.Steps {
 		st := &sc.Steps[i]
 		if st.Passed {
@@ -235,7 +237,7 @@ func junitFailureText(sc *Scenario) string {
 }
 
 // junitWrite lists one write as a YAML-like block.
-func junitWrite(b *strings.Builder, w *Write) {
+func junitWrite(b *strings.Builder, w *results.Write) {
 	fmt.Fprintf(b, "- actor: %s\n", w.Actor)
 	fmt.Fprintf(b, "  fieldManager: %s\n", w.FieldManager)
 	fmt.Fprintf(b, "  verb: %s\n", verbText(w))

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/trainersim/trainersim/results"
 )
 
 var update = flag.Bool("update", false, "update the golden files in testdata")
@@ -44,7 +46,7 @@ func golden(t *testing.T, name string, got []byte) {
 func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
 		file  string
-		write func(io.Writer, *Run) error
+		write func(io.Writer, *results.Run) error
 	}{
 		{"run.junit.xml", WriteJUnit},
 		{"run.json", WriteJSON},
@@ -178,37 +180,37 @@ func TestWriteJUnitParses(t *testing.T) {
 // hostileRun is a failed run whose every string is something a careless
 // report would let through: markup, entities, NUL, other C0 controls,
 // invalid UTF-8 and a CDATA terminator.
-func hostileRun() *Run {
+func hostileRun() *results.Run {
 	const evil = "<script>alert('x')</script> & \x00\x01\x1b[31m \xff ]]> \"quoted\""
-	return &Run{
+	return &results.Run{
 		Started:           at(0),
 		Duration:          time.Second,
 		KubernetesVersion: evil,
 		Interrupted:       true,
-		Scenarios: []Scenario{{
+		Scenarios: []results.Scenario{{
 			Name:        evil,
 			File:        evil,
 			Description: evil,
 			Labels:      map[string]string{evil: evil},
 			Namespace:   evil,
 			Failure:     evil + "\nsecond line",
-			Steps: []Step{{
+			Steps: []results.Step{{
 				Name:    evil,
 				Kind:    "concurrently",
 				Failure: evil,
 				Diff:    "- " + evil + "\n+ " + evil + "\n",
-				Writes: []Write{{
+				Writes: []results.Write{{
 					Actor: evil, FieldManager: evil, Verb: evil, PatchType: evil, Target: evil, Body: evil,
 					ResourceVersionBefore: evil, ResourceVersionAfter: evil,
 					Status: 422, Reason: evil, Message: evil,
-					Mutations: []FieldChange{{Path: evil, Kind: evil, Sent: evil, Stored: evil}},
+					Mutations: []results.FieldChange{{Path: evil, Kind: evil, Sent: evil, Stored: evil}},
 				}},
 			}},
-			FinalPods: []Pod{{Name: evil, Phase: evil, Node: evil, NodeProfile: evil, Scheduling: evil}},
-			Timeline: &Timeline{
+			FinalPods: []results.Pod{{Name: evil, Phase: evil, Node: evil, NodeProfile: evil, Scheduling: evil}},
+			Timeline: &results.Timeline{
 				Lanes: []string{evil},
-				Entries: []TimelineEntry{
-					{At: at(time.Second), Lane: evil, Kind: EntryWrite, Object: evil, Summary: evil, Detail: evil, Step: evil, Status: 422, Write: &WriteRef{}},
+				Entries: []results.TimelineEntry{
+					{At: at(time.Second), Lane: evil, Kind: results.EntryWrite, Object: evil, Summary: evil, Detail: evil, Step: evil, Status: 422, Write: &results.WriteRef{}},
 					{At: at(time.Second), Lane: evil, Kind: evil, Object: evil, Summary: evil, Detail: evil, Step: evil},
 				},
 				Truncated: true,
@@ -286,7 +288,7 @@ func TestWriteJSONRoundTrip(t *testing.T) {
 	if err := WriteJSON(&buf, want); err != nil {
 		t.Fatalf("WriteJSON() = %v", err)
 	}
-	var got Run
+	var got results.Run
 	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 		t.Fatalf("failed to unmarshal json report: %v", err)
 	}
@@ -311,7 +313,7 @@ func TestWriteAll(t *testing.T) {
 
 	for _, tc := range []struct {
 		file  string
-		write func(io.Writer, *Run) error
+		write func(io.Writer, *results.Run) error
 	}{
 		{JUnitFile, WriteJUnit},
 		{JSONFile, WriteJSON},
@@ -489,7 +491,7 @@ func TestWriteJUnitFailingStepWrites(t *testing.T) {
 // a run that still passes.
 func TestSkippedScenario(t *testing.T) {
 	const reason = "holds on envtest only: asserts envtest's missing volume binding"
-	run := &Run{Started: at(0), Cluster: "kind", Scenarios: []Scenario{
+	run := &results.Run{Started: at(0), Cluster: "kind", Scenarios: []results.Scenario{
 		{Name: "ran", File: "a.yaml", Passed: true},
 		{Name: "pvc", File: "b.yaml", Skipped: reason},
 	}}

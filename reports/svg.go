@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/trainersim/trainersim/results"
 )
 
 // Geometry of the timeline picture, in SVG user units (pixels at 100%).
@@ -80,26 +82,26 @@ var markStyles = []struct {
 	kind string
 	markStyle
 }{
-	{EntryTrainJobCondition, markStyle{shapeRing, colTrainJob, "TrainJob condition"}},
-	{EntryJobSetCreated, markStyle{shapeCircle, colJobSet, "JobSet created"}},
-	{EntryJobSetChanged, markStyle{shapeDiamond, colJobSet, "JobSet spec changed"}},
-	{EntryJobSetSuspended, markStyle{shapePause, colJobSet, "JobSet suspended"}},
-	{EntryJobSetResumed, markStyle{shapePlay, colJobSet, "JobSet resumed"}},
-	{EntryJobSetDeleted, markStyle{shapeCross, colJobSet, "JobSet deleted"}},
-	{EntryPodGroupCreated, markStyle{shapeCircle, colPodGroup, "PodGroup created"}},
-	{EntryPodGroupPhase, markStyle{shapeRing, colPodGroup, "PodGroup phase"}},
-	{EntryJobCreated, markStyle{shapeCircle, colJob, "Job created"}},
-	{EntryJobSuspended, markStyle{shapePause, colJob, "Job suspended"}},
-	{EntryJobResumed, markStyle{shapePlay, colJob, "Job resumed"}},
-	{EntryJobCondition, markStyle{shapeRing, colJob, "Job condition"}},
-	{EntryJobDeleted, markStyle{shapeCross, colJob, "Job deleted"}},
-	{EntryPodCreated, markStyle{shapeCircle, colPod, "Pod created"}},
-	{EntryPodBound, markStyle{shapeTriangle, colPod, "Pod bound to a node"}},
-	{EntryPodUnschedulable, markStyle{shapeHollow, colWarning, "Pod not scheduled"}},
-	{EntryPodPhase, markStyle{shapeSquare, colPhase, "Pod phase"}},
-	{EntryPodDeleted, markStyle{shapeCross, colPod, "Pod deleted"}},
-	{EntryEvent, markStyle{shapeTick, colEvent, "event"}},
-	{EntryWarningEvent, markStyle{shapeTick, colWarning, "warning event"}},
+	{results.EntryTrainJobCondition, markStyle{shapeRing, colTrainJob, "TrainJob condition"}},
+	{results.EntryJobSetCreated, markStyle{shapeCircle, colJobSet, "JobSet created"}},
+	{results.EntryJobSetChanged, markStyle{shapeDiamond, colJobSet, "JobSet spec changed"}},
+	{results.EntryJobSetSuspended, markStyle{shapePause, colJobSet, "JobSet suspended"}},
+	{results.EntryJobSetResumed, markStyle{shapePlay, colJobSet, "JobSet resumed"}},
+	{results.EntryJobSetDeleted, markStyle{shapeCross, colJobSet, "JobSet deleted"}},
+	{results.EntryPodGroupCreated, markStyle{shapeCircle, colPodGroup, "PodGroup created"}},
+	{results.EntryPodGroupPhase, markStyle{shapeRing, colPodGroup, "PodGroup phase"}},
+	{results.EntryJobCreated, markStyle{shapeCircle, colJob, "Job created"}},
+	{results.EntryJobSuspended, markStyle{shapePause, colJob, "Job suspended"}},
+	{results.EntryJobResumed, markStyle{shapePlay, colJob, "Job resumed"}},
+	{results.EntryJobCondition, markStyle{shapeRing, colJob, "Job condition"}},
+	{results.EntryJobDeleted, markStyle{shapeCross, colJob, "Job deleted"}},
+	{results.EntryPodCreated, markStyle{shapeCircle, colPod, "Pod created"}},
+	{results.EntryPodBound, markStyle{shapeTriangle, colPod, "Pod bound to a node"}},
+	{results.EntryPodUnschedulable, markStyle{shapeHollow, colWarning, "Pod not scheduled"}},
+	{results.EntryPodPhase, markStyle{shapeSquare, colPhase, "Pod phase"}},
+	{results.EntryPodDeleted, markStyle{shapeCross, colPod, "Pod deleted"}},
+	{results.EntryEvent, markStyle{shapeTick, colEvent, "event"}},
+	{results.EntryWarningEvent, markStyle{shapeTick, colWarning, "warning event"}},
 }
 
 func styleOf(kind string) markStyle {
@@ -148,10 +150,10 @@ const (
 // that would overlap in a lane go to further rows of it. Every mark, band
 // and label has a <title> tooltip with the whole summary and detail. A
 // legend lists the kinds of marks drawn.
-func timelineSVG(sc *Scenario) string {
+func timelineSVG(sc *results.Scenario) string {
 	tl := sc.Timeline
 	if tl == nil {
-		tl = &Timeline{}
+		tl = &results.Timeline{}
 	}
 	origin := sc.Started
 	if origin.IsZero() && len(tl.Entries) > 0 {
@@ -188,7 +190,7 @@ func timelineSVG(sc *Scenario) string {
 		laneIndex[l] = i
 	}
 	type mark struct {
-		entry      *TimelineEntry
+		entry      *results.TimelineEntry
 		x0, x1     float64 // the extent it occupies
 		row        int
 		unexpected bool
@@ -199,7 +201,7 @@ func timelineSVG(sc *Scenario) string {
 		e := &tl.Entries[i]
 		m := mark{entry: e}
 		x := xOf(e.At)
-		if e.Kind == EntryWrite {
+		if e.Kind == results.EntryWrite {
 			m.x0, m.x1 = x, max(xOf(e.At.Add(e.Duration)), x+svgMinBar)
 			if w := writeOf(sc, e.Write); w != nil && !w.Expected {
 				m.unexpected = true
@@ -318,7 +320,7 @@ func timelineSVG(sc *Scenario) string {
 		li := laneIndex[e.Lane]
 		cy := laneTops[li] + svgLanePad + float64(m.row)*svgRowHeight + svgRowHeight/2
 		title := esc(entryTitle(e, origin))
-		if e.Kind == EntryWrite {
+		if e.Kind == results.EntryWrite {
 			stroke := ""
 			if m.unexpected {
 				stroke = ` stroke="#000" stroke-width="1.5"`
@@ -338,7 +340,7 @@ func timelineSVG(sc *Scenario) string {
 }
 
 // writeOf returns the write a WriteRef locates, or nil.
-func writeOf(sc *Scenario, ref *WriteRef) *Write {
+func writeOf(sc *results.Scenario, ref *results.WriteRef) *results.Write {
 	if ref != nil && ref.Setup {
 		if ref.Index < 0 || ref.Index >= len(sc.Setup) {
 			return nil
@@ -391,7 +393,7 @@ type stepLabel struct {
 // it fits after it; then each number grows into "n. name", cut to the room left
 // before the next label of its row (at most 36 characters). A step whose
 // number finds no row has no label (its band's tooltip still names it).
-func layoutStepLabels(steps []Step, xs []float64, right float64) []stepLabel {
+func layoutStepLabels(steps []results.Step, xs []float64, right float64) []stepLabel {
 	labels := make([]stepLabel, len(steps))
 	ends := make([]float64, svgStepRows)
 	for r := range ends {
@@ -443,7 +445,7 @@ func textWidth(s string) float64 {
 	return float64(utf8.RuneCountInString(s))*svgCharWidth + 8
 }
 
-func stepTitle(i int, st *Step) string {
+func stepTitle(i int, st *results.Step) string {
 	outcome := "passed"
 	if !st.Passed {
 		outcome = "FAILED"
@@ -457,11 +459,11 @@ func stepTitle(i int, st *Step) string {
 
 // entryTitle is a mark's tooltip: the summary, when, the step and the
 // detail.
-func entryTitle(e *TimelineEntry, origin time.Time) string {
+func entryTitle(e *results.TimelineEntry, origin time.Time) string {
 	var b strings.Builder
 	b.WriteString(e.Summary)
 	fmt.Fprintf(&b, "\nat +%s", formatDuration(e.At.Sub(origin)))
-	if e.Kind == EntryWrite {
+	if e.Kind == results.EntryWrite {
 		fmt.Fprintf(&b, ", took %s", formatDuration(e.Duration))
 	} else {
 		b.WriteString(" (observed)")
@@ -530,11 +532,11 @@ type legendItem struct {
 }
 
 // legendItems lists the kinds of marks the picture draws, writes first.
-func legendItems(tl *Timeline, sc *Scenario) []legendItem {
+func legendItems(tl *results.Timeline, sc *results.Scenario) []legendItem {
 	var ok, conflict, refused, unexpected bool
 	kinds := map[string]bool{}
 	for _, e := range tl.Entries {
-		if e.Kind != EntryWrite {
+		if e.Kind != results.EntryWrite {
 			kinds[e.Kind] = true
 			continue
 		}

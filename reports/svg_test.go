@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/trainersim/trainersim/results"
 )
 
 func TestTimelineSVGGolden(t *testing.T) {
@@ -85,7 +87,7 @@ func parseSVG(t *testing.T, svg string) []*svgElement {
 // its tooltip, every coordinate a finite number inside the picture, and
 // no two write bars of one row on top of each other unless full says that
 // a lane has more than svgMaxRows rows of them.
-func checkTimelineSVG(t *testing.T, sc *Scenario, full bool) []*svgElement {
+func checkTimelineSVG(t *testing.T, sc *results.Scenario, full bool) []*svgElement {
 	t.Helper()
 	svg := timelineSVG(sc)
 	els := parseSVG(t, svg)
@@ -124,7 +126,7 @@ func checkTimelineSVG(t *testing.T, sc *Scenario, full bool) []*svgElement {
 			boxes = append(boxes, box{x, x + w, y})
 		}
 	}
-	var entries []TimelineEntry
+	var entries []results.TimelineEntry
 	if sc.Timeline != nil {
 		entries = sc.Timeline.Entries
 	}
@@ -158,7 +160,7 @@ func TestTimelineSVG(t *testing.T) {
 	}
 
 	t.Run("no entries", func(t *testing.T) {
-		sc := &Scenario{Name: "empty", Started: at(0), Timeline: &Timeline{Lanes: []string{"trainer", "kwok"}}}
+		sc := &results.Scenario{Name: "empty", Started: at(0), Timeline: &results.Timeline{Lanes: []string{"trainer", "kwok"}}}
 		els := checkTimelineSVG(t, sc, false)
 		var texts []string
 		for _, e := range els {
@@ -175,12 +177,12 @@ func TestTimelineSVG(t *testing.T) {
 	})
 
 	t.Run("everything at the start, nothing lasting", func(t *testing.T) {
-		sc := &Scenario{Name: "instant", Started: at(0), Steps: []Step{{Name: "a", Started: at(0), Passed: true}, {Name: "b", Started: at(0)}},
-			Timeline: &Timeline{Lanes: []string{"sdk", "kwok"}}}
+		sc := &results.Scenario{Name: "instant", Started: at(0), Steps: []results.Step{{Name: "a", Started: at(0), Passed: true}, {Name: "b", Started: at(0)}},
+			Timeline: &results.Timeline{Lanes: []string{"sdk", "kwok"}}}
 		for i := range 10 {
 			sc.Timeline.Entries = append(sc.Timeline.Entries,
-				TimelineEntry{At: at(0), Lane: "sdk", Kind: EntryWrite, Summary: fmt.Sprintf("write %d", i), Status: 200},
-				TimelineEntry{At: at(0), Lane: "kwok", Kind: EntryPodPhase, Summary: fmt.Sprintf("phase %d", i)},
+				results.TimelineEntry{At: at(0), Lane: "sdk", Kind: results.EntryWrite, Summary: fmt.Sprintf("write %d", i), Status: 200},
+				results.TimelineEntry{At: at(0), Lane: "kwok", Kind: results.EntryPodPhase, Summary: fmt.Sprintf("phase %d", i)},
 			)
 		}
 		els := checkTimelineSVG(t, sc, true)
@@ -207,15 +209,15 @@ func TestTimelineSVG(t *testing.T) {
 	})
 
 	t.Run("one very long step", func(t *testing.T) {
-		sc := &Scenario{Name: "long", Started: at(0), Duration: 61 * time.Second,
-			Steps: []Step{
+		sc := &results.Scenario{Name: "long", Started: at(0), Duration: 61 * time.Second,
+			Steps: []results.Step{
 				{Name: "create", Started: at(10 * time.Millisecond), Duration: 5 * time.Millisecond, Passed: true},
 				{Name: "apply", Started: at(16 * time.Millisecond), Duration: 5 * time.Millisecond, Passed: true},
 				{Name: "wait a minute", Started: at(22 * time.Millisecond), Duration: 60 * time.Second},
 			},
-			Timeline: &Timeline{Lanes: []string{"sdk"}, Entries: []TimelineEntry{
-				{At: at(11 * time.Millisecond), Duration: 4 * time.Millisecond, Lane: "sdk", Kind: EntryWrite, Summary: "create", Status: 201},
-				{At: at(17 * time.Millisecond), Duration: 4 * time.Millisecond, Lane: "sdk", Kind: EntryWrite, Summary: "apply", Status: 500},
+			Timeline: &results.Timeline{Lanes: []string{"sdk"}, Entries: []results.TimelineEntry{
+				{At: at(11 * time.Millisecond), Duration: 4 * time.Millisecond, Lane: "sdk", Kind: results.EntryWrite, Summary: "create", Status: 201},
+				{At: at(17 * time.Millisecond), Duration: 4 * time.Millisecond, Lane: "sdk", Kind: results.EntryWrite, Summary: "apply", Status: 500},
 				{At: at(59 * time.Second), Lane: "events", Kind: "something-new", Summary: "a kind this version does not know"},
 			}},
 		}
@@ -262,7 +264,7 @@ func TestTimelineSVG(t *testing.T) {
 	})
 
 	t.Run("no timeline", func(t *testing.T) {
-		checkTimelineSVG(t, &Scenario{Name: "old report"}, false)
+		checkTimelineSVG(t, &results.Scenario{Name: "old report"}, false)
 	})
 }
 
@@ -374,7 +376,7 @@ func TestTimeAxis(t *testing.T) {
 }
 
 func TestLayoutStepLabels(t *testing.T) {
-	steps := []Step{{Name: "the SDK creates the suspended job"}, {Name: "Kueue applies"}, {Name: "Kueue resumes"}, {Name: "wait"}, {Name: "x"}, {Name: "the last step of all"}}
+	steps := []results.Step{{Name: "the SDK creates the suspended job"}, {Name: "Kueue applies"}, {Name: "Kueue resumes"}, {Name: "wait"}, {Name: "x"}, {Name: "the last step of all"}}
 	// Five steps within 20px, the last 100px from the right edge.
 	got := layoutStepLabels(steps, []float64{200, 205, 210, 214, 219, 1000}, 1100)
 	want := []stepLabel{
@@ -405,18 +407,18 @@ func TestPlaceInRow(t *testing.T) {
 }
 
 func TestWriteOf(t *testing.T) {
-	sc := &Scenario{
-		Setup: []Write{{Target: "setup 0"}},
-		Steps: []Step{{Writes: []Write{{Target: "step 0 write 0"}, {Target: "step 0 write 1"}}}},
+	sc := &results.Scenario{
+		Setup: []results.Write{{Target: "setup 0"}},
+		Steps: []results.Step{{Writes: []results.Write{{Target: "step 0 write 0"}, {Target: "step 0 write 1"}}}},
 	}
 	for _, tc := range []struct {
-		ref  *WriteRef
+		ref  *results.WriteRef
 		want string
 	}{
-		{ref: &WriteRef{Index: 0, Setup: true}, want: "setup 0"},
-		{ref: &WriteRef{Step: 0, Index: 1}, want: "step 0 write 1"},
-		{ref: &WriteRef{Index: 1, Setup: true}},
-		{ref: &WriteRef{Step: 1, Index: 0}},
+		{ref: &results.WriteRef{Index: 0, Setup: true}, want: "setup 0"},
+		{ref: &results.WriteRef{Step: 0, Index: 1}, want: "step 0 write 1"},
+		{ref: &results.WriteRef{Index: 1, Setup: true}},
+		{ref: &results.WriteRef{Step: 1, Index: 0}},
 		{ref: nil},
 	} {
 		got := ""

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/trainersim/trainersim/results"
 )
 
 // formatDuration renders d for a person: milliseconds below a second,
@@ -48,12 +50,12 @@ func statusText(code int) string {
 }
 
 // refused reports whether the server refused w or did not answer.
-func refused(w *Write) bool {
+func refused(w *results.Write) bool {
 	return w.Status == 0 || w.Status >= 400
 }
 
 // verbText is the verb with its patch type, "patch (merge)".
-func verbText(w *Write) string {
+func verbText(w *results.Write) string {
 	if w.PatchType == "" || w.PatchType == w.Verb {
 		return w.Verb
 	}

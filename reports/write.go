@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/trainersim/trainersim/results"
 )
 
 // File names WriteAll writes into its directory.
@@ -23,14 +25,14 @@ const (
 //
 // A report that fails leaves the file it would have replaced as it was and
 // no temporary file behind. The files are readable by everyone (0644).
-func WriteAll(dir string, run *Run) error {
+func WriteAll(dir string, run *results.Run) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("failed to create report directory: %w", err)
 	}
 	var first error
 	for _, r := range []struct {
 		name  string
-		write func(io.Writer, *Run) error
+		write func(io.Writer, *results.Run) error
 	}{
 		{JUnitFile, WriteJUnit},
 		{JSONFile, WriteJSON},

@@ -1,4 +1,4 @@
-package reports
+package results
 
 import (
 	"cmp"

@@ -1,10 +1,13 @@
-// Package reports writes the results of a simctl run: junit.xml for CI,
-// report.json with everything that happened, and report.html for a person.
-// All three are serializers of one result model, Run. While a run goes, a
-// Journal keeps each result on disk the moment it is known (report.jsonl,
-// and junit.xml rewritten), and ReadJournal rebuilds the Run from it, also
-// of a run that was killed.
-package reports
+// Package results is the result model of a simctl run: what each scenario,
+// step and write did, what the server changed in each write, the timeline of
+// writes and reactions, the owners of the runtimePatches entries, the final
+// Pods and where each scenario's time went. The runner fills it in; package
+// reports renders it (junit.xml, report.json, report.html) and keeps it on
+// disk while a run goes (report.jsonl); simctl and the ginkgo adapter read
+// it. It holds the data and what follows from it (Run.Passed,
+// Run.Incomplete, a Breakdown in one line), no report format and no I/O, so
+// that every report renders the same thing.
+package results
 
 import (
 	"fmt"

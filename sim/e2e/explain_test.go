@@ -30,10 +30,10 @@ var _ = Describe("overlapping runtimePatches entries", func() {
 		files, err := scenario.LoadPaths([]string{"testdata/overlaps"}, scenario.Options{})
 		Expect(err).NotTo(HaveOccurred())
 		r := &runner.Runner{Cluster: env, Parallel: 2}
-		results, complete := r.Run(ctx, files)
+		done, complete := r.Run(ctx, files)
 		Expect(complete).To(BeTrue())
 		failures := map[string]string{}
-		for _, res := range results {
+		for _, res := range done {
 			Expect(res.Passed).To(BeFalse(), "%s passed", res.Name)
 			failures[res.Name] = res.Failure
 		}

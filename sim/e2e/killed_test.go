@@ -17,6 +17,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 
 	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 )
 
 // killedCorpus is the part of the corpus the killed run runs: five
@@ -41,7 +42,7 @@ func journalRecords(dir string) (start *reports.JournalStart, scenarios []string
 		var rec struct {
 			Record   string                `json:"record"`
 			Start    *reports.JournalStart `json:"start"`
-			Scenario *reports.Scenario     `json:"scenario"`
+			Scenario *results.Scenario     `json:"scenario"`
 		}
 		Expect(json.Unmarshal(sc.Bytes(), &rec)).To(Succeed(), "report.jsonl line %q", sc.Text())
 		switch rec.Record {

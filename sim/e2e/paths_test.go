@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/cmd/simctl/app"
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim/explain"
 	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/scenario"
@@ -54,7 +54,7 @@ var _ = Describe("one spelling of a field path", func() {
 		var changed []string
 		Expect(sc.Timeline).NotTo(BeNil())
 		for _, e := range sc.Timeline.Entries {
-			if e.Kind != reports.EntryJobSetChanged {
+			if e.Kind != results.EntryJobSetChanged {
 				continue
 			}
 			for _, line := range strings.Split(e.Detail, "\n") {
@@ -141,10 +141,10 @@ var _ = Describe("one spelling of a field path", func() {
 			[]string{q(explainTolerations)}, "[]")), 0o644)).To(Succeed())
 		files, err := scenario.LoadPaths([]string{dir}, scenario.Options{})
 		Expect(err).NotTo(HaveOccurred(), "the copied paths load and lint")
-		results, complete := (&runner.Runner{Cluster: env, Parallel: 2}).Run(ctx, files)
+		done, complete := (&runner.Runner{Cluster: env, Parallel: 2}).Run(ctx, files)
 		Expect(complete).To(BeTrue())
-		byName := map[string]reports.Scenario{}
-		for _, r := range results {
+		byName := map[string]results.Scenario{}
+		for _, r := range done {
 			byName[r.Name] = r
 		}
 		Expect(byName["paths-copied"].Passed).To(BeTrue(), byName["paths-copied"].Failure)

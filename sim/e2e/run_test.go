@@ -16,7 +16,7 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 )
 
 // runTimeout bounds one simctl run: a cluster start plus a few scenarios.
@@ -45,10 +45,10 @@ func readJUnit(dir string) junitSuites {
 	return s
 }
 
-func readReport(dir string) reports.Run {
+func readReport(dir string) results.Run {
 	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
 	Expect(err).NotTo(HaveOccurred())
-	var run reports.Run
+	var run results.Run
 	Expect(json.Unmarshal(data, &run)).To(Succeed())
 	return run
 }
@@ -129,7 +129,7 @@ var _ = Describe("simctl run", func() {
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(1))
 		run := readReport(dir)
 		Expect(run.Scenarios).To(HaveLen(2), "one run per order of two writes")
-		var failed *reports.Scenario
+		var failed *results.Scenario
 		for i, sc := range run.Scenarios {
 			Expect(sc.Interleaving).NotTo(BeNil())
 			if !sc.Passed {
@@ -154,7 +154,7 @@ var _ = Describe("simctl run", func() {
 
 		// Two replays with the failing seed: the same order, the same
 		// statuses, the same failure.
-		outcome := func(sc reports.Scenario) []string {
+		outcome := func(sc results.Scenario) []string {
 			var got []string
 			for _, st := range sc.Steps {
 				for _, w := range st.Writes {

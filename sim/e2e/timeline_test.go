@@ -6,7 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
@@ -38,25 +38,25 @@ var _ = Describe("the write timeline", func() {
 		// The namespace's deletion after the scenario is not recorded.
 		got := map[string]int{}
 		want := map[string]int{
-			reports.EntryWrite:         4,
-			reports.EntryJobSetCreated: 1,
-			reports.EntryJobCreated:    1,
-			reports.EntryPodCreated:    2,
-			reports.EntryPodBound:      2,
-			reports.EntryPodPhase:      2,
-			reports.EntryPodDeleted:    0,
-			reports.EntryJobDeleted:    0,
+			results.EntryWrite:         4,
+			results.EntryJobSetCreated: 1,
+			results.EntryJobCreated:    1,
+			results.EntryPodCreated:    2,
+			results.EntryPodBound:      2,
+			results.EntryPodPhase:      2,
+			results.EntryPodDeleted:    0,
+			results.EntryJobDeleted:    0,
 		}
 		for k := range want {
 			got[k] = kinds[k]
 		}
 		Expect(got).To(Equal(want), "all kinds: %v", kinds)
-		Expect(kinds[reports.EntryEvent]).To(BeNumerically(">", 0), "no event recorded")
+		Expect(kinds[results.EntryEvent]).To(BeNumerically(">", 0), "no event recorded")
 
 		// Kueue's apply gets the trainer webhook's time stamp on its entry.
 		Expect(res.Steps[1].Writes[0].Mutations).To(ContainElement(SatisfyAll(
 			HaveField("Path", "spec.runtimePatches[manager=kueue.x-k8s.io/manager].time"),
-			HaveField("Kind", reports.FieldAdded),
+			HaveField("Kind", results.FieldAdded),
 			HaveField("Stored", Not(BeEmpty())),
 		)))
 	})
@@ -74,7 +74,7 @@ var _ = Describe("the write timeline", func() {
 			HaveField("Status", 201),
 			HaveField("Expected", true),
 		))
-		var setupEntries []reports.TimelineEntry
+		var setupEntries []results.TimelineEntry
 		for _, e := range res.Timeline.Entries {
 			if e.Write != nil && e.Write.Setup {
 				setupEntries = append(setupEntries, e)

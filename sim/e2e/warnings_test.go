@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 )
 
 // klogLine matches the header of a klog line (severity, month and day, as
@@ -43,7 +43,7 @@ var _ = Describe("the API server's warnings", func() {
 		Expect(stdout).To(ContainSubstring("PASS  restrictions-container-fields-pruned"))
 
 		run := readReport(dir)
-		byName := map[string]reports.Scenario{}
+		byName := map[string]results.Scenario{}
 		for _, sc := range run.Scenarios {
 			byName[sc.Name] = sc
 		}
@@ -64,7 +64,7 @@ var _ = Describe("the API server's warnings", func() {
 			HaveField("Warnings", Equal([]string{`unknown field "spec.numNode"`}))))
 		// The warning is on the write's timeline entry too.
 		Expect(sc.Timeline.Entries).To(ContainElement(And(
-			HaveField("Kind", reports.EntryWrite),
+			HaveField("Kind", results.EntryWrite),
 			HaveField("Detail", ContainSubstring("warning: "+prunedContainerField("image"))))))
 
 		// The corpus's pruned container fields: four warnings on the create.

@@ -18,14 +18,14 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 
 // verdicts runs the corpus with the extra arguments and returns each run's
 // verdict by name: PASS, FAIL, or SKIP with its reason.
-func verdicts(args ...string) (map[string]string, reports.Run) {
+func verdicts(args ...string) (map[string]string, results.Run) {
 	dir := GinkgoT().TempDir()
 	cmd := exec.Command(simctl, append([]string{"run", "../../scenarios", "--report-dir", dir}, args...)...)
 	session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
@@ -33,7 +33,7 @@ func verdicts(args ...string) (map[string]string, reports.Run) {
 	Eventually(session).WithTimeout(corpusTimeout).Should(gexec.Exit())
 	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
 	Expect(err).NotTo(HaveOccurred(), "simctl run %v wrote no report (exit %d)", args, session.ExitCode())
-	var run reports.Run
+	var run results.Run
 	Expect(json.Unmarshal(data, &run)).To(Succeed())
 	out := map[string]string{}
 	for _, sc := range run.Scenarios {

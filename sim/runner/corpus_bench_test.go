@@ -15,7 +15,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
@@ -24,7 +24,7 @@ import (
 type corpusRun struct {
 	wall    time.Duration // cluster start included
 	start   time.Duration
-	results []reports.Scenario
+	results []results.Scenario
 	// What the API server spent on the scenarios (start excluded).
 	apiCPU   float64 // seconds of CPU
 	requests float64
@@ -111,7 +111,7 @@ func BenchmarkCorpus(b *testing.B) {
 	fmt.Fprintf(w, "\ncorpus: %d scenarios (%d runs with the explored interleavings), --parallel %d (the default)\n", len(files), len(last), DefaultParallel())
 	fmt.Fprintf(w, "wall, cluster start included\t%s\t(target < 20s; start %s)\n", mean.Round(100*time.Millisecond), (start / time.Duration(n)).Round(10*time.Millisecond))
 	fmt.Fprintf(w, "API server per scenario run\t%.3f s CPU, %.0f requests\n", cpu/float64(n), requests/float64(n))
-	var total reports.Breakdown
+	var total results.Breakdown
 	for _, sc := range last {
 		total.Add(sc.Breakdown)
 	}

@@ -13,21 +13,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/fakegpu"
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
 // step runs one step and reports it.
-func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res reports.Step) {
+func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res results.Step) {
 	verb, hasVerb := v1alpha1.VerbOf(st)
-	res = reports.Step{Name: st.Name, Kind: verb.Name, Started: time.Now()}
+	res = results.Step{Name: st.Name, Kind: verb.Name, Started: time.Now()}
 	if !hasVerb {
 		res.Kind = expectStep
 	}
 	defer func() { res.Duration = time.Since(res.Started) }()
 	var cases []*v1alpha1.InterleavingCase // interleaving cases of this order
-	fail := func(msg, diff string) reports.Step {
+	fail := func(msg, diff string) results.Step {
 		res.Failure, res.Diff = msg, diff
 		return res
 	}
@@ -59,7 +59,7 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res reports.
 		writeErr := s.send(ctx, p, st.Name)
 		s.breakdown.Writes += time.Since(sent)
 		outcome := checkOutcome(&p.write, writeErr, st.ExpectError)
-		res.Writes = []reports.Write{p.write}
+		res.Writes = []results.Write{p.write}
 		if outcome != nil {
 			return fail(outcome.Error(), "")
 		}
@@ -94,7 +94,7 @@ func (s *scenarioRun) expectTimed(ctx context.Context, e *v1alpha1.Expect) (stri
 	end := time.Now()
 	lane := s.watch.lastLane(start, end)
 	if lane == "" {
-		lane = reports.WaitingOnNothing
+		lane = results.WaitingOnNothing
 	}
 	s.breakdown.Wait(lane, end.Sub(start))
 	return msg, diff
@@ -364,17 +364,17 @@ func (s *scenarioRun) checkEvent(ctx context.Context, want *v1alpha1.EventExpect
 }
 
 // finalPods summarizes the scenario's Pods for the report.
-func (s *scenarioRun) finalPods(ctx context.Context) []reports.Pod {
+func (s *scenarioRun) finalPods(ctx context.Context) []results.Pod {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	pods, err := s.pods(ctx, nil, s.fresh(ctx))
 	if err != nil {
 		return nil // the report then shows no final Pods
 	}
-	out := make([]reports.Pod, 0, len(pods))
+	out := make([]results.Pod, 0, len(pods))
 	for i := range pods {
 		p := &pods[i]
-		out = append(out, reports.Pod{
+		out = append(out, results.Pod{
 			Name:        p.Name,
 			Phase:       string(p.Status.Phase),
 			Node:        p.Spec.NodeName,

@@ -11,7 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/fieldpath"
 )
@@ -59,7 +59,7 @@ var serverMetadata = []string{"resourceVersion", "uid", "generation", "creationT
 // beyond those sent are not compared under apply and patches (another
 // manager's, or the server's). A patch with a selector is compared with
 // the last object patched.
-func mutations(w *reports.Write, stored map[string]any) []reports.FieldChange {
+func mutations(w *results.Write, stored map[string]any) []results.FieldChange {
 	if w.Body == "" || stored == nil {
 		return nil
 	}
@@ -87,7 +87,7 @@ func mutations(w *reports.Write, stored map[string]any) []reports.FieldChange {
 			d.jsonPatchOp(op, got)
 		}
 	}
-	slices.SortStableFunc(d.out, func(a, b reports.FieldChange) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortStableFunc(d.out, func(a, b results.FieldChange) int { return strings.Compare(a.Path, b.Path) })
 	return d.out
 }
 
@@ -105,15 +105,15 @@ func withoutServerFields(obj map[string]any) {
 type differ struct {
 	// whole compares both ways: what was stored and not sent is added.
 	whole bool
-	out   []reports.FieldChange
+	out   []results.FieldChange
 }
 
 func (d *differ) add(kind, path string, sent, stored any) {
-	c := reports.FieldChange{Path: path, Kind: kind}
-	if kind != reports.FieldAdded {
+	c := results.FieldChange{Path: path, Kind: kind}
+	if kind != results.FieldAdded {
 		c.Sent = compactJSON(sent)
 	}
-	if kind != reports.FieldRemoved {
+	if kind != results.FieldRemoved {
 		c.Stored = compactJSON(stored)
 	}
 	d.out = append(d.out, c)
@@ -126,7 +126,7 @@ func (d *differ) add(kind, path string, sent, stored any) {
 func (d *differ) compare(path, field string, sent, stored any, present, keyedItem bool) {
 	if !present {
 		if sent != nil { // null asks for no field
-			d.add(reports.FieldRemoved, path, sent, nil)
+			d.add(results.FieldRemoved, path, sent, nil)
 		}
 		return
 	}
@@ -134,7 +134,7 @@ func (d *differ) compare(path, field string, sent, stored any, present, keyedIte
 	case map[string]any:
 		st, ok := stored.(map[string]any)
 		if !ok {
-			d.add(reports.FieldChanged, path, sent, stored)
+			d.add(results.FieldChanged, path, sent, stored)
 			return
 		}
 		for _, k := range sortedKeys(s) {
@@ -144,14 +144,14 @@ func (d *differ) compare(path, field string, sent, stored any, present, keyedIte
 		if d.whole || keyedItem {
 			for _, k := range sortedKeys(st) {
 				if _, ok := s[k]; !ok {
-					d.add(reports.FieldAdded, fieldpath.AppendField(path, k), nil, st[k])
+					d.add(results.FieldAdded, fieldpath.AppendField(path, k), nil, st[k])
 				}
 			}
 		}
 	case []any:
 		st, ok := stored.([]any)
 		if !ok {
-			d.add(reports.FieldChanged, path, sent, stored)
+			d.add(results.FieldChanged, path, sent, stored)
 			return
 		}
 		if key := mergeKeys[field]; key != "" && allKeyed(s, key) && allKeyed(st, key) {
@@ -163,17 +163,17 @@ func (d *differ) compare(path, field string, sent, stored any, present, keyedIte
 			if i < len(st) {
 				d.compare(p, field, v, st[i], true, false)
 			} else {
-				d.add(reports.FieldRemoved, p, v, nil)
+				d.add(results.FieldRemoved, p, v, nil)
 			}
 		}
 		if d.whole {
 			for i := len(s); i < len(st); i++ {
-				d.add(reports.FieldAdded, fieldpath.AppendIndex(path, i), nil, st[i])
+				d.add(results.FieldAdded, fieldpath.AppendIndex(path, i), nil, st[i])
 			}
 		}
 	default:
 		if !reflect.DeepEqual(sent, stored) {
-			d.add(reports.FieldChanged, path, sent, stored)
+			d.add(results.FieldChanged, path, sent, stored)
 		}
 	}
 }
@@ -188,13 +188,13 @@ func (d *differ) compareKeyed(path, field, key string, sent, stored []any) {
 		if st, ok := findKeyed(stored, key, k); ok {
 			d.compare(p, field, v, st, true, true)
 		} else {
-			d.add(reports.FieldRemoved, p, v, nil)
+			d.add(results.FieldRemoved, p, v, nil)
 		}
 	}
 	if d.whole {
 		for _, v := range stored {
 			if k := keyValue(v, key); !seen[k] {
-				d.add(reports.FieldAdded, fieldpath.AppendItem(path, key, k), nil, v)
+				d.add(results.FieldAdded, fieldpath.AppendItem(path, key, k), nil, v)
 			}
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
@@ -29,7 +29,7 @@ func TestMutations(t *testing.T) {
 		patchType string
 		body      string
 		stored    string
-		want      []reports.FieldChange
+		want      []results.FieldChange
 	}{
 		{
 			name: "create compares the whole object but status and server metadata",
@@ -65,7 +65,7 @@ spec:
     trainingRuntimeSpec: {template: {metadata: {labels: {a: b}}}}
 status: {conditions: [{type: Suspended, status: "True"}]}
 `,
-			want: []reports.FieldChange{
+			want: []results.FieldChange{
 				{Path: "spec.managedBy", Kind: "added", Stored: `"trainer.kubeflow.org/trainjob-controller"`},
 				{Path: sdk + ".time", Kind: "added", Stored: `"2026-03-14T09:26:53Z"`},
 			},
@@ -92,7 +92,7 @@ spec:
   - {manager: trainer.kubeflow.org/kubeflow-sdk, time: "2020-01-01T00:00:00Z"}
   - {manager: kueue.x-k8s.io/manager, time: "2020-01-01T00:00:00Z"}
 `,
-			want: []reports.FieldChange{
+			want: []results.FieldChange{
 				{Path: kueue, Kind: "added", Stored: `{"manager":"kueue.x-k8s.io/manager","time":"2020-01-01T00:00:00Z"}`},
 				{Path: sdk + ".time", Kind: "changed", Sent: `"2030-01-01T00:00:00Z"`, Stored: `"2020-01-01T00:00:00Z"`},
 				{Path: "spec.tolerations[1]", Kind: "added", Stored: `{"key":"b"}`},
@@ -134,7 +134,7 @@ spec:
           - name: node
             template: {spec: {template: {spec: {nodeSelector: {pool: b, zone: x}, tolerations: [{key: nvidia.com/gpu, operator: Exists}, {key: other}]}}}}
 `,
-			want: []reports.FieldChange{
+			want: []results.FieldChange{
 				{Path: kueue + ".time", Kind: "added", Stored: `"2026-03-14T09:26:54Z"`},
 				{Path: kueue + ".trainingRuntimeSpec.template.spec.replicatedJobs[name=node].template.spec.template.spec.nodeSelector.pool", Kind: "changed", Sent: `"a"`, Stored: `"b"`},
 			},
@@ -156,7 +156,7 @@ spec:
   runtimePatches:
   - {manager: trainer.kubeflow.org/kubeflow-sdk, time: "2020-01-01T00:00:00Z"}
 `,
-			want: []reports.FieldChange{
+			want: []results.FieldChange{
 				{Path: "metadata.annotations.kept", Kind: "changed", Sent: "null", Stored: `"yes"`},
 				{Path: sdk + ".time", Kind: "changed", Sent: `"2030-01-01T00:00:00Z"`, Stored: `"2020-01-01T00:00:00Z"`},
 			},
@@ -166,7 +166,7 @@ spec:
 			verb: "patch", patchType: "merge",
 			body:   `{spec: {trainer: {args: [a]}, labels: {a: b}}}`,
 			stored: `{spec: {trainer: {args: {a: b}}}}`,
-			want: []reports.FieldChange{
+			want: []results.FieldChange{
 				{Path: "spec.labels", Kind: "removed", Sent: `{"a":"b"}`},
 				{Path: "spec.trainer.args", Kind: "changed", Sent: `["a"]`, Stored: `{"a":"b"}`},
 			},
@@ -193,7 +193,7 @@ spec:
   - {manager: kueue.x-k8s.io/manager, time: "2026-03-14T09:26:54Z"}
 status: {x: 2}
 `,
-			want: []reports.FieldChange{
+			want: []results.FieldChange{
 				{Path: "spec.missing.deeper", Kind: "removed", Sent: "1"},
 				{Path: kueue + ".time", Kind: "added", Stored: `"2026-03-14T09:26:54Z"`},
 				{Path: sdk + ".time", Kind: "changed", Sent: `"2030-01-01T00:00:00Z"`, Stored: `"2020-01-01T00:00:00Z"`},
@@ -205,7 +205,7 @@ status: {x: 2}
 			verb: "patch", patchType: "merge",
 			body:   `{metadata: {labels: {kueue.x-k8s.io/queue-name: a}}, spec: {runtimePatches: [{manager: "example.com/a]b"}], trainer: {resourcesPerNode: {limits: {nvidia.com/gpu: "8"}}}}}`,
 			stored: `{metadata: {labels: {kueue.x-k8s.io/queue-name: b}}, spec: {runtimePatches: [{manager: "example.com/a]b", time: "2020-01-01T00:00:00Z"}], trainer: {resourcesPerNode: {limits: {nvidia.com/gpu: "4"}}}}}`,
-			want: []reports.FieldChange{
+			want: []results.FieldChange{
 				{Path: `metadata.labels["kueue.x-k8s.io/queue-name"]`, Kind: "changed", Sent: `"a"`, Stored: `"b"`},
 				{Path: `spec.runtimePatches[manager="example.com/a]b"].time`, Kind: "added", Stored: `"2020-01-01T00:00:00Z"`},
 				{Path: `spec.trainer.resourcesPerNode.limits["nvidia.com/gpu"]`, Kind: "changed", Sent: `"8"`, Stored: `"4"`},
@@ -216,7 +216,7 @@ status: {x: 2}
 			verb:   "create",
 			body:   `{spec: {containers: [{image: a}, {name: b}]}}`,
 			stored: `{spec: {containers: [{image: a, imagePullPolicy: Always}, {name: b}]}}`,
-			want: []reports.FieldChange{
+			want: []results.FieldChange{
 				{Path: "spec.containers[0].imagePullPolicy", Kind: "added", Stored: `"Always"`},
 			},
 		},
@@ -236,7 +236,7 @@ status: {x: 2}
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := &reports.Write{Verb: tc.verb, PatchType: tc.patchType, Body: tc.body}
+			w := &results.Write{Verb: tc.verb, PatchType: tc.patchType, Body: tc.body}
 			got := mutations(w, obj(t, tc.stored))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("mutations mismatch (-want +got):\n%s", diff)

@@ -8,7 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
@@ -38,7 +38,7 @@ func TestCheckOutcome(t *testing.T) {
 		{name: "regexp does not match", status: 403, message: "denied", writeErr: forbidden, want: &v1alpha1.ExpectError{MessageMatches: "^allowed"}, wantErr: `does not match "^allowed"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := &reports.Write{Verb: "apply", Target: "TrainJob ns/llm", FieldManager: "m", Status: tc.status, Reason: tc.reason, Message: tc.message}
+			w := &results.Write{Verb: "apply", Target: "TrainJob ns/llm", FieldManager: "m", Status: tc.status, Reason: tc.reason, Message: tc.message}
 			err := checkOutcome(w, tc.writeErr, tc.want)
 			if tc.wantErr == "" {
 				if err != nil {

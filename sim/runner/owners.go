@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/fieldpath"
 )
@@ -60,14 +60,14 @@ func (s *scenarioRun) checkOwner(ctx context.Context, want *v1alpha1.OwnerExpect
 // entryOwners reads who owns each runtimePatches entry of every TrainJob in
 // the scenario's namespace, for the report. It returns nil when the read
 // fails: the report is a record, not an expectation.
-func (s *scenarioRun) entryOwners(ctx context.Context) []reports.EntryOwners {
+func (s *scenarioRun) entryOwners(ctx context.Context) []results.EntryOwners {
 	ctx, cancel := context.WithTimeout(ctx, ownersTimeout)
 	defer cancel()
 	items, err := s.listTrainJobs(ctx, s.fresh(ctx))
 	if err != nil {
 		return nil
 	}
-	var out []reports.EntryOwners
+	var out []results.EntryOwners
 	for i := range items {
 		tj := &items[i]
 		patches, _, _ := unstructured.NestedSlice(tj.Object, "spec", "runtimePatches")
@@ -82,7 +82,7 @@ func (s *scenarioRun) entryOwners(ctx context.Context) []reports.EntryOwners {
 			if err != nil {
 				continue
 			}
-			out = append(out, reports.EntryOwners{TrainJob: tj.GetName(), Entry: manager, Managers: managers})
+			out = append(out, results.EntryOwners{TrainJob: tj.GetName(), Entry: manager, Managers: managers})
 		}
 	}
 	return out
@@ -90,7 +90,7 @@ func (s *scenarioRun) entryOwners(ctx context.Context) []reports.EntryOwners {
 
 // writesTrainJob reports whether any of the writes went to a TrainJob: only
 // such a write can change who owns an entry.
-func writesTrainJob(writes []reports.Write) bool {
+func writesTrainJob(writes []results.Write) bool {
 	for _, w := range writes {
 		// Target is "Kind namespace/name" (prepare, objectWrite, selectorTarget).
 		if v, _ := v1alpha1.LookupVerb(w.Verb); strings.HasPrefix(w.Target, "TrainJob ") && v.Write {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
@@ -80,7 +81,7 @@ func checkDiffRule(t *testing.T, v v1alpha1.Verb) {
 		types = []string{v1alpha1.PatchMerge, v1alpha1.PatchJSON}
 	}
 	for _, pt := range types {
-		w := &reports.Write{Verb: v.Name, PatchType: pt, Body: "{spec: {a: 1}}"}
+		w := &results.Write{Verb: v.Name, PatchType: pt, Body: "{spec: {a: 1}}"}
 		if pt == v1alpha1.PatchJSON {
 			w.Body = "[{op: replace, path: /spec/a, value: 1}]"
 		}
@@ -117,11 +118,11 @@ func lints(t *testing.T, steps, want string) {
 // a group.
 func checkRendered(t *testing.T, v v1alpha1.Verb) {
 	t.Helper()
-	st := reports.Step{Name: "s", Kind: v.Name, Failure: "failed on purpose"}
+	st := results.Step{Name: "s", Kind: v.Name, Failure: "failed on purpose"}
 	if !v.Group {
-		st.Writes = []reports.Write{{Actor: "a", FieldManager: "m", Verb: v.Name, Target: "TrainJob ns/llm", Status: v.Status}}
+		st.Writes = []results.Write{{Actor: "a", FieldManager: "m", Verb: v.Name, Target: "TrainJob ns/llm", Status: v.Status}}
 	}
-	run := &reports.Run{Scenarios: []reports.Scenario{{Name: "x", File: "x.yaml", Steps: []reports.Step{st}, Failure: "failed"}}}
+	run := &results.Run{Scenarios: []results.Scenario{{Name: "x", File: "x.yaml", Steps: []results.Step{st}, Failure: "failed"}}}
 	var html, junit bytes.Buffer
 	if err := reports.WriteHTML(&html, run); err != nil {
 		t.Fatal(err)

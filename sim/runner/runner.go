@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/fakegpu"
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/scenario"
@@ -70,10 +70,10 @@ type Runner struct {
 	// scenario asks for.
 	Seed *uint64
 	// OnStep, when set, is called after every step, one call at a time.
-	OnStep func(sc *reports.Scenario, st *reports.Step)
+	OnStep func(sc *results.Scenario, st *results.Step)
 	// OnScenario, when set, is called as each scenario finishes, one call
 	// at a time.
-	OnScenario func(sc *reports.Scenario)
+	OnScenario func(sc *results.Scenario)
 	// Watches are the informers the scenarios share (StartWatches on
 	// Cluster). Nil: Run starts them for its scenarios, RunPlan for its
 	// one.
@@ -86,7 +86,7 @@ type Runner struct {
 // explores interleavings, see Plans) and returns their results in the order
 // of files. When ctx ends, runs not yet finished are left out and the second
 // result is false.
-func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]reports.Scenario, bool) {
+func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Scenario, bool) {
 	parallel := r.Parallel
 	if parallel <= 0 {
 		parallel = DefaultParallel()
@@ -99,7 +99,7 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]reports.Sce
 			r.Watches = nil
 		}()
 	}
-	results := make([]*reports.Scenario, len(plans))
+	byPlan := make([]*results.Scenario, len(plans))
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	for i, p := range plans {
@@ -119,7 +119,7 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]reports.Sce
 			if ctx.Err() != nil {
 				return // interrupted: not finished
 			}
-			results[i] = &res
+			byPlan[i] = &res
 			if r.OnScenario != nil {
 				r.mu.Lock()
 				r.OnScenario(&res)
@@ -128,8 +128,8 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]reports.Sce
 		}()
 	}
 	wg.Wait()
-	var done []reports.Scenario
-	for _, res := range results {
+	var done []results.Scenario
+	for _, res := range byPlan {
 		if res != nil {
 			done = append(done, *res)
 		}
@@ -139,10 +139,10 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]reports.Sce
 
 // RunPlan runs one scenario, in one order of its interleavings if it
 // explores them, to its end or its first failing step.
-func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
+func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 	f := p.File
 	sc := f.Scenario
-	res = reports.Scenario{
+	res = results.Scenario{
 		Name:        p.Name(),
 		File:        f.Path,
 		Description: sc.Spec.Description,
@@ -150,7 +150,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
 		Started:     time.Now(),
 	}
 	if il := p.Interleaving; il != nil {
-		res.Interleaving = &reports.Interleaving{
+		res.Interleaving = &results.Interleaving{
 			Step:   il.Step,
 			Order:  il.Names,
 			Seed:   il.Seed,
@@ -200,7 +200,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res reports.Scenario) {
 	res.Setup = run.setup
 	if err != nil {
 		res.Failure = "set-up: " + err.Error()
-		res.Steps = append(res.Steps, reports.Step{Name: setUpStep, Kind: "setup", Started: res.Started, Duration: time.Since(res.Started), Failure: err.Error()})
+		res.Steps = append(res.Steps, results.Step{Name: setUpStep, Kind: "setup", Started: res.Started, Duration: time.Since(res.Started), Failure: err.Error()})
 		return res
 	}
 	res.Passed = true
@@ -250,11 +250,11 @@ type scenarioRun struct {
 	actors       map[string]*actor         // by actor name, "" for the admin
 	watches      *Watches
 	watch        *watcher          // the namespace's share of watches, from set-up on
-	setup        []reports.Write   // the creates of the setup objects
+	setup        []results.Write   // the creates of the setup objects
 	profiles     map[string]string // fakegpu profile by node name, guarded by mu
 	written      map[string]uint64 // by kind: the highest resourceVersion written, guarded by mu
 	unordered    bool              // a write returned a resourceVersion that is not a number, guarded by mu
-	breakdown    reports.Breakdown
+	breakdown    results.Breakdown
 	mu           sync.Mutex
 }
 
@@ -317,7 +317,7 @@ func (s *scenarioRun) cleanup() error {
 
 // timeline stops the watches and puts the scenario's writes and what the
 // watches observed on one timeline.
-func (s *scenarioRun) timeline(setup []reports.Write, steps []reports.Step) *reports.Timeline {
+func (s *scenarioRun) timeline(setup []results.Write, steps []results.Step) *results.Timeline {
 	observed, dropped, problems := s.watch.stop()
 	return buildTimeline(s.sc, setup, steps, observed, dropped, problems)
 }

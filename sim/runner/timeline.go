@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
@@ -81,7 +81,7 @@ var watched = map[string]schema.GroupVersionResource{
 // reactions derives the timeline entries of one observed change of an
 // object of the given kind (old nil: created; obj nil: deleted). At and
 // Step are left to the caller.
-func reactions(kind string, old, obj *unstructured.Unstructured) []reports.TimelineEntry {
+func reactions(kind string, old, obj *unstructured.Unstructured) []results.TimelineEntry {
 	switch kind {
 	case "TrainJob":
 		return trainJobReactions(old, obj)
@@ -121,7 +121,7 @@ func typed[T any](u *unstructured.Unstructured, out **T) bool {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, *out) == nil
 }
 
-func trainJobReactions(old, obj *unstructured.Unstructured) []reports.TimelineEntry {
+func trainJobReactions(old, obj *unstructured.Unstructured) []results.TimelineEntry {
 	if obj == nil {
 		return nil // the writes say who deleted it
 	}
@@ -132,7 +132,7 @@ func trainJobReactions(old, obj *unstructured.Unstructured) []reports.TimelineEn
 			before[t] = c
 		}
 	}
-	var out []reports.TimelineEntry
+	var out []results.TimelineEntry
 	for _, c := range conditions(obj) {
 		t, _ := c["type"].(string)
 		status, _ := c["status"].(string)
@@ -141,9 +141,9 @@ func trainJobReactions(old, obj *unstructured.Unstructured) []reports.TimelineEn
 		if b, ok := before[t]; ok && b["status"] == status && b["reason"] == reason {
 			continue
 		}
-		out = append(out, reports.TimelineEntry{
+		out = append(out, results.TimelineEntry{
 			Lane:    LaneTrainer,
-			Kind:    reports.EntryTrainJobCondition,
+			Kind:    results.EntryTrainJobCondition,
 			Object:  "TrainJob/" + obj.GetName(),
 			Summary: fmt.Sprintf("TrainJob %s: condition %s=%s (%s)", obj.GetName(), t, status, reason),
 			Detail:  message,
@@ -163,16 +163,16 @@ func conditions(u *unstructured.Unstructured) []map[string]any {
 	return out
 }
 
-func jobSetReactions(old, obj *unstructured.Unstructured) []reports.TimelineEntry {
-	e := reports.TimelineEntry{Lane: LaneTrainer}
+func jobSetReactions(old, obj *unstructured.Unstructured) []results.TimelineEntry {
+	e := results.TimelineEntry{Lane: LaneTrainer}
 	switch {
 	case obj == nil:
-		e.Kind, e.Object = reports.EntryJobSetDeleted, "JobSet/"+old.GetName()
+		e.Kind, e.Object = results.EntryJobSetDeleted, "JobSet/"+old.GetName()
 		e.Summary = fmt.Sprintf("JobSet %s deleted", old.GetName())
-		return []reports.TimelineEntry{e}
+		return []results.TimelineEntry{e}
 	case old == nil:
 		suspend, _, _ := unstructured.NestedBool(obj.Object, "spec", "suspend")
-		e.Kind, e.Object = reports.EntryJobSetCreated, "JobSet/"+obj.GetName()
+		e.Kind, e.Object = results.EntryJobSetCreated, "JobSet/"+obj.GetName()
 		e.Summary = fmt.Sprintf("JobSet %s created (suspend: %t)", obj.GetName(), suspend)
 		var jobs []string
 		list, _, _ := unstructured.NestedSlice(obj.Object, "spec", "replicatedJobs")
@@ -185,23 +185,23 @@ func jobSetReactions(old, obj *unstructured.Unstructured) []reports.TimelineEntr
 			jobs = append(jobs, fmt.Sprintf("%v x%d", m["name"], replicas))
 		}
 		e.Detail = "replicatedJobs: " + strings.Join(jobs, ", ")
-		return []reports.TimelineEntry{e}
+		return []results.TimelineEntry{e}
 	}
 	e.Object = "JobSet/" + obj.GetName()
 	was, _, _ := unstructured.NestedBool(old.Object, "spec", "suspend")
 	is, _, _ := unstructured.NestedBool(obj.Object, "spec", "suspend")
 	switch {
 	case was != is && is:
-		e.Kind, e.Summary = reports.EntryJobSetSuspended, fmt.Sprintf("JobSet %s suspended", obj.GetName())
+		e.Kind, e.Summary = results.EntryJobSetSuspended, fmt.Sprintf("JobSet %s suspended", obj.GetName())
 	case was != is:
-		e.Kind, e.Summary = reports.EntryJobSetResumed, fmt.Sprintf("JobSet %s resumed", obj.GetName())
+		e.Kind, e.Summary = results.EntryJobSetResumed, fmt.Sprintf("JobSet %s resumed", obj.GetName())
 	case obj.GetGeneration() != old.GetGeneration():
-		e.Kind, e.Summary = reports.EntryJobSetChanged, fmt.Sprintf("JobSet %s spec changed (generation %d)", obj.GetName(), obj.GetGeneration())
+		e.Kind, e.Summary = results.EntryJobSetChanged, fmt.Sprintf("JobSet %s spec changed (generation %d)", obj.GetName(), obj.GetGeneration())
 	default:
 		return nil
 	}
 	e.Detail = specChanges(old, obj)
-	return []reports.TimelineEntry{e}
+	return []results.TimelineEntry{e}
 }
 
 // specChanges lists what changed between two specs, one line per field,
@@ -229,21 +229,21 @@ func orAbsent(s string) string {
 	return s
 }
 
-func jobReactions(old, job *batchv1.Job) []reports.TimelineEntry {
+func jobReactions(old, job *batchv1.Job) []results.TimelineEntry {
 	suspended := func(j *batchv1.Job) bool { return j.Spec.Suspend != nil && *j.Spec.Suspend }
 	switch {
 	case job == nil:
-		return []reports.TimelineEntry{{Lane: LaneJobSet, Kind: reports.EntryJobDeleted, Object: "Job/" + old.Name, Summary: fmt.Sprintf("Job %s deleted", old.Name)}}
+		return []results.TimelineEntry{{Lane: LaneJobSet, Kind: results.EntryJobDeleted, Object: "Job/" + old.Name, Summary: fmt.Sprintf("Job %s deleted", old.Name)}}
 	case old == nil:
-		return []reports.TimelineEntry{{Lane: LaneJobSet, Kind: reports.EntryJobCreated, Object: "Job/" + job.Name,
+		return []results.TimelineEntry{{Lane: LaneJobSet, Kind: results.EntryJobCreated, Object: "Job/" + job.Name,
 			Summary: fmt.Sprintf("Job %s created (suspend: %t)", job.Name, suspended(job)),
 			Detail:  fmt.Sprintf("parallelism %d, completions %d", deref(job.Spec.Parallelism), deref(job.Spec.Completions))}}
 	}
-	var out []reports.TimelineEntry
+	var out []results.TimelineEntry
 	if suspended(old) != suspended(job) {
-		e := reports.TimelineEntry{Lane: LaneJobSet, Kind: reports.EntryJobResumed, Object: "Job/" + job.Name, Summary: fmt.Sprintf("Job %s resumed", job.Name)}
+		e := results.TimelineEntry{Lane: LaneJobSet, Kind: results.EntryJobResumed, Object: "Job/" + job.Name, Summary: fmt.Sprintf("Job %s resumed", job.Name)}
 		if suspended(job) {
-			e.Kind, e.Summary = reports.EntryJobSuspended, fmt.Sprintf("Job %s suspended", job.Name)
+			e.Kind, e.Summary = results.EntryJobSuspended, fmt.Sprintf("Job %s suspended", job.Name)
 		}
 		out = append(out, e)
 	}
@@ -251,7 +251,7 @@ func jobReactions(old, job *batchv1.Job) []reports.TimelineEntry {
 		if c.Type != batchv1.JobComplete && c.Type != batchv1.JobFailed || c.Status != corev1.ConditionTrue || hasJobCondition(old, c.Type) {
 			continue
 		}
-		out = append(out, reports.TimelineEntry{Lane: LaneJobController, Kind: reports.EntryJobCondition, Object: "Job/" + job.Name,
+		out = append(out, results.TimelineEntry{Lane: LaneJobController, Kind: results.EntryJobCondition, Object: "Job/" + job.Name,
 			Summary: fmt.Sprintf("Job %s %s (%s)", job.Name, c.Type, c.Reason), Detail: c.Message})
 	}
 	return out
@@ -273,14 +273,14 @@ func deref(p *int32) int32 {
 	return *p
 }
 
-func podReactions(old, pod *corev1.Pod) []reports.TimelineEntry {
+func podReactions(old, pod *corev1.Pod) []results.TimelineEntry {
 	if pod == nil {
-		return []reports.TimelineEntry{{Lane: LaneJobController, Kind: reports.EntryPodDeleted, Object: "Pod/" + old.Name, Summary: fmt.Sprintf("Pod %s deleted", old.Name)}}
+		return []results.TimelineEntry{{Lane: LaneJobController, Kind: results.EntryPodDeleted, Object: "Pod/" + old.Name, Summary: fmt.Sprintf("Pod %s deleted", old.Name)}}
 	}
 	object := "Pod/" + pod.Name
-	var out []reports.TimelineEntry
+	var out []results.TimelineEntry
 	if old == nil {
-		e := reports.TimelineEntry{Lane: LaneJobController, Kind: reports.EntryPodCreated, Object: object, Summary: fmt.Sprintf("Pod %s created", pod.Name)}
+		e := results.TimelineEntry{Lane: LaneJobController, Kind: results.EntryPodCreated, Object: object, Summary: fmt.Sprintf("Pod %s created", pod.Name)}
 		if owner := metaOwner(pod.OwnerReferences); owner != "" {
 			e.Detail = "owner: " + owner
 		}
@@ -288,17 +288,17 @@ func podReactions(old, pod *corev1.Pod) []reports.TimelineEntry {
 		old = &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}
 	}
 	if old.Spec.NodeName == "" && pod.Spec.NodeName != "" {
-		out = append(out, reports.TimelineEntry{Lane: LaneScheduler, Kind: reports.EntryPodBound, Object: object,
+		out = append(out, results.TimelineEntry{Lane: LaneScheduler, Kind: results.EntryPodBound, Object: object,
 			Summary: fmt.Sprintf("Pod %s bound to node %s", pod.Name, pod.Spec.NodeName)})
 	}
 	if c := podScheduled(pod); c != nil && c.Status == corev1.ConditionFalse {
 		if o := podScheduled(old); o == nil || o.Status != corev1.ConditionFalse || o.Reason != c.Reason {
-			out = append(out, reports.TimelineEntry{Lane: LaneScheduler, Kind: reports.EntryPodUnschedulable, Object: object,
+			out = append(out, results.TimelineEntry{Lane: LaneScheduler, Kind: results.EntryPodUnschedulable, Object: object,
 				Summary: fmt.Sprintf("Pod %s not scheduled: %s", pod.Name, c.Reason), Detail: c.Message})
 		}
 	}
 	if pod.Status.Phase != old.Status.Phase && pod.Status.Phase != "" {
-		out = append(out, reports.TimelineEntry{Lane: LaneKWOK, Kind: reports.EntryPodPhase, Object: object,
+		out = append(out, results.TimelineEntry{Lane: LaneKWOK, Kind: results.EntryPodPhase, Object: object,
 			Summary: fmt.Sprintf("Pod %s %s", pod.Name, pod.Status.Phase)})
 	}
 	return out
@@ -322,7 +322,7 @@ func metaOwner(refs []metav1.OwnerReference) string {
 	return ""
 }
 
-func eventReactions(ev *corev1.Event) []reports.TimelineEntry {
+func eventReactions(ev *corev1.Event) []results.TimelineEntry {
 	source := ev.ReportingController
 	if source == "" {
 		source = ev.Source.Component
@@ -338,12 +338,12 @@ func eventReactions(ev *corev1.Event) []reports.TimelineEntry {
 	default:
 		lane = source
 	}
-	kind := reports.EntryEvent
+	kind := results.EntryEvent
 	if ev.Type == corev1.EventTypeWarning {
-		kind = reports.EntryWarningEvent
+		kind = results.EntryWarningEvent
 	}
 	object := ev.InvolvedObject.Kind + "/" + ev.InvolvedObject.Name
-	return []reports.TimelineEntry{{
+	return []results.TimelineEntry{{
 		Lane:    lane,
 		Kind:    kind,
 		Object:  object,
@@ -352,34 +352,34 @@ func eventReactions(ev *corev1.Event) []reports.TimelineEntry {
 	}}
 }
 
-func podGroupReactions(old, obj *unstructured.Unstructured) []reports.TimelineEntry {
+func podGroupReactions(old, obj *unstructured.Unstructured) []results.TimelineEntry {
 	if obj == nil {
 		return nil
 	}
 	phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
 	if old == nil {
-		return []reports.TimelineEntry{{Lane: LaneTrainer, Kind: reports.EntryPodGroupCreated, Object: "PodGroup/" + obj.GetName(), Summary: fmt.Sprintf("PodGroup %s created", obj.GetName())}}
+		return []results.TimelineEntry{{Lane: LaneTrainer, Kind: results.EntryPodGroupCreated, Object: "PodGroup/" + obj.GetName(), Summary: fmt.Sprintf("PodGroup %s created", obj.GetName())}}
 	}
 	if was, _, _ := unstructured.NestedString(old.Object, "status", "phase"); was == phase || phase == "" {
 		return nil
 	}
-	return []reports.TimelineEntry{{Lane: LaneScheduler, Kind: reports.EntryPodGroupPhase, Object: "PodGroup/" + obj.GetName(), Summary: fmt.Sprintf("PodGroup %s %s", obj.GetName(), phase)}}
+	return []results.TimelineEntry{{Lane: LaneScheduler, Kind: results.EntryPodGroupPhase, Object: "PodGroup/" + obj.GetName(), Summary: fmt.Sprintf("PodGroup %s %s", obj.GetName(), phase)}}
 }
 
 // buildTimeline puts the scenario's writes and the observed reactions on
 // one timeline, in the order of their times, and orders the lanes.
-func buildTimeline(sc *v1alpha1.Scenario, setup []reports.Write, steps []reports.Step, observed []reports.TimelineEntry, dropped int, problems []string) *reports.Timeline {
-	tl := &reports.Timeline{Entries: []reports.TimelineEntry{}, Truncated: dropped > 0, Dropped: dropped, Problems: problems}
+func buildTimeline(sc *v1alpha1.Scenario, setup []results.Write, steps []results.Step, observed []results.TimelineEntry, dropped int, problems []string) *results.Timeline {
+	tl := &results.Timeline{Entries: []results.TimelineEntry{}, Truncated: dropped > 0, Dropped: dropped, Problems: problems}
 	for k := range setup {
-		tl.Entries = append(tl.Entries, writeEntry(&setup[k], setUpStep, &reports.WriteRef{Index: k, Setup: true}))
+		tl.Entries = append(tl.Entries, writeEntry(&setup[k], setUpStep, &results.WriteRef{Index: k, Setup: true}))
 	}
 	for i := range steps {
 		for k := range steps[i].Writes {
-			tl.Entries = append(tl.Entries, writeEntry(&steps[i].Writes[k], steps[i].Name, &reports.WriteRef{Step: i, Index: k}))
+			tl.Entries = append(tl.Entries, writeEntry(&steps[i].Writes[k], steps[i].Name, &results.WriteRef{Step: i, Index: k}))
 		}
 	}
 	tl.Entries = append(tl.Entries, observed...)
-	slices.SortStableFunc(tl.Entries, func(a, b reports.TimelineEntry) int { return a.At.Compare(b.At) })
+	slices.SortStableFunc(tl.Entries, func(a, b results.TimelineEntry) int { return a.At.Compare(b.At) })
 
 	seen := map[string]bool{}
 	lane := func(name string) {
@@ -392,7 +392,7 @@ func buildTimeline(sc *v1alpha1.Scenario, setup []reports.Write, steps []reports
 		lane(a.Name)
 	}
 	for _, e := range tl.Entries {
-		if e.Kind == reports.EntryWrite {
+		if e.Kind == results.EntryWrite {
 			lane(e.Lane)
 		}
 	}
@@ -407,7 +407,7 @@ func buildTimeline(sc *v1alpha1.Scenario, setup []reports.Write, steps []reports
 
 // writeEntry is the timeline entry of the write w of the named step, which
 // ref locates in the scenario.
-func writeEntry(w *reports.Write, step string, ref *reports.WriteRef) reports.TimelineEntry {
+func writeEntry(w *results.Write, step string, ref *results.WriteRef) results.TimelineEntry {
 	verb := w.Verb
 	if w.PatchType != "" && w.PatchType != w.Verb {
 		verb += " (" + w.PatchType + ")"
@@ -444,11 +444,11 @@ func writeEntry(w *reports.Write, step string, ref *reports.WriteRef) reports.Ti
 	if lane == "" {
 		lane = LaneAdmin
 	}
-	return reports.TimelineEntry{
+	return results.TimelineEntry{
 		At:       w.Started,
 		Duration: w.Duration,
 		Lane:     lane,
-		Kind:     reports.EntryWrite,
+		Kind:     results.EntryWrite,
 		Object:   w.Target,
 		Summary:  fmt.Sprintf("%s %s: %s", verb, w.Target, status),
 		Detail:   strings.Join(lines, "\n"),
@@ -459,11 +459,11 @@ func writeEntry(w *reports.Write, step string, ref *reports.WriteRef) reports.Ti
 }
 
 // mutationLine renders one FieldChange: "path: added "x"".
-func mutationLine(c reports.FieldChange) string {
+func mutationLine(c results.FieldChange) string {
 	switch c.Kind {
-	case reports.FieldAdded:
+	case results.FieldAdded:
 		return fmt.Sprintf("%s: added %s", c.Path, c.Stored)
-	case reports.FieldRemoved:
+	case results.FieldRemoved:
 		return fmt.Sprintf("%s: removed (sent %s)", c.Path, c.Sent)
 	default:
 		return fmt.Sprintf("%s: %s → %s", c.Path, c.Sent, c.Stored)

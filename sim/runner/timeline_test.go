@@ -11,7 +11,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
@@ -67,68 +67,68 @@ spec:
 	)
 	for _, tc := range []struct {
 		name, kind, old, obj string
-		want                 []reports.TimelineEntry
+		want                 []results.TimelineEntry
 	}{
 		{
 			name: "JobSet created", kind: "JobSet", obj: jobSet,
-			want: []reports.TimelineEntry{{Lane: "trainer", Kind: "jobset-created", Object: "JobSet/llm", Summary: "JobSet llm created (suspend: true)", Detail: "replicatedJobs: node x1, dataset-initializer x1"}},
+			want: []results.TimelineEntry{{Lane: "trainer", Kind: "jobset-created", Object: "JobSet/llm", Summary: "JobSet llm created (suspend: true)", Detail: "replicatedJobs: node x1, dataset-initializer x1"}},
 		},
 		{
 			name: "JobSet resumed", kind: "JobSet", old: jobSet, obj: jobSetResumed,
-			want: []reports.TimelineEntry{{Lane: "trainer", Kind: "jobset-resumed", Object: "JobSet/llm", Summary: "JobSet llm resumed", Detail: "spec.suspend: true → false"}},
+			want: []results.TimelineEntry{{Lane: "trainer", Kind: "jobset-resumed", Object: "JobSet/llm", Summary: "JobSet llm resumed", Detail: "spec.suspend: true → false"}},
 		},
 		{
 			name: "JobSet suspended", kind: "JobSet", old: jobSetResumed, obj: jobSet,
-			want: []reports.TimelineEntry{{Lane: "trainer", Kind: "jobset-suspended", Object: "JobSet/llm", Summary: "JobSet llm suspended", Detail: "spec.suspend: false → true"}},
+			want: []results.TimelineEntry{{Lane: "trainer", Kind: "jobset-suspended", Object: "JobSet/llm", Summary: "JobSet llm suspended", Detail: "spec.suspend: false → true"}},
 		},
 		{
 			name: "JobSet spec changed", kind: "JobSet", old: jobSetResumed, obj: jobSetTolerations,
-			want: []reports.TimelineEntry{{Lane: "trainer", Kind: "jobset-changed", Object: "JobSet/llm", Summary: "JobSet llm spec changed (generation 3)",
+			want: []results.TimelineEntry{{Lane: "trainer", Kind: "jobset-changed", Object: "JobSet/llm", Summary: "JobSet llm spec changed (generation 3)",
 				Detail: `spec.replicatedJobs[name=node].tolerations: (absent) → [{"key":"gpu"}]`}},
 		},
 		{name: "JobSet status only", kind: "JobSet", old: jobSetResumed, obj: jobSetResumed},
 		{
 			name: "JobSet deleted", kind: "JobSet", old: jobSet,
-			want: []reports.TimelineEntry{{Lane: "trainer", Kind: "jobset-deleted", Object: "JobSet/llm", Summary: "JobSet llm deleted"}},
+			want: []results.TimelineEntry{{Lane: "trainer", Kind: "jobset-deleted", Object: "JobSet/llm", Summary: "JobSet llm deleted"}},
 		},
 		{
 			name: "TrainJob condition", kind: "TrainJob", obj: suspendedTJ,
-			want: []reports.TimelineEntry{{Lane: "trainer", Kind: "trainjob-condition", Object: "TrainJob/llm", Summary: "TrainJob llm: condition Suspended=True (Suspended)", Detail: "TrainJob is suspended"}},
+			want: []results.TimelineEntry{{Lane: "trainer", Kind: "trainjob-condition", Object: "TrainJob/llm", Summary: "TrainJob llm: condition Suspended=True (Suspended)", Detail: "TrainJob is suspended"}},
 		},
 		{name: "TrainJob condition message only", kind: "TrainJob", old: suspendedTJ, obj: suspendedTJ2},
 		{
 			name: "TrainJob condition flips", kind: "TrainJob", old: suspendedTJ, obj: resumedTJ,
-			want: []reports.TimelineEntry{{Lane: "trainer", Kind: "trainjob-condition", Object: "TrainJob/llm", Summary: "TrainJob llm: condition Suspended=False (Resumed)", Detail: "TrainJob is resumed"}},
+			want: []results.TimelineEntry{{Lane: "trainer", Kind: "trainjob-condition", Object: "TrainJob/llm", Summary: "TrainJob llm: condition Suspended=False (Resumed)", Detail: "TrainJob is resumed"}},
 		},
 		{name: "TrainJob deleted", kind: "TrainJob", old: suspendedTJ},
 		{
 			name: "Job created", kind: "Job", obj: suspendedJob,
-			want: []reports.TimelineEntry{{Lane: "jobset", Kind: "job-created", Object: "Job/llm-node-0", Summary: "Job llm-node-0 created (suspend: true)", Detail: "parallelism 2, completions 2"}},
+			want: []results.TimelineEntry{{Lane: "jobset", Kind: "job-created", Object: "Job/llm-node-0", Summary: "Job llm-node-0 created (suspend: true)", Detail: "parallelism 2, completions 2"}},
 		},
 		{
 			name: "Job resumed", kind: "Job", old: suspendedJob, obj: runningJob,
-			want: []reports.TimelineEntry{{Lane: "jobset", Kind: "job-resumed", Object: "Job/llm-node-0", Summary: "Job llm-node-0 resumed"}},
+			want: []results.TimelineEntry{{Lane: "jobset", Kind: "job-resumed", Object: "Job/llm-node-0", Summary: "Job llm-node-0 resumed"}},
 		},
 		{
 			name: "Job suspended", kind: "Job", old: runningJob, obj: suspendedJob,
-			want: []reports.TimelineEntry{{Lane: "jobset", Kind: "job-suspended", Object: "Job/llm-node-0", Summary: "Job llm-node-0 suspended"}},
+			want: []results.TimelineEntry{{Lane: "jobset", Kind: "job-suspended", Object: "Job/llm-node-0", Summary: "Job llm-node-0 suspended"}},
 		},
 		{
 			name: "Job complete", kind: "Job", old: runningJob, obj: completeJob,
-			want: []reports.TimelineEntry{{Lane: "job-controller", Kind: "job-condition", Object: "Job/llm-node-0", Summary: "Job llm-node-0 Complete (CompletionsReached)", Detail: "Reached expected number of succeeded pods"}},
+			want: []results.TimelineEntry{{Lane: "job-controller", Kind: "job-condition", Object: "Job/llm-node-0", Summary: "Job llm-node-0 Complete (CompletionsReached)", Detail: "Reached expected number of succeeded pods"}},
 		},
 		{name: "Job complete again", kind: "Job", old: completeJob, obj: completeJob},
 		{
 			name: "Job deleted", kind: "Job", old: runningJob,
-			want: []reports.TimelineEntry{{Lane: "jobset", Kind: "job-deleted", Object: "Job/llm-node-0", Summary: "Job llm-node-0 deleted"}},
+			want: []results.TimelineEntry{{Lane: "jobset", Kind: "job-deleted", Object: "Job/llm-node-0", Summary: "Job llm-node-0 deleted"}},
 		},
 		{
 			name: "Pod created", kind: "Pod", obj: pendingPod,
-			want: []reports.TimelineEntry{{Lane: "job-controller", Kind: "pod-created", Object: "Pod/p", Summary: "Pod p created", Detail: "owner: Job/llm-node-0"}},
+			want: []results.TimelineEntry{{Lane: "job-controller", Kind: "pod-created", Object: "Pod/p", Summary: "Pod p created", Detail: "owner: Job/llm-node-0"}},
 		},
 		{
 			name: "Pod seen already bound and running", kind: "Pod", obj: runningPod,
-			want: []reports.TimelineEntry{
+			want: []results.TimelineEntry{
 				{Lane: "job-controller", Kind: "pod-created", Object: "Pod/p", Summary: "Pod p created"},
 				{Lane: "scheduler", Kind: "pod-bound", Object: "Pod/p", Summary: "Pod p bound to node n1"},
 				{Lane: "kwok", Kind: "pod-phase", Object: "Pod/p", Summary: "Pod p Running"},
@@ -136,37 +136,37 @@ spec:
 		},
 		{
 			name: "Pod bound", kind: "Pod", old: pendingPod, obj: boundPod,
-			want: []reports.TimelineEntry{{Lane: "scheduler", Kind: "pod-bound", Object: "Pod/p", Summary: "Pod p bound to node n1"}},
+			want: []results.TimelineEntry{{Lane: "scheduler", Kind: "pod-bound", Object: "Pod/p", Summary: "Pod p bound to node n1"}},
 		},
 		{
 			name: "Pod running", kind: "Pod", old: boundPod, obj: runningPod,
-			want: []reports.TimelineEntry{{Lane: "kwok", Kind: "pod-phase", Object: "Pod/p", Summary: "Pod p Running"}},
+			want: []results.TimelineEntry{{Lane: "kwok", Kind: "pod-phase", Object: "Pod/p", Summary: "Pod p Running"}},
 		},
 		{
 			name: "Pod unschedulable", kind: "Pod", old: pendingPod, obj: unschedPod,
-			want: []reports.TimelineEntry{{Lane: "scheduler", Kind: "pod-unschedulable", Object: "Pod/p", Summary: "Pod p not scheduled: Unschedulable", Detail: "0/3 nodes are available"}},
+			want: []results.TimelineEntry{{Lane: "scheduler", Kind: "pod-unschedulable", Object: "Pod/p", Summary: "Pod p not scheduled: Unschedulable", Detail: "0/3 nodes are available"}},
 		},
 		{name: "Pod still unschedulable, another message", kind: "Pod", old: unschedPod, obj: unschedPod2},
 		{
 			name: "Pod deleted", kind: "Pod", old: runningPod,
-			want: []reports.TimelineEntry{{Lane: "job-controller", Kind: "pod-deleted", Object: "Pod/p", Summary: "Pod p deleted"}},
+			want: []results.TimelineEntry{{Lane: "job-controller", Kind: "pod-deleted", Object: "Pod/p", Summary: "Pod p deleted"}},
 		},
 		{
 			name: "event of the scheduler", kind: "Event",
 			obj: `{metadata: {name: e}, type: Normal, reason: Scheduled, message: "Successfully assigned ns/p to n1", reportingComponent: default-scheduler, involvedObject: {kind: Pod, name: p}}`,
-			want: []reports.TimelineEntry{{Lane: "scheduler", Kind: "event", Object: "Pod/p", Summary: "event Scheduled on Pod/p: Successfully assigned ns/p to n1",
+			want: []results.TimelineEntry{{Lane: "scheduler", Kind: "event", Object: "Pod/p", Summary: "event Scheduled on Pod/p: Successfully assigned ns/p to n1",
 				Detail: "Normal event from default-scheduler\nSuccessfully assigned ns/p to n1"}},
 		},
 		{
 			name: "warning event of the trainer", kind: "Event",
 			obj: `{metadata: {name: e}, type: Warning, reason: Failed, message: "line one\nline two", source: {component: trainer-trainjob-controller}, involvedObject: {kind: TrainJob, name: llm}}`,
-			want: []reports.TimelineEntry{{Lane: "trainer", Kind: "warning-event", Object: "TrainJob/llm", Summary: "event Failed on TrainJob/llm: line one",
+			want: []results.TimelineEntry{{Lane: "trainer", Kind: "warning-event", Object: "TrainJob/llm", Summary: "event Failed on TrainJob/llm: line one",
 				Detail: "Warning event from trainer-trainjob-controller\nline one\nline two"}},
 		},
 		{
 			name: "event of another component", kind: "Event",
 			obj:  `{metadata: {name: e}, type: Normal, reason: X, message: m, source: {component: taint-eviction-controller}, involvedObject: {kind: Pod, name: p}}`,
-			want: []reports.TimelineEntry{{Lane: "taint-eviction-controller", Kind: "event", Object: "Pod/p", Summary: "event X on Pod/p: m", Detail: "Normal event from taint-eviction-controller\nm"}},
+			want: []results.TimelineEntry{{Lane: "taint-eviction-controller", Kind: "event", Object: "Pod/p", Summary: "event X on Pod/p: m", Detail: "Normal event from taint-eviction-controller\nm"}},
 		},
 		{
 			name: "event counted again", kind: "Event",
@@ -174,11 +174,11 @@ spec:
 		},
 		{
 			name: "PodGroup created", kind: "PodGroup", obj: `{metadata: {name: llm}}`,
-			want: []reports.TimelineEntry{{Lane: "trainer", Kind: "podgroup-created", Object: "PodGroup/llm", Summary: "PodGroup llm created"}},
+			want: []results.TimelineEntry{{Lane: "trainer", Kind: "podgroup-created", Object: "PodGroup/llm", Summary: "PodGroup llm created"}},
 		},
 		{
 			name: "PodGroup phase", kind: "PodGroup", old: `{metadata: {name: llm}, status: {phase: Pending}}`, obj: `{metadata: {name: llm}, status: {phase: Running}}`,
-			want: []reports.TimelineEntry{{Lane: "scheduler", Kind: "podgroup-phase", Object: "PodGroup/llm", Summary: "PodGroup llm Running"}},
+			want: []results.TimelineEntry{{Lane: "scheduler", Kind: "podgroup-phase", Object: "PodGroup/llm", Summary: "PodGroup llm Running"}},
 		},
 		{name: "unknown kind", kind: "ConfigMap", obj: `{metadata: {name: x}}`},
 	} {
@@ -195,46 +195,46 @@ func TestBuildTimeline(t *testing.T) {
 	t0 := time.Date(2026, time.March, 14, 9, 26, 53, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	sc := &v1alpha1.Scenario{Spec: v1alpha1.ScenarioSpec{Actors: []v1alpha1.Actor{{Name: "sdk"}, {Name: "kueue"}, {Name: "idle"}}}}
-	steps := []reports.Step{
-		{Name: "create", Writes: []reports.Write{{
+	steps := []results.Step{
+		{Name: "create", Writes: []results.Write{{
 			Actor: "admin", FieldManager: "simctl", Verb: "create", Target: "TrainJob ns/llm", Started: at(10), Duration: 12 * time.Millisecond,
 			ResourceVersionAfter: "5", Status: 201, Expected: true,
 			Warnings:  []string{`unknown field "spec.suspended"`},
-			Mutations: []reports.FieldChange{{Path: "spec.managedBy", Kind: "added", Stored: `"x"`}},
+			Mutations: []results.FieldChange{{Path: "spec.managedBy", Kind: "added", Stored: `"x"`}},
 		}}},
-		{Name: "race", Writes: []reports.Write{
+		{Name: "race", Writes: []results.Write{
 			{Actor: "kueue", FieldManager: "kueue-admission", Verb: "patch", PatchType: "merge", Target: "TrainJob ns/llm", Started: at(30), Duration: time.Millisecond,
 				ResourceVersionBefore: "5", ResourceVersionAfter: "6", Status: 200, Expected: true},
 			{Actor: "sdk", FieldManager: "kubeflow-sdk", Verb: "update", Target: "TrainJob ns/llm", Started: at(29), Duration: time.Millisecond,
 				ResourceVersionBefore: "5", Status: 409, Reason: "Conflict", Message: "the object has been modified", Expected: false},
 		}},
 	}
-	observed := []reports.TimelineEntry{
+	observed := []results.TimelineEntry{
 		{At: at(20), Lane: "trainer", Kind: "jobset-created", Summary: "JobSet llm created", Step: "create"},
 		{At: at(40), Lane: "taint-eviction-controller", Kind: "event", Summary: "e", Step: "race"},
 		{At: at(35), Lane: "scheduler", Kind: "pod-bound", Summary: "b", Step: "race"},
 	}
-	setup := []reports.Write{{
+	setup := []results.Write{{
 		Actor: "admin", FieldManager: "simctl", Verb: "create", Target: "TrainingRuntime ns/torch-gpu", Started: at(2), Duration: time.Millisecond,
 		ResourceVersionAfter: "4", Status: 201, Expected: true,
 	}}
 	got := buildTimeline(sc, setup, steps, observed, 3, []string{"failed to list podgroups"})
-	want := &reports.Timeline{
+	want := &results.Timeline{
 		Lanes: []string{"sdk", "kueue", "idle", "admin", "trainer", "jobset", "job-controller", "scheduler", "kwok", "taint-eviction-controller"},
-		Entries: []reports.TimelineEntry{
+		Entries: []results.TimelineEntry{
 			{At: at(2), Duration: time.Millisecond, Lane: "admin", Kind: "write", Object: "TrainingRuntime ns/torch-gpu", Summary: "create TrainingRuntime ns/torch-gpu: 201 Created",
 				Detail: "field manager: simctl\nresourceVersion: (absent) → 4",
-				Step:   "set-up", Status: 201, Write: &reports.WriteRef{Index: 0, Setup: true}},
+				Step:   "set-up", Status: 201, Write: &results.WriteRef{Index: 0, Setup: true}},
 			{At: at(10), Duration: 12 * time.Millisecond, Lane: "admin", Kind: "write", Object: "TrainJob ns/llm", Summary: "create TrainJob ns/llm: 201 Created",
 				Detail: "field manager: simctl\nresourceVersion: (absent) → 5\nwarning: unknown field \"spec.suspended\"\nthe server changed:\n  spec.managedBy: added \"x\"",
-				Step:   "create", Status: 201, Write: &reports.WriteRef{Step: 0, Index: 0}},
+				Step:   "create", Status: 201, Write: &results.WriteRef{Step: 0, Index: 0}},
 			observed[0],
 			{At: at(29), Duration: time.Millisecond, Lane: "sdk", Kind: "write", Object: "TrainJob ns/llm", Summary: "update TrainJob ns/llm: 409 Conflict",
 				Detail: "field manager: kubeflow-sdk\nresourceVersion: 5 → (absent)\nrefused, NOT expected\nmessage: the object has been modified",
-				Step:   "race", Status: 409, Write: &reports.WriteRef{Step: 1, Index: 1}},
+				Step:   "race", Status: 409, Write: &results.WriteRef{Step: 1, Index: 1}},
 			{At: at(30), Duration: time.Millisecond, Lane: "kueue", Kind: "write", Object: "TrainJob ns/llm", Summary: "patch (merge) TrainJob ns/llm: 200 OK",
 				Detail: "field manager: kueue-admission\nresourceVersion: 5 → 6",
-				Step:   "race", Status: 200, Write: &reports.WriteRef{Step: 1, Index: 0}},
+				Step:   "race", Status: 200, Write: &results.WriteRef{Step: 1, Index: 0}},
 			observed[2],
 			observed[1],
 		},
@@ -248,7 +248,7 @@ func TestBuildTimeline(t *testing.T) {
 
 	// Without any entry the timeline still has its lanes and an empty list.
 	empty := buildTimeline(&v1alpha1.Scenario{}, nil, nil, nil, 0, nil)
-	if diff := cmp.Diff(&reports.Timeline{Lanes: controllerLanes, Entries: []reports.TimelineEntry{}}, empty); diff != "" {
+	if diff := cmp.Diff(&results.Timeline{Lanes: controllerLanes, Entries: []results.TimelineEntry{}}, empty); diff != "" {
 		t.Errorf("empty timeline mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -271,11 +271,11 @@ func TestWatcherCapAndStop(t *testing.T) {
 		t.Fatalf("got %d entries, %d dropped, problems %v; want %d, 5, none", len(entries), dropped, problems, MaxTimelineReactions)
 	}
 	first, last := entries[0], entries[len(entries)-1]
-	want := []reports.TimelineEntry{
+	want := []results.TimelineEntry{
 		{At: time.Date(2026, time.March, 14, 9, 26, 53, 0, time.UTC), Lane: "job-controller", Kind: "pod-created", Object: "Pod/p0", Summary: "Pod p0 created", Step: "set-up"},
 		{At: time.Date(2026, time.March, 14, 9, 26, 54, 0, time.UTC), Lane: "job-controller", Kind: "pod-created", Object: "Pod/p1999", Summary: "Pod p1999 created", Step: "second"},
 	}
-	if diff := cmp.Diff(want, []reports.TimelineEntry{first, last}); diff != "" {
+	if diff := cmp.Diff(want, []results.TimelineEntry{first, last}); diff != "" {
 		t.Errorf("first and last entries mismatch (-want +got):\n%s", diff)
 	}
 	if again, _, _ := w.stop(); len(again) != MaxTimelineReactions {

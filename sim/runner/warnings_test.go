@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim/internal/proclog"
 )
 
@@ -95,7 +95,7 @@ func TestConcurrentWritesGetTheirOwnWarnings(t *testing.T) {
 		}}
 		ri := clients[i].Resource(trainJobs).Namespace("ns")
 		preps = append(preps, &prepared{
-			write: reports.Write{Verb: "create"},
+			write: results.Write{Verb: "create"},
 			do: func(ctx context.Context) (*unstructured.Unstructured, error) {
 				return ri.Create(ctx, u, metav1.CreateOptions{})
 			},

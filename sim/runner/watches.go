@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 )
 
 // Watches are the informers of a run: one per watched resource, in every
@@ -197,7 +197,7 @@ type watcher struct {
 
 	mu       sync.Mutex
 	step     string
-	entries  []reports.TimelineEntry
+	entries  []results.TimelineEntry
 	dropped  int
 	problems []string
 	stopped  bool
@@ -297,7 +297,7 @@ func (w *watcher) lastLane(since, until time.Time) string {
 
 // stop ends the watcher and returns what it observed. Nothing is recorded
 // after it.
-func (w *watcher) stop() (entries []reports.TimelineEntry, dropped int, problems []string) {
+func (w *watcher) stop() (entries []results.TimelineEntry, dropped int, problems []string) {
 	if w == nil {
 		return nil, 0, nil
 	}

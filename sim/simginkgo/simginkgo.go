@@ -13,7 +13,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/scenario"
@@ -81,7 +81,7 @@ func Scenarios(paths ...string) bool {
 			steps := len(p.File.Scenario.Spec.Steps)
 			r := &runner.Runner{Cluster: env, Watches: watches}
 			if agree != nil {
-				r.OnStep = func(sc *reports.Scenario, st *reports.Step) {
+				r.OnStep = func(sc *results.Scenario, st *results.Step) {
 					agree.check(ctx, sc.Namespace, !st.Passed || len(sc.Steps) == steps, &v)
 				}
 			}
@@ -111,7 +111,7 @@ func Scenarios(paths ...string) bool {
 
 // Describe renders a failed scenario: the failing step, its writes and its
 // diff.
-func Describe(res *reports.Scenario) string {
+func Describe(res *results.Scenario) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s): %s\n", res.Name, res.File, res.Failure)
 	for _, st := range res.Steps {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 )
 
 // journal writes a report.jsonl into a new directory as a run of three
@@ -21,15 +22,15 @@ func journal(t *testing.T, failSecond, finish bool) string {
 	t.Helper()
 	dir := t.TempDir()
 	started := time.Date(2026, time.March, 14, 9, 26, 53, 0, time.UTC)
-	results := []reports.Scenario{
-		{Name: "alpha", File: "scenarios/alpha.yaml", Namespace: "alpha-1a2b3c", Passed: true, Started: started.Add(10 * time.Second), Duration: 2 * time.Second, Steps: []reports.Step{{Name: "create", Kind: "create", Passed: true}}},
-		{Name: "beta", File: "scenarios/beta.yaml", Namespace: "beta-4d5e6f", Passed: !failSecond, Started: started.Add(10 * time.Second), Duration: 3 * time.Second, Steps: []reports.Step{{Name: "expect", Kind: "expect", Passed: !failSecond}}},
+	scenarios := []results.Scenario{
+		{Name: "alpha", File: "scenarios/alpha.yaml", Namespace: "alpha-1a2b3c", Passed: true, Started: started.Add(10 * time.Second), Duration: 2 * time.Second, Steps: []results.Step{{Name: "create", Kind: "create", Passed: true}}},
+		{Name: "beta", File: "scenarios/beta.yaml", Namespace: "beta-4d5e6f", Passed: !failSecond, Started: started.Add(10 * time.Second), Duration: 3 * time.Second, Steps: []results.Step{{Name: "expect", Kind: "expect", Passed: !failSecond}}},
 	}
 	if failSecond {
-		results[1].Failure = `step "expect": pods: 0 Running, want 2`
+		scenarios[1].Failure = `step "expect": pods: 0 Running, want 2`
 	}
 	start := reports.JournalStart{Started: started, Cluster: "envtest", KubernetesVersion: "v1.36.3", TrainerVersion: "v2.3.0", JobSetVersion: "v0.12.0", Paths: []string{"scenarios/"}}
-	for _, sc := range results {
+	for _, sc := range scenarios {
 		start.Runs = append(start.Runs, reports.PlannedRun{Name: sc.Name, File: sc.File})
 	}
 	if !finish {
@@ -39,26 +40,26 @@ func journal(t *testing.T, failSecond, finish bool) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range results {
-		if err := j.Record(&results[i]); err != nil {
+	for i := range scenarios {
+		if err := j.Record(&scenarios[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if finish {
-		if err := j.Finish(&reports.Run{Started: started, Duration: 14 * time.Second, Cluster: "envtest", KubernetesVersion: "v1.36.3", TrainerVersion: "v2.3.0", JobSetVersion: "v0.12.0", Scenarios: results}); err != nil {
+		if err := j.Finish(&results.Run{Started: started, Duration: 14 * time.Second, Cluster: "envtest", KubernetesVersion: "v1.36.3", TrainerVersion: "v2.3.0", JobSetVersion: "v0.12.0", Scenarios: scenarios}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return dir
 }
 
-func readRun(t *testing.T, dir string) reports.Run {
+func readRun(t *testing.T, dir string) results.Run {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, reports.JSONFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var run reports.Run
+	var run results.Run
 	if err := json.Unmarshal(data, &run); err != nil {
 		t.Fatal(err)
 	}

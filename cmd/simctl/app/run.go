@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/scenario"
@@ -167,7 +168,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		runner.FixturesDir = dir
 	}
 
-	run := &reports.Run{Started: time.Now()}
+	run := &results.Run{Started: time.Now()}
 	plans := runner.Plans(files, f.seedFlag)
 	runs := len(plans)
 	if f.seedFlag != nil && !slices.ContainsFunc(plans, func(p runner.Plan) bool { return p.Interleaving != nil }) {
@@ -218,7 +219,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		ScenarioTimeout: f.timeout,
 		Keep:            f.keep,
 		Seed:            f.seedFlag,
-		OnScenario: func(sc *reports.Scenario) {
+		OnScenario: func(sc *results.Scenario) {
 			if journal != nil {
 				if err := journal.Record(sc); err != nil {
 					fmt.Fprintf(streams.Err, "warning: %v\n", err)
@@ -229,14 +230,14 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		},
 	}
 	if f.verbose {
-		r.OnStep = func(sc *reports.Scenario, st *reports.Step) { printStep(streams.Out, sc, st) }
+		r.OnStep = func(sc *results.Scenario, st *results.Step) { printStep(streams.Out, sc, st) }
 	}
-	results, complete := r.Run(ctx, files)
-	run.Scenarios = results
+	done, complete := r.Run(ctx, files)
+	run.Scenarios = done
 	run.Interrupted = !complete
 	run.Duration = time.Since(run.Started)
 	finished := map[string]bool{}
-	for _, sc := range results {
+	for _, sc := range done {
 		finished[sc.Name] = true
 	}
 	for _, p := range plans {
@@ -245,9 +246,9 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		}
 	}
 
-	summary := resultSummary(results)
+	summary := resultSummary(done)
 	if run.Interrupted {
-		summary += fmt.Sprintf(", %d not finished (interrupted)", runs-len(results))
+		summary += fmt.Sprintf(", %d not finished (interrupted)", runs-len(done))
 	}
 	fmt.Fprintf(streams.Out, "%s in %s\n", summary, run.Duration.Round(100*time.Millisecond))
 	if journal != nil {
@@ -273,9 +274,9 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 }
 
 // resultSummary counts results: "3 passed, 1 failed, 2 skipped".
-func resultSummary(results []reports.Scenario) string {
+func resultSummary(scenarios []results.Scenario) string {
 	passed, skipped := 0, 0
-	for _, sc := range results {
+	for _, sc := range scenarios {
 		switch {
 		case sc.Skipped != "":
 			skipped++
@@ -283,7 +284,7 @@ func resultSummary(results []reports.Scenario) string {
 			passed++
 		}
 	}
-	summary := fmt.Sprintf("%d passed, %d failed", passed, len(results)-passed-skipped)
+	summary := fmt.Sprintf("%d passed, %d failed", passed, len(scenarios)-passed-skipped)
 	if skipped > 0 {
 		summary += fmt.Sprintf(", %d skipped", skipped)
 	}
@@ -292,7 +293,7 @@ func resultSummary(results []reports.Scenario) string {
 
 // printScenario prints a finished scenario; with kept, its namespace too,
 // where its objects stay to be looked at.
-func printScenario(out io.Writer, sc *reports.Scenario, kept bool) {
+func printScenario(out io.Writer, sc *results.Scenario, kept bool) {
 	status := "PASS"
 	switch {
 	case sc.Skipped != "":
@@ -310,7 +311,7 @@ func printScenario(out io.Writer, sc *reports.Scenario, kept bool) {
 	}
 }
 
-func printStep(out io.Writer, sc *reports.Scenario, st *reports.Step) {
+func printStep(out io.Writer, sc *results.Scenario, st *results.Step) {
 	status := "ok  "
 	if !st.Passed {
 		status = "FAIL"

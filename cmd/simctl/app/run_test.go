@@ -9,11 +9,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/trainersim/trainersim/reports"
+	"github.com/trainersim/trainersim/results"
 )
 
 func TestPrintScenario(t *testing.T) {
-	failed := &reports.Scenario{
+	failed := &results.Scenario{
 		Name:      "rmw [order kueue > policy, seed 1]",
 		File:      "scenarios/rmw.yaml",
 		Namespace: "rmw-4f1c2a",
@@ -66,8 +66,8 @@ func TestSeedWithoutInterleavingsWarns(t *testing.T) {
 // TestPrintStepWarnings: with -v, the server's warnings on a write are
 // printed under the write's line, and only there.
 func TestPrintStepWarnings(t *testing.T) {
-	sc := &reports.Scenario{Name: "pruned"}
-	st := &reports.Step{Name: "create", Kind: "concurrently", Passed: true, Duration: 42 * time.Millisecond, Writes: []reports.Write{
+	sc := &results.Scenario{Name: "pruned"}
+	st := &results.Step{Name: "create", Kind: "concurrently", Passed: true, Duration: 42 * time.Millisecond, Writes: []results.Write{
 		{Verb: "create", Target: "TrainJob ns/a", FieldManager: "kubeflow-sdk", Status: 201,
 			Warnings: []string{`unknown field "spec.suspended"`, `unknown field "spec.numNode"`}},
 		{Verb: "create", Target: "TrainJob ns/b", FieldManager: "kueue-admission", Status: 201},

@@ -1,0 +1,29 @@
+package results
+
+import "testing"
+
+func TestPassedAndIncomplete(t *testing.T) {
+	passed := Scenario{Name: "a", Passed: true}
+	failed := Scenario{Name: "b", Failure: "step \"x\": no"}
+	skipped := Scenario{Name: "c", Skipped: "holds on kind only"}
+	for _, tc := range []struct {
+		name       string
+		run        Run
+		passed     bool
+		incomplete string
+	}{
+		{"all passed or skipped", Run{Scenarios: []Scenario{passed, skipped}}, true, ""},
+		{"one failed", Run{Scenarios: []Scenario{passed, failed}}, false, ""},
+		{"interrupted", Run{Interrupted: true, Scenarios: []Scenario{passed}, NotReported: []string{"b", "c"}}, false,
+			"run was interrupted: 1 scenario has results; 2 never reported"},
+		{"killed", Run{Unfinished: true, Scenarios: []Scenario{passed, skipped}, NotReported: []string{"b"}}, false,
+			"run did not finish: 2 scenarios have results; 1 never reported"},
+	} {
+		if got := tc.run.Passed(); got != tc.passed {
+			t.Errorf("%s: Passed() = %v, want %v", tc.name, got, tc.passed)
+		}
+		if got := tc.run.Incomplete(); got != tc.incomplete {
+			t.Errorf("%s: Incomplete() = %q, want %q", tc.name, got, tc.incomplete)
+		}
+	}
+}
