@@ -41,7 +41,6 @@ const (
 	snapshotEtcdDir   = "etcd"
 	snapshotKeyFile   = "key.json"
 	snapshotStaging   = ".staging-"
-	snapshotLastUsed  = "last-used"
 	snapshotDirPrefix = "envtest-"
 )
 

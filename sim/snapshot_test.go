@@ -67,7 +67,6 @@ func TestSnapshotKeyFollowsItsInputs(t *testing.T) {
 		"isolation":  func(in *snapshotInputs) { in.Isolation = "" },
 	} {
 		other := in
-		other.Binaries = in.Binaries
 		change(&other)
 		if other.key() == in.key() {
 			t.Errorf("a change of %s kept the key", name)

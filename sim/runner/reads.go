@@ -102,18 +102,7 @@ func (s *scenarioRun) listPods(ctx context.Context, selector map[string]string, 
 	if cached {
 		if items, ok := s.watches.list("Pod", s.ns); ok {
 			sel := labels.SelectorFromSet(selector)
-			var pods []corev1.Pod
-			for i := range items {
-				if !sel.Matches(labels.Set(items[i].GetLabels())) {
-					continue
-				}
-				var p corev1.Pod
-				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, &p); err != nil {
-					return nil, err
-				}
-				pods = append(pods, p)
-			}
-			return pods, nil
+			return typedItems[corev1.Pod](items, func(u *unstructured.Unstructured) bool { return sel.Matches(labels.Set(u.GetLabels())) })
 		}
 	}
 	var list corev1.PodList
@@ -131,15 +120,7 @@ func (s *scenarioRun) listPods(ctx context.Context, selector map[string]string, 
 func (s *scenarioRun) listEvents(ctx context.Context, cached bool) ([]corev1.Event, error) {
 	if cached {
 		if items, ok := s.watches.list("Event", s.ns); ok {
-			events := make([]corev1.Event, 0, len(items))
-			for i := range items {
-				var ev corev1.Event
-				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, &ev); err != nil {
-					return nil, err
-				}
-				events = append(events, ev)
-			}
-			return events, nil
+			return typedItems[corev1.Event](items, func(*unstructured.Unstructured) bool { return true })
 		}
 	}
 	var list corev1.EventList
@@ -147,6 +128,22 @@ func (s *scenarioRun) listEvents(ctx context.Context, cached bool) ([]corev1.Eve
 		return nil, err
 	}
 	return list.Items, nil
+}
+
+// typedItems converts the items keep selects to T.
+func typedItems[T any](items []unstructured.Unstructured, keep func(*unstructured.Unstructured) bool) ([]T, error) {
+	var out []T
+	for i := range items {
+		if !keep(&items[i]) {
+			continue
+		}
+		var t T
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, &t); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // listTrainJobs is the scenario's TrainJobs, from the watches when cached.
