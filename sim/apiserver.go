@@ -30,6 +30,9 @@ func (e *Environment) startAPIServer(bins map[string]string) error {
 	for flag, values := range apiServerFlags {
 		e.env.ControlPlane.GetAPIServer().Configure().Append(flag, values...)
 	}
+	for _, flag := range apiServerDroppedDefaults {
+		e.env.ControlPlane.GetAPIServer().Configure().Disable(flag)
+	}
 	// Their state lives in the work dir, so that it goes with it.
 	e.env.ControlPlane.GetAPIServer().Path = apiserver
 	e.env.ControlPlane.GetAPIServer().CertDir = filepath.Join(e.WorkDir, "kube-apiserver-certs")

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -61,12 +62,35 @@ type snapshotInputs struct {
 }
 
 // apiServerFlags are the flags the harness adds to envtest's (they shape
-// what the API server stores, hence the key). PodNodeSelector and
-// PodTolerationRestriction let a namespace's annotations add a nodeSelector
-// and tolerations to its Pods: the scenario runner confines each scenario's
-// Pods to its own nodes so.
+// what the API server stores, hence the key). The admission chain is a
+// kubeadm (kind) cluster's: every plugin the API server enables by default,
+// ServiceAccount included (envtest turns it off, see
+// apiServerDroppedDefaults), plus NodeRestriction, which kubeadm adds.
+// PodNodeSelector and PodTolerationRestriction are the harness's own: they
+// let a namespace's annotations add a nodeSelector and tolerations to its
+// Pods, and the scenario runner confines each scenario's Pods to its own
+// nodes so.
 var apiServerFlags = map[string][]string{
-	"enable-admission-plugins": {"PodNodeSelector", "PodTolerationRestriction"},
+	"enable-admission-plugins": {"NodeRestriction", "PodNodeSelector", "PodTolerationRestriction"},
+}
+
+// apiServerDroppedDefaults are envtest's default flags the harness removes:
+// envtest disables the ServiceAccount admission plugin, which every real
+// cluster runs (it refuses a Pod whose ServiceAccount does not exist and
+// mounts the account's token).
+var apiServerDroppedDefaults = []string{"disable-admission-plugins"}
+
+// apiServerFlagKey spells the flags for the snapshot key, in a stable order.
+func apiServerFlagKey() []string {
+	var out []string
+	for flag, values := range apiServerFlags {
+		out = append(out, flag+"="+strings.Join(values, ","))
+	}
+	for _, flag := range apiServerDroppedDefaults {
+		out = append(out, "-"+flag)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // newSnapshotInputs collects the inputs: the binaries by path, size and
@@ -80,9 +104,7 @@ func newSnapshotInputs(bins map[string]string) (snapshotInputs, error) {
 		JobSet:     JobSetVersion,
 		Binaries:   map[string]string{},
 	}
-	for flag, values := range apiServerFlags {
-		in.APIServer = append(in.APIServer, flag+"="+strings.Join(values, ","))
-	}
+	in.APIServer = apiServerFlagKey()
 	for _, name := range []string{binAPIServer, binEtcd} {
 		path, err := filepath.Abs(bins[name])
 		if err != nil {

@@ -280,6 +280,9 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	if err := c.Create(ctx, ns); err != nil {
 		return fmt.Errorf("failed to create namespace %s: %w", s.ns, err)
 	}
+	if err := sim.WaitForDefaultServiceAccount(ctx, c, s.ns); err != nil {
+		return err
+	}
 	var groups []fakegpu.NodeGroup
 	for i, g := range s.sc.Spec.Nodes {
 		var taints []corev1.Taint

@@ -76,6 +76,9 @@ func runSmoke(ctx context.Context, out io.Writer, o sim.ClusterOptions, groups [
 			err = withCode(ExitCluster, fmt.Errorf("failed to delete the smoke namespace and nodes: %w", cleanupErr))
 		}
 	}()
+	if err := sim.WaitForDefaultServiceAccount(ctx, c, ns.Name); err != nil {
+		return withCode(ExitCluster, err)
+	}
 	for i := range groups {
 		groups[i].NamePrefix = ns.Name + "-" + groups[i].Profile
 		groups[i] = env.IsolateNodeGroup(groups[i], ns.Name)
