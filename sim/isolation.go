@@ -18,7 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -192,28 +191,21 @@ func (p isolationPolicy) waitEffective(ctx context.Context, c client.Client, iso
 	defer func() {
 		_ = c.Delete(context.WithoutCancel(ctx), ns)
 	}()
-	var last error
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, isolationProbeTimeout, true, func(ctx context.Context) (bool, error) {
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "isolation-probe"},
-			Spec: corev1.PodSpec{
-				Containers:                   []corev1.Container{{Name: "probe", Image: "trainersim.dev/probe:none"}},
-				AutomountServiceAccountToken: ptr.To(false),
-			},
-		}
-		// A not-yet-created default ServiceAccount refuses the Pod too:
-		// keep asking until the policy is seen applied.
-		if last = c.Create(ctx, pod, client.DryRunAll); last != nil {
-			return false, nil
-		}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "isolation-probe"},
+		Spec: corev1.PodSpec{
+			Containers:                   []corev1.Container{{Name: "probe", Image: "trainersim.dev/probe:none"}},
+			AutomountServiceAccountToken: ptr.To(false),
+		},
+	}
+	err := waitForDryRunPod(ctx, c, pod, isolationProbeTimeout, func(pod *corev1.Pod) error {
 		if pod.Spec.NodeSelector[IsolationKey] != ns.Name {
-			last = fmt.Errorf("a dry-run Pod in %s came back without the node selector %s=%s", ns.Name, IsolationKey, ns.Name)
-			return false, nil
+			return fmt.Errorf("a dry-run Pod in %s came back without the node selector %s=%s", ns.Name, IsolationKey, ns.Name)
 		}
-		return true, nil
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("the isolation policy %s did not take effect within %s: %v", p.name, isolationProbeTimeout, last)
+		return fmt.Errorf("the isolation policy %s did not take effect: %w", p.name, err)
 	}
 	return nil
 }

@@ -80,6 +80,8 @@ var constraints = map[string]map[string]any{
 	"Outcomes.conflicts":         {"minimum": 0},
 	"Outcomes.rejected":          {"minimum": 0},
 	"ExpectError.status":         {"minimum": 100, "maximum": 599},
+	"PodFailure.exitCode":        {"minimum": 1, "maximum": 255},
+	"PodFailure.reason":          {"enum": []string{"Error", "OOMKilled"}},
 	"PodExpectation.count":       {"minimum": 0},
 	"PodExpectation.nodeProfile": {"enum": fakegpu.ProfileNames()},
 	"PodExpectation.phase":       {"enum": []string{string(corev1.PodPending), string(corev1.PodRunning), string(corev1.PodSucceeded), string(corev1.PodFailed)}},

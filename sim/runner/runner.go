@@ -283,6 +283,9 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	if err := sim.WaitForDefaultServiceAccount(ctx, c, s.ns); err != nil {
 		return err
 	}
+	if err := s.lifecycle().Install(ctx, c); err != nil {
+		return err
+	}
 	var groups []fakegpu.NodeGroup
 	for i, g := range s.sc.Spec.Nodes {
 		var taints []corev1.Taint
@@ -315,7 +318,22 @@ func (s *scenarioRun) cleanup() error {
 	if apierrors.IsNotFound(err) {
 		err = nil
 	}
-	return errors.Join(err, s.cluster.RemoveNodes(ctx, s.nodes))
+	return errors.Join(err, s.lifecycle().Uninstall(ctx, s.cluster.Client()), s.cluster.RemoveNodes(ctx, s.nodes))
+}
+
+// lifecycle is the admission policy of the scenario's spec.lifecycle: its
+// rules as the annotations fakegpu's KWOK stages act on.
+func (s *scenarioRun) lifecycle() sim.LifecyclePolicy {
+	p := sim.LifecyclePolicy{Namespace: s.ns}
+	for _, l := range s.sc.Spec.Lifecycle {
+		switch {
+		case l.SucceedAfter != nil:
+			p.Rules = append(p.Rules, sim.SucceedAfter(l.Selector.MatchLabels, l.SucceedAfter.Duration))
+		case l.Fail != nil:
+			p.Rules = append(p.Rules, sim.FailAfter(l.Selector.MatchLabels, l.Fail.After.Duration, l.Fail.ExitCode, l.Fail.Reason))
+		}
+	}
+	return p
 }
 
 // timeline stops the watches and puts the scenario's writes and what the

@@ -19,6 +19,13 @@ const testFixtures = "testdata/fixtures"
 // invalid maps each testdata/invalid-*.yaml to every problem it must
 // produce, in order.
 var invalid = map[string][]string{
+	"invalid-lifecycle.yaml": {
+		"testdata/invalid-lifecycle.yaml:8:5: spec.lifecycle[0].selector.matchLabels: a lifecycle rule must select its Pods by at least one label",
+		"testdata/invalid-lifecycle.yaml:14:5: spec.lifecycle[1].fail: a Pod cannot both succeed and fail: give succeedAfter or fail, not both",
+		"testdata/invalid-lifecycle.yaml:15:17: spec.lifecycle[1].fail.exitCode: must be 1 to 255 (a container that exits 0 succeeded), found 0",
+		`testdata/invalid-lifecycle.yaml:16:15: spec.lifecycle[1].fail.reason: unknown reason "Crashed": must be Error or OOMKilled`,
+		"testdata/invalid-lifecycle.yaml:17:5: spec.lifecycle[2]: must give succeedAfter or fail",
+	},
 	"invalid-interleavings.yaml": {
 		"testdata/invalid-interleavings.yaml:15:17: spec.steps[0].concurrently.interleavings.orders: 3 orders asked, but 2 writes have only 2",
 		"testdata/invalid-interleavings.yaml:17:11: spec.steps[0].concurrently.interleavings.cases[0]: a case needs outcomes or expect",

@@ -33,6 +33,9 @@ var (
 		string(corev1.PodFailed),
 	}
 	jsonPatchOps = []string{"add", "remove", "replace", "move", "copy", "test"}
+	// failureReasons are the reasons a kubelet gives a container that
+	// exited with an error.
+	failureReasons = []string{"Error", "OOMKilled"}
 )
 
 // maxFieldManager is the longest field manager the API server accepts.
@@ -84,6 +87,9 @@ func (v *validator) validate() {
 	for i, ng := range sc.Spec.Nodes {
 		v.nodeGroup(index("spec.nodes", i), ng)
 	}
+	for i, l := range sc.Spec.Lifecycle {
+		v.lifecycle(index("spec.lifecycle", i), l)
+	}
 	v.declareActors()
 	for i, s := range sc.Spec.Setup {
 		v.setup(index("spec.setup", i), s)
@@ -122,6 +128,39 @@ func (v *validator) nodeGroup(path string, ng v1alpha1.NodeGroup) {
 		}
 		if !slices.Contains(taintEffects, t.Effect) {
 			v.errorf(join(tp, "effect"), "unknown taint effect %s: must be %s", quote(t.Effect), oneOf(taintEffects))
+		}
+	}
+}
+
+func (v *validator) lifecycle(path string, l v1alpha1.PodLifecycle) {
+	v.labelSelector(join(path, "selector"), l.Selector, "a lifecycle rule must select its Pods by at least one label")
+	switch {
+	case l.SucceedAfter == nil && l.Fail == nil:
+		v.errorf(path, "must give succeedAfter or fail")
+	case l.SucceedAfter != nil && l.Fail != nil:
+		v.errorf(join(path, "fail"), "a Pod cannot both succeed and fail: give succeedAfter or fail, not both")
+	}
+	if f := l.Fail; f != nil {
+		if f.ExitCode < 1 || f.ExitCode > 255 {
+			v.errorf(join(join(path, "fail"), "exitCode"), "must be 1 to 255 (a container that exits 0 succeeded), found %d", f.ExitCode)
+		}
+		if f.Reason != "" && !slices.Contains(failureReasons, f.Reason) {
+			v.errorf(join(join(path, "fail"), "reason"), "unknown reason %s: must be %s", quote(f.Reason), oneOf(failureReasons))
+		}
+	}
+}
+
+// labelSelector checks a selector that must select by at least one label.
+func (v *validator) labelSelector(path string, sel v1alpha1.LabelSelector, empty string) {
+	if len(sel.MatchLabels) == 0 {
+		v.errorf(join(path, "matchLabels"), "%s", empty)
+	}
+	for k, val := range sel.MatchLabels {
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+			v.errorf(join(path, "matchLabels"), "invalid label key %s: %s", quote(k), strings.Join(msgs, "; "))
+		}
+		if msgs := validation.IsValidLabelValue(val); len(msgs) > 0 {
+			v.errorf(join(path, "matchLabels"), "invalid value %s of label %s: %s", quote(val), quote(k), strings.Join(msgs, "; "))
 		}
 	}
 }

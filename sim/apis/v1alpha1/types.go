@@ -55,6 +55,14 @@ type ScenarioSpec struct {
 	// the scenario are scheduled only onto them.
 	// +optional
 	Nodes []NodeGroup `json:"nodes,omitempty"`
+	// Lifecycle makes the scenario's Pods end on their own, as their
+	// containers would: each rule selects Pods by their labels when they are
+	// created and gives them the lifecycle.trainersim.dev annotations that
+	// the simulated kubelet (fakegpu's KWOK stages pod-succeed, pod-fail,
+	// pod-restart) acts on. Without a rule a Pod runs until it is deleted.
+	// Where rules overlap, the later one's annotations win.
+	// +optional
+	Lifecycle []PodLifecycle `json:"lifecycle,omitempty"`
 	// Setup objects are created, as the harness admin, before the first
 	// step: runtimes, ServiceAccounts, PersistentVolumeClaims, ...
 	// Namespaced objects without a namespace go into the scenario's own.
@@ -453,6 +461,39 @@ type PodExpectation struct {
 	// something in all or any.
 	// +optional
 	Exact []string `json:"exact,omitempty"`
+}
+
+// PodLifecycle says how the Pods a selector matches end. Exactly one of
+// succeedAfter and fail.
+type PodLifecycle struct {
+	// Selector selects the scenario's Pods by the labels they are created
+	// with, for example jobset.sigs.k8s.io/replicatedjob-name: node and
+	// jobset.sigs.k8s.io/restart-attempt: "0" for the first attempt only.
+	Selector LabelSelector `json:"selector"`
+	// SucceedAfter: every container exits 0 this long after the Pod starts
+	// running, and the Pod is Succeeded.
+	// +optional
+	SucceedAfter *Duration `json:"succeedAfter,omitempty"`
+	// Fail: every container fails this way. A Pod with restartPolicy Never
+	// is then Failed; with OnFailure (the JobSet's default) or Always the
+	// containers are restarted in place and fail again after the same time,
+	// each restart counted in restartCount.
+	// +optional
+	Fail *PodFailure `json:"fail,omitempty"`
+}
+
+// PodFailure is how a Pod's containers fail.
+type PodFailure struct {
+	// After is how long after the Pod starts running. Zero: at once.
+	// +optional
+	After Duration `json:"after,omitempty"`
+	// ExitCode is the containers' exit code, 1 to 255 (137 is a SIGKILL,
+	// what an out-of-memory kill exits with).
+	ExitCode int32 `json:"exitCode"`
+	// Reason is the reason the kubelet reports for the terminated
+	// containers: Error (the default) or OOMKilled.
+	// +optional
+	Reason string `json:"reason,omitempty"`
 }
 
 // LabelSelector selects by labels.
