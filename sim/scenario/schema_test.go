@@ -124,6 +124,8 @@ func TestSchemaEnums(t *testing.T) {
 		{reflect.TypeFor[v1alpha1.Patch](), "type", patchTypes},
 		{reflect.TypeFor[v1alpha1.PodExpectation](), "phase", podPhases},
 		{reflect.TypeFor[v1alpha1.PodFailure](), "reason", failureReasons},
+		{reflect.TypeFor[v1alpha1.KubeletAction](), "reason", failureReasons},
+		{reflect.TypeFor[v1alpha1.KubeletAction](), "action", kubeletActions},
 		{reflect.TypeFor[v1alpha1.PodExpectation](), "nodeProfile", fakegpu.ProfileNames()},
 	} {
 		t.Run(tc.typ.Name()+"."+tc.field, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/trainersim/trainersim/fakegpu"
@@ -48,6 +49,9 @@ type validator struct {
 	fixtures *fixtures
 	actors   map[string]bool
 	steps    map[string]stepRef
+	// completed: the steps whose kubelet action completed Pods, by their
+	// selector.
+	completed map[string]string
 }
 
 // stepRef is what update.from needs to know of a step or concurrent write.
@@ -147,6 +151,44 @@ func (v *validator) lifecycle(path string, l v1alpha1.PodLifecycle) {
 		if f.Reason != "" && !slices.Contains(failureReasons, f.Reason) {
 			v.errorf(join(join(path, "fail"), "reason"), "unknown reason %s: must be %s", quote(f.Reason), oneOf(failureReasons))
 		}
+	}
+}
+
+// kubeletActions are the actions of a kubelet step.
+var kubeletActions = []string{v1alpha1.KubeletComplete, v1alpha1.KubeletFail, v1alpha1.KubeletRestart}
+
+func (v *validator) kubelet(path, step string, k *v1alpha1.KubeletAction) {
+	v.labelSelector(join(path, "pods"), k.Pods, "a kubelet step must select its Pods by at least one label")
+	if !slices.Contains(kubeletActions, k.Action) {
+		v.errorf(join(path, "action"), "unknown action %s: must be %s", quote(k.Action), oneOf(kubeletActions))
+	}
+	if k.Action == v1alpha1.KubeletComplete {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"container", k.Container != ""}, {"exitCode", k.ExitCode != 0}, {"reason", k.Reason != ""}} {
+			if f.set {
+				v.errorf(join(path, f.name), "complete ends every container with exit code 0: %s is for fail and restart", f.name)
+			}
+		}
+	}
+	if k.ExitCode < 0 || k.ExitCode > 255 {
+		v.errorf(join(path, "exitCode"), "must be 1 to 255, found %d", k.ExitCode)
+	}
+	if k.Reason != "" && !slices.Contains(failureReasons, k.Reason) {
+		v.errorf(join(path, "reason"), "unknown reason %s: must be %s", quote(k.Reason), oneOf(failureReasons))
+	}
+	// A Pod that an earlier step completed is Succeeded for good: a
+	// kubelet step on the same Pods asks for Succeeded to Running.
+	key := labels.SelectorFromSet(k.Pods.MatchLabels).String()
+	if done, ok := v.completed[key]; ok && len(k.Pods.MatchLabels) > 0 {
+		v.errorf(join(path, "pods"), "impossible transition: step %s completed these Pods (Succeeded), a kubelet cannot %s them again", quote(done), k.Action)
+	}
+	if k.Action == v1alpha1.KubeletComplete && len(k.Pods.MatchLabels) > 0 {
+		if v.completed == nil {
+			v.completed = map[string]string{}
+		}
+		v.completed[key] = step
 	}
 }
 
@@ -256,6 +298,9 @@ func init() {
 		v1alpha1.VerbUpdate: func(v *validator, path string, st v1alpha1.Step, outer int, _ bool) { v.update(path, st, outer) },
 		v1alpha1.VerbDelete: func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.writeTarget(path, *st.Delete) },
 		v1alpha1.VerbGet:    func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.target(path, *st.Get) },
+		v1alpha1.VerbKubelet: func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) {
+			v.kubelet(path, st.Name, st.Kubelet)
+		},
 		v1alpha1.VerbConcurrently: func(v *validator, path string, st v1alpha1.Step, outer int, inGroup bool) {
 			if !inGroup { // a nested group is reported once, by step
 				v.concurrently(path, st.Concurrently, outer)

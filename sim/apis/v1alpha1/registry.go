@@ -17,6 +17,7 @@ const (
 	VerbUpdate       = "update"
 	VerbDelete       = "delete"
 	VerbGet          = "get"
+	VerbKubelet      = "kubelet"
 	VerbConcurrently = "concurrently"
 )
 
@@ -76,6 +77,10 @@ var Verbs = []Verb{
 	{Name: VerbUpdate, In: func(st *Step) bool { return st.Update != nil }, Write: true, FieldValidation: true, Body: WholeObject, Status: 200},
 	{Name: VerbDelete, In: func(st *Step) bool { return st.Delete != nil }, Write: true, Status: 200},
 	{Name: VerbGet, In: func(st *Step) bool { return st.Get != nil }, Status: 200},
+	// The kubelet's status patches are compared with nothing: what they
+	// set is the kubelet's to decide, and the Pods' status is asserted by
+	// expect.
+	{Name: VerbKubelet, In: func(st *Step) bool { return st.Kubelet != nil }, Write: true, Status: 200},
 	{Name: VerbConcurrently, In: func(st *Step) bool { return st.Concurrently != nil }, Write: true, Group: true},
 }
 

@@ -175,6 +175,11 @@ type Step struct {
 	// later update.from: the first half of a read-modify-write.
 	// +optional
 	Get *Target `json:"get,omitempty"`
+	// Kubelet acts as the kubelet on the scenario's Pods a selector matches:
+	// it writes their status (the pods/status subresource), as a node's
+	// kubelet reports a container that exits or restarts.
+	// +optional
+	Kubelet *KubeletAction `json:"kubelet,omitempty"`
 	// FieldValidation is sent with the write: Ignore, Warn or Strict.
 	// Empty: the server's default (Warn).
 	// +optional
@@ -492,6 +497,38 @@ type PodFailure struct {
 	ExitCode int32 `json:"exitCode"`
 	// Reason is the reason the kubelet reports for the terminated
 	// containers: Error (the default) or OOMKilled.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// The actions of a kubelet step.
+const (
+	KubeletComplete = "complete"
+	KubeletFail     = "fail"
+	KubeletRestart  = "restart"
+)
+
+// KubeletAction is what a kubelet step does to each Pod it selects, in name
+// order; a Pod that already finished (Succeeded or Failed) cannot change
+// again, and the step fails on it.
+type KubeletAction struct {
+	// Pods selects the scenario's Pods by label; at least one must match
+	// when the step runs.
+	Pods LabelSelector `json:"pods"`
+	// Action is complete (every container exits 0 and the Pod is
+	// Succeeded), fail (the containers exit with exitCode and reason: a Pod
+	// with restartPolicy Never is Failed, any other restarts them in place)
+	// or restart (the containers exit with exitCode and reason and run
+	// again: restartCount goes up by one, the exit is their lastState).
+	Action string `json:"action"`
+	// Container limits fail and restart to one container. Empty: every
+	// container of the Pod.
+	// +optional
+	Container string `json:"container,omitempty"`
+	// ExitCode of fail and restart, 1 to 255. Zero: 1.
+	// +optional
+	ExitCode int32 `json:"exitCode,omitempty"`
+	// Reason of fail and restart: Error (the default) or OOMKilled.
 	// +optional
 	Reason string `json:"reason,omitempty"`
 }
