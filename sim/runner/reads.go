@@ -84,6 +84,7 @@ func (s *scenarioRun) cachedTarget(t v1alpha1.Target) (obj *unstructured.Unstruc
 
 // read is get from the watches when cached and they hold t's kind.
 func (s *scenarioRun) read(ctx context.Context, t v1alpha1.Target, cached bool) (*unstructured.Unstructured, error) {
+	t = s.nodeTarget(t)
 	if cached {
 		if obj, ok := s.cachedTarget(t); ok {
 			if obj == nil {

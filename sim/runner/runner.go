@@ -297,7 +297,7 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 			Count:      g.Count,
 			Labels:     g.Labels,
 			Taints:     taints,
-			NamePrefix: fmt.Sprintf("%s-%d-%s", nodePrefix(s.ns), i, g.Profile),
+			NamePrefix: s.groupPrefix(i),
 		}, s.ns))
 	}
 	names, err := s.cluster.AddNodes(ctx, groups)

@@ -19,6 +19,13 @@ const testFixtures = "testdata/fixtures"
 // invalid maps each testdata/invalid-*.yaml to every problem it must
 // produce, in order.
 var invalid = map[string][]string{
+	"invalid-node-step.yaml": {
+		`testdata/invalid-node-step.yaml:12:11: spec.nodes[2].name: invalid group name "GPU": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+		`testdata/invalid-node-step.yaml:21:13: spec.steps[0].node.name: node "cpu-0" is ambiguous: two groups of profile cpu, give them names`,
+		`testdata/invalid-node-step.yaml:25:13: spec.steps[1].node.name: unknown node "gpu-3" (nodes: cpu-0, cpu-0 to cpu-1, GPU-0, h100-0 to h100-1)`,
+		`testdata/invalid-node-step.yaml:26:15: spec.steps[1].node.action: unknown action "reboot": must be notReady, ready, cordon, uncordon, drain or delete`,
+		`testdata/invalid-node-step.yaml:29:13: spec.steps[2].node.name: unknown node "h100-2": group h100 has 2 (h100-0 to h100-1)`,
+	},
 	"invalid-lifecycle.yaml": {
 		"testdata/invalid-lifecycle.yaml:8:5: spec.lifecycle[0].selector.matchLabels: a lifecycle rule must select its Pods by at least one label",
 		"testdata/invalid-lifecycle.yaml:14:5: spec.lifecycle[1].fail: a Pod cannot both succeed and fail: give succeedAfter or fail, not both",
@@ -123,13 +130,13 @@ var invalid = map[string][]string{
 		`testdata/invalid-unknown-fixture.yaml:14:5: spec.setup[5].object: the object needs apiVersion`,
 	},
 	"invalid-two-writes.yaml": {
-		`testdata/invalid-two-writes.yaml:10:5: spec.steps[0].apply: a step has at most one of create, apply, patch, update, delete, get, kubelet or concurrently; found create and apply`,
-		`testdata/invalid-two-writes.yaml:11:5: spec.steps[1]: a step needs a write (create, apply, patch, update, delete, get, kubelet or concurrently) or an expect`,
+		`testdata/invalid-two-writes.yaml:10:5: spec.steps[0].apply: a step has at most one of create, apply, patch, update, delete, get, kubelet, node or concurrently; found create and apply`,
+		`testdata/invalid-two-writes.yaml:11:5: spec.steps[1]: a step needs a write (create, apply, patch, update, delete, get, kubelet, node or concurrently) or an expect`,
 		`testdata/invalid-two-writes.yaml:13:12: spec.steps[2].force: force is only valid with apply`,
 		`testdata/invalid-two-writes.yaml:14:22: spec.steps[2].fieldValidation: unknown fieldValidation "strict": must be Ignore, Warn or Strict`,
 		`testdata/invalid-two-writes.yaml:18:22: spec.steps[3].fieldValidation: fieldValidation is only valid with create, apply, patch or update`,
 		`testdata/invalid-two-writes.yaml:19:5: spec.steps[3].expectError: expectError is not valid with get: a get is not a write`,
-		`testdata/invalid-two-writes.yaml:21:5: spec.steps[4].expectError: expectError needs a write (create, apply, patch, update, delete or kubelet)`,
+		`testdata/invalid-two-writes.yaml:21:5: spec.steps[4].expectError: expectError needs a write (create, apply, patch, update, delete, kubelet or node)`,
 	},
 	"invalid-bad-regexp.yaml": {
 		`testdata/invalid-bad-regexp.yaml:11:15: spec.steps[0].expectError.status: 42 is not an HTTP status code (100 to 599)`,
@@ -161,7 +168,7 @@ var invalid = map[string][]string{
 		`testdata/invalid-concurrently.yaml:14:7: spec.steps[0].concurrently.writes: a concurrently group needs at least 2 writes, found 1`,
 		`testdata/invalid-concurrently.yaml:18:5: spec.steps[0].expectError: expectError is not valid on a concurrently step: put it on its writes`,
 		`testdata/invalid-concurrently.yaml:22:9: spec.steps[1].concurrently.writes[0]: a concurrent write needs its own actor`,
-		`testdata/invalid-concurrently.yaml:26:9: spec.steps[1].concurrently.writes[1].get: get is not a write: a concurrently group holds create, apply, patch, update, delete and kubelet writes`,
+		`testdata/invalid-concurrently.yaml:26:9: spec.steps[1].concurrently.writes[1].get: get is not a write: a concurrently group holds create, apply, patch, update, delete, kubelet and node writes`,
 		`testdata/invalid-concurrently.yaml:29:9: spec.steps[1].concurrently.writes[2].concurrently: concurrently cannot be nested`,
 		`testdata/invalid-concurrently.yaml:34:9: spec.steps[1].concurrently.writes[3].expect: expect is not allowed inside concurrently: put it in a step after the group`,
 		`testdata/invalid-concurrently.yaml:36:15: spec.steps[1].concurrently.writes[4].name: duplicate step name "alone" (first used by spec.steps[0] at line 11)`,

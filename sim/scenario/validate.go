@@ -119,6 +119,11 @@ func (v *validator) metadata() {
 }
 
 func (v *validator) nodeGroup(path string, ng v1alpha1.NodeGroup) {
+	if ng.Name != "" {
+		if msgs := validation.IsDNS1123Label(ng.Name); len(msgs) > 0 {
+			v.errorf(join(path, "name"), "invalid group name %s: %s", quote(ng.Name), strings.Join(msgs, "; "))
+		}
+	}
 	if _, err := fakegpu.LookupProfile(ng.Profile); err != nil {
 		v.errorf(join(path, "profile"), "%v", err)
 	}
@@ -151,6 +156,18 @@ func (v *validator) lifecycle(path string, l v1alpha1.PodLifecycle) {
 		if f.Reason != "" && !slices.Contains(failureReasons, f.Reason) {
 			v.errorf(join(join(path, "fail"), "reason"), "unknown reason %s: must be %s", quote(f.Reason), oneOf(failureReasons))
 		}
+	}
+}
+
+// nodeActions are the actions of a node step.
+var nodeActions = []string{v1alpha1.NodeNotReady, v1alpha1.NodeReady, v1alpha1.NodeCordon, v1alpha1.NodeUncordon, v1alpha1.NodeDrain, v1alpha1.NodeDelete}
+
+func (v *validator) node(path string, n *v1alpha1.NodeAction) {
+	if !slices.Contains(nodeActions, n.Action) {
+		v.errorf(join(path, "action"), "unknown action %s: must be %s", quote(n.Action), oneOf(nodeActions))
+	}
+	if _, err := v1alpha1.ResolveNode(v.sc.Spec.Nodes, n.Name); err != nil {
+		v.errorf(join(path, "name"), "%v", err)
 	}
 }
 
@@ -298,6 +315,7 @@ func init() {
 		v1alpha1.VerbUpdate: func(v *validator, path string, st v1alpha1.Step, outer int, _ bool) { v.update(path, st, outer) },
 		v1alpha1.VerbDelete: func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.writeTarget(path, *st.Delete) },
 		v1alpha1.VerbGet:    func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.target(path, *st.Get) },
+		v1alpha1.VerbNode:   func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.node(path, st.Node) },
 		v1alpha1.VerbKubelet: func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) {
 			v.kubelet(path, st.Name, st.Kubelet)
 		},

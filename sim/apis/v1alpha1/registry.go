@@ -1,5 +1,11 @@
 package v1alpha1
 
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
 // This file is the one list of what a step can do (Verbs) and of what an
 // expect can assert (Expectations). The loader's checks and messages, the
 // runner's dispatch, the report's status of a write and the rule by which it
@@ -18,6 +24,7 @@ const (
 	VerbDelete       = "delete"
 	VerbGet          = "get"
 	VerbKubelet      = "kubelet"
+	VerbNode         = "node"
 	VerbConcurrently = "concurrently"
 )
 
@@ -81,6 +88,7 @@ var Verbs = []Verb{
 	// set is the kubelet's to decide, and the Pods' status is asserted by
 	// expect.
 	{Name: VerbKubelet, In: func(st *Step) bool { return st.Kubelet != nil }, Write: true, Status: 200},
+	{Name: VerbNode, In: func(st *Step) bool { return st.Node != nil }, Write: true, Status: 200},
 	{Name: VerbConcurrently, In: func(st *Step) bool { return st.Concurrently != nil }, Write: true, Group: true},
 }
 
@@ -155,4 +163,48 @@ func ExpectationNames() []string {
 		out[i] = k.Name
 	}
 	return out
+}
+
+// NodeRef is a node of a scenario named by a node step: the index of its
+// group in spec.nodes and its index in the group.
+type NodeRef struct {
+	Group, Index int
+}
+
+// ResolveNode finds the node a node step names, <group>-<i>, among the
+// groups: a group's name, or its profile when it has none.
+func ResolveNode(groups []NodeGroup, name string) (NodeRef, error) {
+	var known []string
+	for gi, g := range groups {
+		group := g.Name
+		if group == "" {
+			group = g.Profile
+		}
+		if g.Count > 1 {
+			known = append(known, fmt.Sprintf("%s-0 to %s-%d", group, group, g.Count-1))
+		} else {
+			known = append(known, group+"-0")
+		}
+		rest, ok := strings.CutPrefix(name, group+"-")
+		if !ok {
+			continue
+		}
+		i, err := strconv.Atoi(rest)
+		if err != nil || i < 0 || strconv.Itoa(i) != rest {
+			continue
+		}
+		for gj, other := range groups {
+			if gj != gi && other.Name == "" && g.Name == "" && other.Profile == g.Profile {
+				return NodeRef{}, fmt.Errorf("node %q is ambiguous: two groups of profile %s, give them names", name, g.Profile)
+			}
+		}
+		if i >= g.Count {
+			return NodeRef{}, fmt.Errorf("unknown node %q: group %s has %d (%s)", name, group, g.Count, known[gi])
+		}
+		return NodeRef{Group: gi, Index: i}, nil
+	}
+	if len(known) == 0 {
+		return NodeRef{}, fmt.Errorf("unknown node %q: the scenario has no nodes", name)
+	}
+	return NodeRef{}, fmt.Errorf("unknown node %q (nodes: %s)", name, strings.Join(known, ", "))
 }

@@ -91,6 +91,12 @@ var ClusterProviders = []string{"envtest", "kubeconfig", "kind"}
 
 // NodeGroup asks for Count simulated nodes of a fakegpu profile.
 type NodeGroup struct {
+	// Name names the group for node steps, which name its nodes
+	// <name>-<i>, i counting from 0. Empty: the profile is the name, which
+	// then must be the only group of its profile for a node step to name
+	// one of its nodes.
+	// +optional
+	Name string `json:"name,omitempty"`
 	// Profile is a node profile: nvidia-h100-80gb, nvidia-a100-80gb,
 	// nvidia-tesla-v100, nvidia-l4 or cpu (simctl profiles lists them).
 	Profile string `json:"profile"`
@@ -180,6 +186,10 @@ type Step struct {
 	// kubelet reports a container that exits or restarts.
 	// +optional
 	Kubelet *KubeletAction `json:"kubelet,omitempty"`
+	// Node acts on one of the scenario's nodes: as its kubelet (it reports
+	// NotReady, or Ready again) or as an admin (cordon, drain, delete).
+	// +optional
+	Node *NodeAction `json:"node,omitempty"`
 	// FieldValidation is sent with the write: Ignore, Warn or Strict.
 	// Empty: the server's default (Warn).
 	// +optional
@@ -531,6 +541,39 @@ type KubeletAction struct {
 	// Reason of fail and restart: Error (the default) or OOMKilled.
 	// +optional
 	Reason string `json:"reason,omitempty"`
+}
+
+// The actions of a node step.
+const (
+	NodeNotReady = "notReady"
+	NodeReady    = "ready"
+	NodeCordon   = "cordon"
+	NodeUncordon = "uncordon"
+	NodeDrain    = "drain"
+	NodeDelete   = "delete"
+)
+
+// NodeAction is what a node step does to one node.
+type NodeAction struct {
+	// Name is the node, <group>-<i>: a group's name (its profile when it
+	// has none) and the node's index in the group, from 0. For example
+	// nvidia-h100-80gb-1.
+	Name string `json:"name"`
+	// Action is one of:
+	// notReady: the node's kubelet reports Ready False (KubeletNotReady);
+	// the simulated kubelet stops acting on the node's status, so the
+	// node-lifecycle controller taints it node.kubernetes.io/not-ready and
+	// the taint-eviction controller evicts its Pods once their
+	// tolerationSeconds run out (300s, from the DefaultTolerationSeconds
+	// admission plugin, unless a Pod says otherwise).
+	// ready: the simulated kubelet takes the node back and reports it
+	// Ready.
+	// cordon, uncordon: spec.unschedulable, as kubectl cordon sets it.
+	// drain: cordon, then evict every Pod on the node through the Eviction
+	// API, as kubectl drain does, in name order; a PodDisruptionBudget's
+	// refusal (429) ends the step and is its result, never retried.
+	// delete: delete the Node object.
+	Action string `json:"action"`
 }
 
 // LabelSelector selects by labels.
