@@ -232,7 +232,8 @@ func (e *Environment) ready(name string, since time.Time) { e.progress.ready(nam
 
 // Start brings the environment up and returns once the webhook server
 // answers TLS, the controllers' caches have synced, kube-controller-manager
-// and kube-scheduler report healthy and every node is Ready and schedulable.
+// and kube-scheduler report healthy, the default StorageClass exists and its
+// provisioner watches claims, and every node is Ready and schedulable.
 // On error everything already started is stopped again.
 func (e *Environment) Start(ctx context.Context) (err error) {
 	e.progress.begin(e.Clock, e.Progress)
