@@ -31,14 +31,36 @@ func node(name string, labels map[string]string) *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 }
 
+// volume is the PersistentVolume LocalPath makes for claim() on the node
+// of the given hostname label.
+func volume(reclaim corev1.PersistentVolumeReclaimPolicy, mode corev1.PersistentVolumeAccessMode, hostname string) *corev1.PersistentVolume {
+	return &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pvc-1234"},
+		Spec: corev1.PersistentVolumeSpec{
+			PersistentVolumeReclaimPolicy: reclaim,
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{mode},
+			VolumeMode:                    ptr.To(corev1.PersistentVolumeFilesystem),
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("20Gi")},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{
+				Path: "/var/local-path-provisioner/pvc-1234_team-a_data",
+				Type: ptr.To(corev1.HostPathDirectoryOrCreate),
+			}},
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{hostname},
+				}},
+			}}}},
+		},
+	}
+}
+
 func TestProvision(t *testing.T) {
 	retain := DefaultStorageClass()
 	retain.ReclaimPolicy = ptr.To(corev1.PersistentVolumeReclaimRetain)
 	tests := []struct {
-		name  string
-		opts  controller.ProvisionOptions
-		want  *corev1.PersistentVolume
-		state controller.ProvisioningState
+		name string
+		opts controller.ProvisionOptions
+		want *corev1.PersistentVolume
 	}{{
 		name: "on the selected node, with the claim's size and access modes",
 		opts: controller.ProvisionOptions{
@@ -47,25 +69,7 @@ func TestProvision(t *testing.T) {
 			PVC:          claim(corev1.ReadWriteOnce),
 			SelectedNode: node("cpu-0", map[string]string{corev1.LabelHostname: "cpu-0"}),
 		},
-		want: &corev1.PersistentVolume{
-			ObjectMeta: metav1.ObjectMeta{Name: "pvc-1234"},
-			Spec: corev1.PersistentVolumeSpec{
-				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
-				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-				VolumeMode:                    ptr.To(corev1.PersistentVolumeFilesystem),
-				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("20Gi")},
-				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: "/var/local-path-provisioner/pvc-1234_team-a_data",
-					Type: ptr.To(corev1.HostPathDirectoryOrCreate),
-				}},
-				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-					MatchExpressions: []corev1.NodeSelectorRequirement{{
-						Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{"cpu-0"},
-					}},
-				}}}},
-			},
-		},
-		state: controller.ProvisioningFinished,
+		want: volume(corev1.PersistentVolumeReclaimDelete, corev1.ReadWriteOnce, "cpu-0"),
 	}, {
 		name: "the class's reclaim policy; the node's hostname label over its name; ReadWriteOncePod",
 		opts: controller.ProvisionOptions{
@@ -74,25 +78,16 @@ func TestProvision(t *testing.T) {
 			PVC:          claim(corev1.ReadWriteOncePod),
 			SelectedNode: node("node-a", map[string]string{corev1.LabelHostname: "host-a"}),
 		},
-		want: &corev1.PersistentVolume{
-			ObjectMeta: metav1.ObjectMeta{Name: "pvc-1234"},
-			Spec: corev1.PersistentVolumeSpec{
-				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod},
-				VolumeMode:                    ptr.To(corev1.PersistentVolumeFilesystem),
-				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("20Gi")},
-				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: "/var/local-path-provisioner/pvc-1234_team-a_data",
-					Type: ptr.To(corev1.HostPathDirectoryOrCreate),
-				}},
-				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-					MatchExpressions: []corev1.NodeSelectorRequirement{{
-						Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{"host-a"},
-					}},
-				}}}},
-			},
+		want: volume(corev1.PersistentVolumeReclaimRetain, corev1.ReadWriteOncePod, "host-a"),
+	}, {
+		name: "a node without a hostname label: its name",
+		opts: controller.ProvisionOptions{
+			StorageClass: DefaultStorageClass(),
+			PVName:       "pvc-1234",
+			PVC:          claim(corev1.ReadWriteOnce),
+			SelectedNode: node("node-b", nil),
 		},
-		state: controller.ProvisioningFinished,
+		want: volume(corev1.PersistentVolumeReclaimDelete, corev1.ReadWriteOnce, "node-b"),
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,8 +98,8 @@ func TestProvision(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("PersistentVolume mismatch (-want +got):\n%s", diff)
 			}
-			if state != tt.state {
-				t.Errorf("state = %s, want %s", state, tt.state)
+			if state != controller.ProvisioningFinished {
+				t.Errorf("state = %s, want %s", state, controller.ProvisioningFinished)
 			}
 		})
 	}
