@@ -22,20 +22,48 @@ import (
 
 // The Trainer and JobSet controllers and webhooks, in this process.
 
-func (e *Environment) startControllers(ctx context.Context) error {
-	since := e.now()
-	logFile, err := os.Create(filepath.Join(e.LogDir(), "controllers.log"))
+// controllersLogName is the log, under LogDir, of everything that runs in
+// this process: the Trainer and JobSet controllers and webhooks, the
+// provisioner, and the process's global loggers while they run.
+const controllersLogName = "controllers.log"
+
+// openInProcessLog creates logs/controllers.log and the logger of the
+// in-process components, and routes the process's global loggers to it
+// (proclog) until closeInProcessLog.
+func (e *Environment) openInProcessLog() error {
+	logFile, err := os.Create(filepath.Join(e.LogDir(), controllersLogName))
 	if err != nil {
 		return fmt.Errorf("failed to create controllers log: %w", err)
 	}
-	logger := zap.New(zap.WriteTo(logFile), zap.Level(zapcore.InfoLevel))
-	// The Trainer and JobSet log through the manager's logger; what the
-	// process logs through its global loggers (klog: client-go's
-	// reflectors, event broadcasters and warnings outside a scenario's
-	// writes; controller-runtime's global logger; the webhook server's TLS
-	// errors) comes here too while they run, never to the terminal.
-	detachLogs := proclog.Attach(logFile)
+	e.logFile = logFile
+	e.logger = zap.New(zap.WriteTo(logFile), zap.Level(zapcore.InfoLevel))
+	// The Trainer and JobSet log through the manager's logger and the
+	// provisioner through its own; what the process logs through its global
+	// loggers (klog: client-go's reflectors, event broadcasters and
+	// warnings outside a scenario's writes; controller-runtime's global
+	// logger; the webhook server's TLS errors) comes here too while they
+	// run, never to the terminal.
+	e.detachLogs = proclog.Attach(logFile)
+	return nil
+}
 
+// closeInProcessLog detaches and closes the log of openInProcessLog, once
+// nothing in this process writes to it any more.
+func (e *Environment) closeInProcessLog() error {
+	if e.logFile == nil {
+		return nil
+	}
+	e.detachLogs()
+	err := e.logFile.Close()
+	e.logFile, e.detachLogs = nil, nil
+	if err != nil {
+		return fmt.Errorf("failed to close controllers log: %w", err)
+	}
+	return nil
+}
+
+func (e *Environment) startControllers(ctx context.Context) error {
+	since := e.now()
 	hooks := &e.env.WebhookInstallOptions
 	mgrCtx, mgrCancel := context.WithCancel(context.Background())
 	mgr, err := controllers.NewManager(mgrCtx, controllers.Options{
@@ -44,22 +72,17 @@ func (e *Environment) startControllers(ctx context.Context) error {
 		WebhookHost:    hooks.LocalServingHost,
 		WebhookPort:    hooks.LocalServingPort,
 		WebhookCertDir: hooks.LocalServingCertDir,
-		Logger:         logger,
+		Logger:         e.logger,
 		OnBuild:        e.OnTrainerBuild,
 	})
 	if err != nil {
 		mgrCancel()
-		detachLogs()
-		_ = logFile.Close()
 		return err
 	}
 	e.mgrCancel = mgrCancel
 	e.mgrDone = make(chan error, 1)
 	go func() {
-		err := mgr.Start(mgrCtx)
-		detachLogs()
-		_ = logFile.Close()
-		e.mgrDone <- err
+		e.mgrDone <- mgr.Start(mgrCtx)
 	}()
 
 	if !mgr.GetCache().WaitForCacheSync(ctx) {

@@ -12,6 +12,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
@@ -26,6 +27,7 @@ import (
 	"github.com/trainersim/trainersim/sim/internal/controllers"
 	"github.com/trainersim/trainersim/sim/internal/proc"
 	"github.com/trainersim/trainersim/sim/internal/proclog"
+	"github.com/trainersim/trainersim/sim/internal/storage"
 )
 
 // Defaults for the zero values of Environment.
@@ -48,6 +50,8 @@ const (
 	ComponentKwok              = "kwok"
 	ComponentControllers       = "trainer+jobset-controllers"
 	ComponentRuntimes          = "default-runtimes"
+	ComponentStorageClass      = "storage-class"
+	ComponentProvisioner       = "local-path-provisioner"
 	ComponentNodes             = "nodes"
 )
 
@@ -113,15 +117,23 @@ type Environment struct {
 	// The hook does not change what the trainer builds or applies.
 	OnTrainerBuild func(trainJob *trainer.TrainJob, objects []apiruntime.ApplyConfiguration)
 
-	env        *envtest.Environment
-	cfg        *rest.Config
-	scheme     *apiruntime.Scheme
-	client     client.Client
-	processes  []*proc.Process
-	nodes      *nodePool
-	lease      *kwokLease
-	mgrCancel  context.CancelFunc
-	mgrDone    chan error
+	env       *envtest.Environment
+	cfg       *rest.Config
+	scheme    *apiruntime.Scheme
+	client    client.Client
+	processes []*proc.Process
+	nodes     *nodePool
+	lease     *kwokLease
+	mgrCancel context.CancelFunc
+	mgrDone   chan error
+	// provisioner is the default StorageClass's provisioner.
+	provisioner *storage.Controller
+	// logFile and logger are the in-process components' log
+	// (controllers.log); detachLogs ends the routing of the process's
+	// global loggers to it.
+	logFile    *os.File
+	logger     logr.Logger
+	detachLogs func()
 	ownWorkDir bool
 	progress   startProgress
 	// snapshotBuild makes Start build a snapshot's state: no
@@ -220,13 +232,14 @@ func (e *Environment) ready(name string, since time.Time) { e.progress.ready(nam
 
 // Start brings the environment up and returns once the webhook server
 // answers TLS, the controllers' caches have synced, kube-controller-manager
-// and kube-scheduler report healthy and every node is Ready and schedulable.
+// and kube-scheduler report healthy, the default StorageClass exists and its
+// provisioner watches claims, and every node is Ready and schedulable.
 // On error everything already started is stopped again.
 func (e *Environment) Start(ctx context.Context) (err error) {
 	e.progress.begin(e.Clock, e.Progress)
 	// What the process logs through klog and its other global loggers
 	// never reaches the terminal: it goes to logs/controllers.log while
-	// the in-process controllers run, and nowhere otherwise (proclog).
+	// the in-process components run, and nowhere otherwise (proclog).
 	proclog.Install()
 	ctx, cancel := startContext(ctx, e.StartTimeout)
 	defer cancel()
@@ -274,9 +287,12 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 	if err := e.writeKubeconfig("admin", e.KubeconfigPath); err != nil {
 		return err
 	}
+	if err := e.openInProcessLog(); err != nil {
+		return err
+	}
 
 	// Everything below needs only the API server; run it side by side. On
-	// a snapshot the CRDs, runtimes and isolation policy exist already: the
+	// a snapshot the CRDs, runtimes, isolation policy and StorageClass exist already: the
 	// steps only wait until the API server serves them, and the webhook
 	// configurations are pointed at this start's webhook server.
 	g, gctx := errgroup.WithContext(ctx)
@@ -288,8 +304,10 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 		g.Go(func() error { return e.startControllerManager(gctx, bins[binControllerManager]) })
 		g.Go(func() error { return e.startScheduler(gctx, bins[binScheduler]) })
 		g.Go(func() error { return e.startNodes(gctx, bins[binKwok]) })
+		g.Go(func() error { return e.startProvisioner(gctx) })
 	}
 	g.Go(func() error { return e.installIsolationPolicy(gctx, restored) })
+	g.Go(func() error { return e.installStorageClass(gctx, restored) })
 	g.Go(func() error {
 		if err := waitFor(gctx, crdsReady, webhooksReady); err != nil {
 			return err
@@ -340,6 +358,15 @@ func (e *Environment) Stop() error {
 			errs = append(errs, errors.New("controller manager did not stop in time"))
 		}
 		e.mgrCancel = nil
+	}
+	if e.provisioner != nil {
+		if err := e.provisioner.Stop(); err != nil {
+			errs = append(errs, err)
+		}
+		e.provisioner = nil
+	}
+	if err := e.closeInProcessLog(); err != nil {
+		errs = append(errs, err)
 	}
 	e.mu.Lock()
 	processes := e.processes

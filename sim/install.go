@@ -16,10 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/trainersim/trainersim/fixtures"
+	"github.com/trainersim/trainersim/sim/internal/storage"
 )
 
 // What the envtest provider installs into its API server: the CRDs, the
-// webhook configurations and the default runtimes.
+// webhook configurations, the default runtimes, the isolation policy and
+// the default StorageClass.
 
 // installCRDs creates the CRDs (restored: they are in the snapshot) and
 // waits until the API server serves their resources.
@@ -145,5 +147,22 @@ func (e *Environment) installIsolationPolicy(ctx context.Context, restored bool)
 		}
 	}
 	e.ready(ComponentIsolation, since)
+	return nil
+}
+
+// installStorageClass creates the default StorageClass, kind's "standard"
+// with the in-process provisioner's name (storage.DefaultStorageClass). A
+// start on the snapshot only checks that the snapshot holds it.
+func (e *Environment) installStorageClass(ctx context.Context, restored bool) error {
+	since := e.now()
+	class := storage.DefaultStorageClass()
+	if restored {
+		if err := e.client.Get(ctx, client.ObjectKeyFromObject(class), class); err != nil {
+			return fmt.Errorf("failed to get StorageClass %s from the snapshot: %w", class.Name, err)
+		}
+	} else if err := e.client.Create(ctx, class); err != nil {
+		return fmt.Errorf("failed to create StorageClass %s: %w", class.Name, err)
+	}
+	e.ready(ComponentStorageClass, since)
 	return nil
 }

@@ -15,13 +15,14 @@ import (
 	"time"
 
 	"github.com/trainersim/trainersim/fixtures"
+	"github.com/trainersim/trainersim/sim/internal/storage"
 )
 
 // The envtest provider starts from a snapshot: the etcd data of a cluster
 // in which everything that is the same on every start is already done (the
 // CRDs created and Established, the webhook configurations, the default
 // runtimes admitted by the Trainer's webhook, the cluster-wide isolation
-// policy). It is built once, by a start of its own, and copied into each
+// policy, the default StorageClass). It is built once, by a start of its own, and copied into each
 // new cluster's work directory; the API server then starts on it as it
 // would on a restarted control plane. A snapshot is keyed by everything
 // it is made from, so a change to any of it builds a new one.
@@ -59,6 +60,7 @@ type snapshotInputs struct {
 	Binaries   map[string]string `json:"binaries"`
 	Fixtures   string            `json:"fixtures"`
 	Isolation  string            `json:"isolationPolicy"`
+	Storage    string            `json:"storageClass"`
 }
 
 // apiServerFlags are the flags the harness adds to envtest's (they shape
@@ -95,7 +97,8 @@ func apiServerFlagKey() []string {
 
 // newSnapshotInputs collects the inputs: the binaries by path, size and
 // modification time (what `make assets` changes when it rebuilds them), the
-// embedded fixtures by content, the versions and the isolation policy.
+// embedded fixtures by content, the versions, the isolation policy and the
+// default StorageClass.
 func newSnapshotInputs(bins map[string]string) (snapshotInputs, error) {
 	in := snapshotInputs{
 		Format:     snapshotFormat,
@@ -134,13 +137,23 @@ func newSnapshotInputs(bins map[string]string) (snapshotInputs, error) {
 	}
 	in.Fixtures = hex.EncodeToString(h.Sum(nil))
 	policy, binding := clusterIsolationPolicy.objects()
-	data, err := json.Marshal([]any{policy, binding})
-	if err != nil {
+	if in.Isolation, err = objectsHash(policy, binding); err != nil {
 		return in, err
 	}
-	sum := sha256.Sum256(data)
-	in.Isolation = hex.EncodeToString(sum[:])
+	if in.Storage, err = objectsHash(storage.DefaultStorageClass()); err != nil {
+		return in, err
+	}
 	return in, nil
+}
+
+// objectsHash is the hex SHA-256 of the objects' JSON.
+func objectsHash(objs ...any) (string, error) {
+	data, err := json.Marshal(objs)
+	if err != nil {
+		return "", fmt.Errorf("failed to hash the snapshot's objects: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 func (in snapshotInputs) key() string {
@@ -327,7 +340,8 @@ func (e *Environment) restoreSnapshot(ctx context.Context, bins map[string]strin
 
 // buildSnapshot starts a control plane of its own on an empty etcd, with
 // the CRDs, webhook configurations, Trainer and JobSet controllers, default
-// runtimes and isolation policy, stops it and saves its etcd data.
+// runtimes, isolation policy and default StorageClass, stops it and saves
+// its etcd data.
 func (e *Environment) buildSnapshot(ctx context.Context, store snapshotStore) error {
 	dir, err := newWorkDir()
 	if err != nil {

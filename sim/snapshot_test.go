@@ -65,6 +65,7 @@ func TestSnapshotKeyFollowsItsInputs(t *testing.T) {
 		"trainer":    func(in *snapshotInputs) { in.Trainer = "v0.0.0" },
 		"flags":      func(in *snapshotInputs) { in.APIServer = nil },
 		"isolation":  func(in *snapshotInputs) { in.Isolation = "" },
+		"storage":    func(in *snapshotInputs) { in.Storage = "" },
 	} {
 		other := in
 		change(&other)

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,15 +61,23 @@ var _ = Describe("a start from the snapshot", Ordered, func() {
 		Expect(complete.Timings()).NotTo(ContainElement(HaveField("Name", sim.ComponentSnapshot)))
 	}, NodeTimeout(3*sim.DefaultStartTimeout))
 
-	It("serves the same CRDs, runtimes and webhook configurations as a start that installs them", func(ctx SpecContext) {
+	It("serves the same CRDs, runtimes, webhook configurations, isolation policy and StorageClass as a start that installs them", func(ctx SpecContext) {
 		for _, list := range []client.ObjectList{
 			&apiextensionsv1.CustomResourceDefinitionList{},
 			&trainer.ClusterTrainingRuntimeList{},
 			&admissionv1.MutatingWebhookConfigurationList{},
 			&admissionv1.ValidatingWebhookConfigurationList{},
+			&admissionv1.MutatingAdmissionPolicyList{},
+			&admissionv1.MutatingAdmissionPolicyBindingList{},
+			&storagev1.StorageClassList{},
 		} {
 			Expect(cmp.Diff(installed(ctx, complete, list), installed(ctx, restored, list))).To(BeEmpty(), "%T: -installed +restored", list)
 		}
+		var classes storagev1.StorageClassList
+		Expect(restored.Client().List(ctx, &classes)).To(Succeed())
+		Expect(classes.Items).To(ConsistOf(And(
+			HaveField("Name", "standard"),
+			HaveField("Annotations", HaveKeyWithValue("storageclass.kubernetes.io/is-default-class", "true")))))
 		var crds apiextensionsv1.CustomResourceDefinitionList
 		Expect(restored.Client().List(ctx, &crds)).To(Succeed())
 		for _, crd := range crds.Items {

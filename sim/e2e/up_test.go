@@ -38,7 +38,7 @@ var _ = Describe("simctl up", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { session.Kill() })
 		Eventually(session).WithTimeout(simctlReadyTimeout).Should(gbytes.Say(`cluster ready in`))
-		for _, component := range []string{"kube-apiserver+etcd", "kube-controller-manager", "kube-scheduler", "kwok", "trainer+jobset-controllers", "nodes"} {
+		for _, component := range []string{"kube-apiserver+etcd", "kube-controller-manager", "kube-scheduler", "kwok", "trainer+jobset-controllers", "storage-class", "local-path-provisioner", "nodes"} {
 			Expect(session.Out.Contents()).To(ContainSubstring(component), "no progress line for %s", component)
 		}
 	}, NodeTimeout(simctlReadyTimeout+time.Minute))

@@ -64,8 +64,8 @@ which the assertions and reports remove from every Pod.
 The server's warnings on a write (unknown field "..." for a field a non-strict
 write had pruned, say) are recorded on that write: in the reports and, with
 -v, under the write's line. Nothing else prints to the terminal: on envtest,
-what client-go and the in-process Trainer and JobSet log goes to
-logs/controllers.log in the work directory (--work-dir keeps it).
+what client-go and the in-process Trainer, JobSet and provisioner log goes
+to logs/controllers.log in the work directory (--work-dir keeps it).
 
 A concurrently group with interleavings is run once per explored order, each
 order in a fresh namespace, its writes forced through one after the other.

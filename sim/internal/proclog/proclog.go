@@ -16,12 +16,12 @@
 //     standard error.
 //
 // Install routes all three to the writer Attach names last (an envtest
-// cluster attaches its logs/controllers.log while its in-process Trainer
-// and JobSet run) and drops their lines while none is attached: then nothing
-// of the harness runs in the process that a log file would be for (before a
-// cluster's controllers start, after they stop, and on kind or an existing
-// cluster, where the Trainer runs elsewhere and the runner records the
-// warnings of its writes itself).
+// cluster attaches its logs/controllers.log while its in-process Trainer,
+// JobSet and provisioner run) and drops their lines while none is attached:
+// then nothing of the harness runs in the process that a log file would be
+// for (before a cluster's API server is up, after it stops, and on kind or
+// an existing cluster, where the Trainer runs elsewhere and the runner
+// records the warnings of its writes itself).
 //
 // The loggers are global, so a line cannot be told apart by the cluster it
 // is about: with two clusters in one process (tests, benchmarks) it goes to
