@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -280,12 +281,6 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	if err := c.Create(ctx, ns); err != nil {
 		return fmt.Errorf("failed to create namespace %s: %w", s.ns, err)
 	}
-	if err := sim.WaitForDefaultServiceAccount(ctx, c, s.ns); err != nil {
-		return err
-	}
-	if err := s.lifecycle().Install(ctx, c); err != nil {
-		return err
-	}
 	var groups []fakegpu.NodeGroup
 	for i, g := range s.sc.Spec.Nodes {
 		var taints []corev1.Taint
@@ -300,7 +295,21 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 			NamePrefix: s.groupPrefix(i),
 		}, s.ns))
 	}
-	names, err := s.cluster.AddNodes(ctx, groups)
+	// The namespace's default ServiceAccount and lifecycle policy and the
+	// nodes are independent: wait for them side by side.
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := sim.WaitForDefaultServiceAccount(gctx, c, s.ns); err != nil {
+			return err
+		}
+		return s.lifecycle().Install(gctx, c)
+	})
+	var names []string
+	g.Go(func() (err error) {
+		names, err = s.cluster.AddNodes(gctx, groups)
+		return err
+	})
+	err := g.Wait()
 	s.nodes = names
 	if err != nil {
 		return err
