@@ -150,3 +150,31 @@ func TestInterleavingMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestStartOrder checks that scenarios waiting on the cluster's timers start
+// first and that the others keep their order.
+func TestStartOrder(t *testing.T) {
+	plan := func(name string, sc func(*v1alpha1.ScenarioSpec)) Plan {
+		s := &v1alpha1.Scenario{Metadata: v1alpha1.Metadata{Name: name}}
+		sc(&s.Spec)
+		return Plan{File: &scenario.File{Scenario: s}}
+	}
+	none := func(*v1alpha1.ScenarioSpec) {}
+	plans := []Plan{
+		plan("a", none),
+		plan("l", func(s *v1alpha1.ScenarioSpec) { s.Lifecycle = []v1alpha1.PodLifecycle{{}} }),
+		plan("b", func(s *v1alpha1.ScenarioSpec) {
+			s.Steps = []v1alpha1.Step{{Name: "drain", Node: &v1alpha1.NodeAction{Name: "cpu-0", Action: v1alpha1.NodeDrain}}}
+		}),
+		plan("c", none),
+		plan("d", func(s *v1alpha1.ScenarioSpec) { s.Lifecycle = []v1alpha1.PodLifecycle{{}} }),
+		plan("e", none),
+	}
+	var got []string
+	for _, i := range startOrder(plans) {
+		got = append(got, plans[i].Name())
+	}
+	if diff := cmp.Diff([]string{"b", "l", "d", "a", "c", "e"}, got); diff != "" {
+		t.Errorf("start order mismatch (-want +got):\n%s", diff)
+	}
+}

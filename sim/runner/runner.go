@@ -103,7 +103,8 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 	byPlan := make([]*results.Scenario, len(plans))
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
-	for i, p := range plans {
+	for _, i := range startOrder(plans) {
+		p := plans[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -136,6 +137,38 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 		}
 	}
 	return done, len(done) == len(plans)
+}
+
+// startOrder is the order in which Run starts the plans (their results stay
+// in the order of plans): first those that wait on the cluster's own timers,
+// so that their waits overlap the other scenarios instead of ending the run:
+// scenarios with node steps (a toleration's seconds, a Job's 10 s back-off
+// after an eviction), then those with lifecycle rules (Pods that end after a
+// time); otherwise in the order of plans.
+func startOrder(plans []Plan) []int {
+	order := make([]int, len(plans))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return timerWeight(plans[b]) - timerWeight(plans[a])
+	})
+	return order
+}
+
+// timerWeight ranks a plan for startOrder: 2 with a node step, 1 with
+// lifecycle rules, 0 otherwise.
+func timerWeight(p Plan) int {
+	sc := p.File.Scenario
+	for _, st := range sc.Spec.Steps {
+		if st.Node != nil {
+			return 2
+		}
+	}
+	if len(sc.Spec.Lifecycle) > 0 {
+		return 1
+	}
+	return 0
 }
 
 // RunPlan runs one scenario, in one order of its interleavings if it
