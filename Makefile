@@ -127,7 +127,7 @@ test-kind: assets kind-images ## The kind suite: the corpus on kind against envt
 	$(GO) test -tags kind ./sim/kinde2e/ -timeout 60m -ginkgo.v
 
 .PHONY: bench
-bench: assets ## Measure: bare envtest against the full harness start (3 runs each); the whole corpus, start included, at the default --parallel and at 1 to 6; the warm re-run on a kept cluster.
+bench: assets ## Measure: bare envtest against the full harness start (3 runs each); the whole corpus, start included, at the default --parallel and at 2, 4, 6 and 8; the warm re-run on a kept cluster.
 	$(GO) test ./sim/ -run '^$$' -bench . -benchtime 3x -timeout 30m
 	$(GO) test ./sim/runner/ -run '^$$' -bench 'Corpus$$' -benchtime 1x -timeout 30m
 	$(GO) test ./sim/runner/ -run '^$$' -bench CorpusParallel -benchtime 1x -timeout 30m

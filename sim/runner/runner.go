@@ -49,11 +49,13 @@ const cleanupTimeout = 30 * time.Second
 const safetyPollInterval = time.Second
 
 // DefaultParallel is how many scenarios run at once unless told otherwise:
-// twice the number of CPUs. A scenario spends most of its time waiting on
-// controllers, so more scenarios than cores keep the cores busy; beyond
-// that the API server's CPU is the limit (BenchmarkCorpusParallel
-// measures the corpus at 1 to 6; see the README).
-func DefaultParallel() int { return 2 * runtime.NumCPU() }
+// three times the number of CPUs. A scenario spends most of its time
+// waiting, on controllers and on the cluster's timers (tolerationSeconds, a
+// Job's back-off, Pods that end after a time), so more scenarios than cores
+// keep the cores busy; BenchmarkCorpusParallel measures the corpus at 2 to 8
+// (see the README: on 2 cores 6 and 8 were within a second of each other,
+// 4 three to four seconds slower).
+func DefaultParallel() int { return 3 * runtime.NumCPU() }
 
 // Runner runs scenarios on one cluster. The zero value of every field but
 // Cluster is a documented default.
