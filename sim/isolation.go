@@ -126,8 +126,18 @@ func (p isolationPolicy) objects() (*admissionv1.MutatingAdmissionPolicy, *admis
 			JSONPatch: &admissionv1.JSONPatch{Expression: expr},
 		})
 	}
+	// A Pod the policy cannot isolate is refused rather than scheduled
+	// onto the cluster's own nodes (failurePolicy Fail).
+	return podCreatePolicy(p.name, labels, mutations, p.namespaces)
+}
+
+// podCreatePolicy is a MutatingAdmissionPolicy that mutates every Pod
+// created in the namespaces with the labels, and its binding, both named
+// name. A Pod the policy cannot mutate is refused (failurePolicy Fail), and
+// the policy is not invoked again after other mutations.
+func podCreatePolicy(name string, labels map[string]string, mutations []admissionv1.Mutation, namespaces map[string]string) (*admissionv1.MutatingAdmissionPolicy, *admissionv1.MutatingAdmissionPolicyBinding) {
 	policy := &admissionv1.MutatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: p.name, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 		Spec: admissionv1.MutatingAdmissionPolicySpec{
 			MatchConstraints: &admissionv1.MatchResources{
 				ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
@@ -135,19 +145,17 @@ func (p isolationPolicy) objects() (*admissionv1.MutatingAdmissionPolicy, *admis
 					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
 				}}},
 			},
-			Mutations: mutations,
-			// A Pod the policy cannot isolate is refused rather than
-			// scheduled onto the cluster's own nodes.
+			Mutations:          mutations,
 			FailurePolicy:      ptr.To(admissionv1.Fail),
 			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,
 		},
 	}
 	binding := &admissionv1.MutatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: p.name, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 		Spec: admissionv1.MutatingAdmissionPolicyBindingSpec{
-			PolicyName: p.name,
+			PolicyName: name,
 			MatchResources: &admissionv1.MatchResources{
-				NamespaceSelector: &metav1.LabelSelector{MatchLabels: p.namespaces},
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: namespaces},
 			},
 		},
 	}

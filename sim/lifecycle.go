@@ -10,7 +10,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,26 +73,15 @@ func (p LifecyclePolicy) name() string { return "trainersim-lifecycle-" + p.Name
 // celString quotes s as a CEL string literal.
 func celString(s string) string { return strconv.Quote(s) }
 
-// sortedKeys returns the keys of m in order, so that the expressions are
-// the same for the same rules.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // expression is the mutation of one rule: the rule's annotations on a Pod
 // whose labels match, nothing on any other.
 func (r PodLifecycle) expression() string {
 	var match []string
-	for _, k := range sortedKeys(r.MatchLabels) {
+	for _, k := range slices.Sorted(maps.Keys(r.MatchLabels)) {
 		match = append(match, fmt.Sprintf("object.metadata.labels[%s] == %s", celString(k), celString(r.MatchLabels[k])))
 	}
 	var annotations []string
-	for _, k := range sortedKeys(r.Annotations) {
+	for _, k := range slices.Sorted(maps.Keys(r.Annotations)) {
 		annotations = append(annotations, celString(k)+": "+celString(r.Annotations[k]))
 	}
 	return fmt.Sprintf(`has(object.metadata.labels) && %s ?
@@ -108,32 +98,9 @@ func (p LifecyclePolicy) objects() (*admissionv1.MutatingAdmissionPolicy, *admis
 			ApplyConfiguration: &admissionv1.ApplyConfiguration{Expression: r.expression()},
 		})
 	}
-	policy := &admissionv1.MutatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: p.name(), Labels: labels},
-		Spec: admissionv1.MutatingAdmissionPolicySpec{
-			MatchConstraints: &admissionv1.MatchResources{
-				ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
-					Operations: []admissionv1.OperationType{admissionv1.Create},
-					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-				}}},
-			},
-			Mutations: mutations,
-			// A Pod the policy cannot annotate is refused rather than
-			// left to run for ever.
-			FailurePolicy:      ptr.To(admissionv1.Fail),
-			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,
-		},
-	}
-	binding := &admissionv1.MutatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: p.name(), Labels: labels},
-		Spec: admissionv1.MutatingAdmissionPolicyBindingSpec{
-			PolicyName: p.name(),
-			MatchResources: &admissionv1.MatchResources{
-				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: p.Namespace}},
-			},
-		},
-	}
-	return policy, binding
+	// A Pod the policy cannot annotate is refused rather than left to run
+	// for ever.
+	return podCreatePolicy(p.name(), labels, mutations, map[string]string{corev1.LabelMetadataName: p.Namespace})
 }
 
 // Install creates the policy and waits until the API server applies it: a
