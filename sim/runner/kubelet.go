@@ -18,9 +18,10 @@ import (
 
 // kubeletWrite is the writer of a kubelet step: for each selected Pod, in
 // name order, it reads the Pod and patches its status as the Pod's kubelet
-// would report the action. Nothing is retried: a Pod that changed between
-// the read and the patch is simply patched over, as a kubelet's own status
-// patch would be.
+// would report the action. The patch carries the resourceVersion it was
+// computed from, since it replaces the whole containerStatuses list: a Pod
+// that changed in between (the simulated kubelet's own stages) makes it a
+// 409 Conflict, the step's result, never retried.
 func kubeletWrite(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) error {
 	k := st.Kubelet
 	ri, _, err := s.resource(a.client, "v1", "Pod", "")
@@ -115,7 +116,10 @@ func kubeletPatch(pod *corev1.Pod, k *v1alpha1.KubeletAction, now time.Time) ([]
 			{"type": corev1.ContainersReady, "status": corev1.ConditionFalse, "reason": condReason, "lastTransitionTime": ts},
 		}
 	}
-	return json.Marshal(map[string]any{"status": body})
+	return json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": pod.ResourceVersion},
+		"status":   body,
+	})
 }
 
 func hasContainerStatus(pod *corev1.Pod, name string) bool {

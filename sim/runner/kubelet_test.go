@@ -25,7 +25,7 @@ func runningPod(restartPolicy corev1.RestartPolicy) *corev1.Pod {
 	sidecar := running
 	sidecar.Name = "sidecar"
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "train-node-0-0"},
+		ObjectMeta: metav1.ObjectMeta{Name: "train-node-0-0", ResourceVersion: "42"},
 		Spec:       corev1.PodSpec{RestartPolicy: restartPolicy},
 		Status: corev1.PodStatus{
 			Phase:             corev1.PodRunning,
@@ -140,5 +140,26 @@ func TestKubeletPatchRefuses(t *testing.T) {
 				t.Errorf("kubeletPatch error = %v, want one containing %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestKubeletPatchIsConditional checks that the patch carries the
+// resourceVersion it was computed from, so that a Pod changed since the
+// read is a 409 rather than overwritten.
+func TestKubeletPatchIsConditional(t *testing.T) {
+	patch, err := kubeletPatch(runningPod(corev1.RestartPolicyNever), &v1alpha1.KubeletAction{Action: v1alpha1.KubeletComplete}, kubeletNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(patch, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Metadata.ResourceVersion != "42" {
+		t.Errorf("patch resourceVersion = %q, want the Pod's 42: %s", got.Metadata.ResourceVersion, patch)
 	}
 }
