@@ -18,7 +18,7 @@ import (
 
 // Clean deletes from a cluster what runs against it (Kubeconfig) created and
 // a killed run left behind: the namespaces and nodes of its scenarios, its
-// isolation policies and bindings (each carries ManagedByLabel and
+// isolation and lifecycle policies and bindings (each carries ManagedByLabel and
 // RunLabel), and the kwok lease once it has expired. It waits for nothing
 // to be gone. It returns one line per object it deleted. Objects of a run
 // still going are deleted too: run it when no simctl uses the cluster.

@@ -66,6 +66,10 @@ type LifecyclePolicy struct {
 	Namespace string
 	// Rules apply in order; a later rule's annotations win.
 	Rules []PodLifecycle
+	// Labels are added to the policy's and binding's ManagedByLabel: the
+	// namespace's RunLabel, where it has one, so that Clean deletes the
+	// policy of a killed run with the run's other objects.
+	Labels map[string]string
 }
 
 func (p LifecyclePolicy) name() string { return "trainersim-lifecycle-" + p.Namespace }
@@ -78,7 +82,9 @@ func celString(s string) string { return strconv.Quote(s) }
 func (r PodLifecycle) expression() string {
 	var match []string
 	for _, k := range slices.Sorted(maps.Keys(r.MatchLabels)) {
-		match = append(match, fmt.Sprintf("object.metadata.labels[%s] == %s", celString(k), celString(r.MatchLabels[k])))
+		// "in" first: reading a key the map lacks is an error, and an
+		// error would refuse the Pod (failurePolicy Fail).
+		match = append(match, fmt.Sprintf("%s in object.metadata.labels && object.metadata.labels[%s] == %s", celString(k), celString(k), celString(r.MatchLabels[k])))
 	}
 	var annotations []string
 	for _, k := range slices.Sorted(maps.Keys(r.Annotations)) {
@@ -91,6 +97,7 @@ func (r PodLifecycle) expression() string {
 
 func (p LifecyclePolicy) objects() (*admissionv1.MutatingAdmissionPolicy, *admissionv1.MutatingAdmissionPolicyBinding) {
 	labels := map[string]string{ManagedByLabel: ManagedByValue}
+	maps.Copy(labels, p.Labels)
 	var mutations []admissionv1.Mutation
 	for _, r := range p.Rules {
 		mutations = append(mutations, admissionv1.Mutation{

@@ -282,6 +282,7 @@ type scenarioRun struct {
 	// interleaving is the order of the scenario's interleavings group.
 	interleaving *Interleaving
 	nodes        []string
+	runLabel     string                    // the namespace's sim.RunLabel, on a cluster simctl did not start
 	objects      map[string]map[string]any // by step name: the object the server returned
 	actors       map[string]*actor         // by actor name, "" for the admin
 	watches      *Watches
@@ -313,6 +314,7 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	s.watch = s.watches.watch(s.ns)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}
 	s.cluster.IsolateNamespace(ns)
+	s.runLabel = ns.Labels[sim.RunLabel]
 	if err := c.Create(ctx, ns); err != nil {
 		return fmt.Errorf("failed to create namespace %s: %w", s.ns, err)
 	}
@@ -369,6 +371,9 @@ func (s *scenarioRun) cleanup() error {
 // rules as the annotations fakegpu's KWOK stages act on.
 func (s *scenarioRun) lifecycle() sim.LifecyclePolicy {
 	p := sim.LifecyclePolicy{Namespace: s.ns}
+	if s.runLabel != "" {
+		p.Labels = map[string]string{sim.RunLabel: s.runLabel}
+	}
 	for _, l := range s.sc.Spec.Lifecycle {
 		switch {
 		case l.SucceedAfter != nil:
