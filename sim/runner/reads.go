@@ -70,7 +70,7 @@ func (s *scenarioRun) cachedTarget(t v1alpha1.Target) (obj *unstructured.Unstruc
 	gvr, watchedKind := watched[t.Kind]
 	apiVersion := t.APIVersion
 	if apiVersion == "" {
-		apiVersion = defaultAPIVersions[t.Kind]
+		apiVersion = v1alpha1.DefaultAPIVersions[t.Kind]
 	}
 	if !watchedKind || apiVersion != gvr.GroupVersion().String() {
 		return nil, false

@@ -33,25 +33,6 @@ import (
 // AdminFieldManager is the field manager of steps without an actor.
 const AdminFieldManager = "simctl"
 
-// defaultAPIVersions lets a target name a well-known kind without apiVersion.
-var defaultAPIVersions = map[string]string{
-	"TrainJob":               "trainer.kubeflow.org/v1alpha1",
-	"TrainingRuntime":        "trainer.kubeflow.org/v1alpha1",
-	"ClusterTrainingRuntime": "trainer.kubeflow.org/v1alpha1",
-	"JobSet":                 "jobset.x-k8s.io/v1alpha2",
-	"Job":                    "batch/v1",
-	"PodGroup":               "scheduling.x-k8s.io/v1alpha1",
-	"Pod":                    "v1",
-	"ConfigMap":              "v1",
-	"Secret":                 "v1",
-	"Service":                "v1",
-	"ServiceAccount":         "v1",
-	"PersistentVolumeClaim":  "v1",
-	"Event":                  "v1",
-	"Node":                   "v1",
-	"Namespace":              "v1",
-}
-
 // actor is who sends a write.
 type actor struct {
 	name         string
@@ -107,7 +88,7 @@ func (s *scenarioRun) newActor(name string) (*actor, error) {
 // resource resolves apiVersion and kind to a namespaced or cluster resource.
 func (s *scenarioRun) resource(c dynamic.Interface, apiVersion, kind, namespace string) (dynamic.ResourceInterface, bool, error) {
 	if apiVersion == "" {
-		apiVersion = defaultAPIVersions[kind]
+		apiVersion = v1alpha1.DefaultAPIVersions[kind]
 	}
 	if apiVersion == "" {
 		return nil, false, fmt.Errorf("kind %s needs an apiVersion", kind)

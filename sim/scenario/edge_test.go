@@ -30,26 +30,26 @@ func TestLoadEdgeCases(t *testing.T) {
 		{"control character", "apiVersion: a\x01b\n", []string{"in.yaml:1:14: invalid YAML: control characters are not allowed"}},
 		{"empty document", "---\n", []string{"in.yaml:1:1: empty document: a scenario file holds one Scenario"}},
 		{"scalar document", "hello\n", []string{"in.yaml:1:1: a scenario must be a mapping, found string \"hello\""}},
-		{"byte order mark", "\ufeff" + minimal + "spec: {steps: [{name: a, get: {kind: K, name: n}}]}\n", nil},
-		{"trailing document separator", minimal + "spec: {steps: [{name: a, get: {kind: K, name: n}}]}\n---\n# end\n", nil},
-		{"explicit null second document", minimal + "spec: {steps: [{name: a, get: {kind: K, name: n}}]}\n---\n~\n", []string{
+		{"byte order mark", "\ufeff" + minimal + "spec: {steps: [{name: a, get: {kind: Pod, name: n}}]}\n", nil},
+		{"trailing document separator", minimal + "spec: {steps: [{name: a, get: {kind: Pod, name: n}}]}\n---\n# end\n", nil},
+		{"explicit null second document", minimal + "spec: {steps: [{name: a, get: {kind: Pod, name: n}}]}\n---\n~\n", []string{
 			"in.yaml:6:1: a second YAML document: a scenario file holds exactly one Scenario",
 		}},
-		{"document after an empty one", minimal + "spec: {steps: [{name: a, get: {kind: K, name: n}}]}\n---\n---\nkind: Scenario\n", []string{
+		{"document after an empty one", minimal + "spec: {steps: [{name: a, get: {kind: Pod, name: n}}]}\n---\n---\nkind: Scenario\n", []string{
 			"in.yaml:7:1: a second YAML document: a scenario file holds exactly one Scenario",
 		}},
-		{"timestamp-like string", minimal + "spec: {steps: [{name: 2024-01-01, get: {kind: K, name: n}}]}\n", nil},
-		{"boolean where a string belongs", minimal + "spec: {nodes: [{profile: cpu, count: 1, taints: [{key: k, value: true, effect: NoSchedule}]}], steps: [{name: a, get: {kind: K, name: n}}]}\n", []string{
+		{"timestamp-like string", minimal + "spec: {steps: [{name: 2024-01-01, get: {kind: Pod, name: n}}]}\n", nil},
+		{"boolean where a string belongs", minimal + "spec: {nodes: [{profile: cpu, count: 1, taints: [{key: k, value: true, effect: NoSchedule}]}], steps: [{name: a, get: {kind: Pod, name: n}}]}\n", []string{
 			"in.yaml:4:66: spec.nodes[0].taints[0].value: expected a string, found boolean true (quote it to make it a string)",
 		}},
-		{"string tag where a boolean belongs", minimal + "spec: {steps: [{name: a, get: {kind: K, name: n}, force: !!str true}]}\n", []string{
-			`in.yaml:4:58: spec.steps[0].force: expected true or false, found string "true"`,
+		{"string tag where a boolean belongs", minimal + "spec: {steps: [{name: a, get: {kind: Pod, name: n}, force: !!str true}]}\n", []string{
+			`in.yaml:4:60: spec.steps[0].force: expected true or false, found string "true"`,
 		}},
 		{"integer out of range", minimal + "spec: {steps: [{name: a, expect: {pods: {count: 99999999999999999999}}}]}\n", []string{
 			"in.yaml:4:49: spec.steps[0].expect.pods.count: expected an integer, found number 99999999999999999999",
 		}},
-		{"duplicate key in flow mapping", minimal + "spec: {steps: [{name: a, get: {kind: K, name: n}}], steps: []}\n", []string{
-			`in.yaml:4:53: spec: duplicate key "steps" (first at line 4)`,
+		{"duplicate key in flow mapping", minimal + "spec: {steps: [{name: a, get: {kind: Pod, name: n}}], steps: []}\n", []string{
+			`in.yaml:4:55: spec: duplicate key "steps" (first at line 4)`,
 		}},
 		{"infinity in an object", strings.Replace(withData, "%s", "{a: .inf}", 1), []string{
 			`in.yaml:7:78: spec.steps[0].create.data.a: ".inf" is not a number JSON can hold`,
@@ -67,7 +67,7 @@ func TestLoadEdgeCases(t *testing.T) {
 		{"merge key with a list of scalars", minimal + "spec:\n  <<: [3]\n  steps: []\n", []string{
 			"in.yaml:5:8: spec: a merge key (<<) takes a mapping or a list of mappings, found a list of integer 3",
 		}},
-		{"aliased step repeats its name", minimal + "spec:\n  steps:\n  - &a {name: a, get: {kind: K, name: n}}\n  - *a\n", []string{
+		{"aliased step repeats its name", minimal + "spec:\n  steps:\n  - &a {name: a, get: {kind: Pod, name: n}}\n  - *a\n", []string{
 			`in.yaml:6:15: spec.steps[1].name: duplicate step name "a" (first used by spec.steps[0] at line 6)`,
 		}},
 		{"alias cycle through a merge key", minimal + "spec: &s\n  <<: *s\n  steps: []\n", []string{
@@ -83,7 +83,7 @@ func TestLoadEdgeCases(t *testing.T) {
 			"apiVersion: sim.trainersim.dev/v1alpha1",
 			"kind: Scenario",
 			"metadata: {name: x}",
-			"spec: {steps: [{name: s, patch: {type: json, target: {kind: K, name: n}, body: [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]}}]}",
+			"spec: {steps: [{name: s, patch: {type: json, target: {kind: Pod, name: n}, body: [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]}}]}",
 			"",
 		}, "\n"), []string{
 			`in.yaml:1:1: unknown field "a"`,
@@ -97,7 +97,7 @@ func TestLoadEdgeCases(t *testing.T) {
 			"apiVersion: sim.trainersim.dev/v1alpha1",
 			"kind: Scenario",
 			"metadata: {name: x}",
-			"spec: {steps: [{name: s, patch: {type: json, target: {kind: K, name: n}, body: [",
+			"spec: {steps: [{name: s, patch: {type: json, target: {kind: Pod, name: n}, body: [",
 			"  &a [x, x, x, x, x, x, x, x, x, x],",
 			"  &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a],",
 			"  &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b],",
@@ -241,7 +241,7 @@ func TestDefaultFixturesDir(t *testing.T) {
 	if want, _ := filepath.EvalSymlinks(filepath.Join(dir, "fixtures")); mustEval(t, found) != want {
 		t.Errorf("FindFixturesDir() = %s, want %s", found, want)
 	}
-	scenario := minimal + "spec:\n  setup:\n  - path: runtimes/%s\n  steps: [{name: a, get: {kind: K, name: n}}]\n"
+	scenario := minimal + "spec:\n  setup:\n  - path: runtimes/%s\n  steps: [{name: a, get: {kind: Pod, name: n}}]\n"
 	if _, err := Load("s.yaml", []byte(strings.Replace(scenario, "%s", "r.yaml", 1)), Options{}); err != nil {
 		t.Errorf("Load: %v", err)
 	}
@@ -267,7 +267,7 @@ func TestNoFixturesDir(t *testing.T) {
 	if _, err := FindFixturesDir(); err == nil {
 		t.Skip("a fixtures directory exists above the temporary directory")
 	}
-	in := minimal + "spec:\n  setup:\n  - path: runtimes/r.yaml\n  steps: [{name: a, get: {kind: K, name: n}}]\n"
+	in := minimal + "spec:\n  setup:\n  - path: runtimes/r.yaml\n  steps: [{name: a, get: {kind: Pod, name: n}}]\n"
 	_, err := Load("s.yaml", []byte(in), Options{})
 	got := messages(t, err)
 	if len(got) != 1 || !strings.Contains(got[0], `cannot resolve fixture "runtimes/r.yaml": no fixtures directory in`) {

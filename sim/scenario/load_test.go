@@ -19,6 +19,9 @@ const testFixtures = "testdata/fixtures"
 // invalid maps each testdata/invalid-*.yaml to every problem it must
 // produce, in order.
 var invalid = map[string][]string{
+	"invalid-target-api-version.yaml": {
+		"testdata/invalid-target-api-version.yaml:12:17: spec.steps[0].expect.objects[0].target.kind: kind ResourceQuota needs an apiVersion (only ClusterTrainingRuntime, ConfigMap, Event, Job, JobSet, Namespace, Node, PersistentVolumeClaim, Pod, PodGroup, Secret, Service, ServiceAccount, TrainJob, TrainingRuntime may omit it)",
+	},
 	"invalid-node-step.yaml": {
 		`testdata/invalid-node-step.yaml:12:11: spec.nodes[2].name: invalid group name "GPU": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
 		`testdata/invalid-node-step.yaml:21:13: spec.steps[0].node.name: node "cpu-0" is ambiguous: two groups of profile cpu, give them names`,

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -474,6 +475,8 @@ func (v *validator) str(path string, m map[string]any, key string) (s string, ok
 func (v *validator) target(path string, t v1alpha1.Target) {
 	if t.Kind == "" {
 		v.errorf(join(path, "kind"), "must not be empty")
+	} else if t.APIVersion == "" && v1alpha1.DefaultAPIVersions[t.Kind] == "" {
+		v.errorf(join(path, "kind"), "kind %s needs an apiVersion (only %s may omit it)", t.Kind, strings.Join(slices.Sorted(maps.Keys(v1alpha1.DefaultAPIVersions)), ", "))
 	}
 	if t.Selector != nil {
 		v.errorf(join(path, "selector"), "only a patch or a delete target may use a selector")

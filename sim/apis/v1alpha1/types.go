@@ -666,3 +666,23 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	d.Duration = v
 	return nil
 }
+
+// DefaultAPIVersions are the kinds a target may name without apiVersion,
+// and the apiVersion they then have. Any other kind needs one.
+var DefaultAPIVersions = map[string]string{
+	"TrainJob":               "trainer.kubeflow.org/v1alpha1",
+	"TrainingRuntime":        "trainer.kubeflow.org/v1alpha1",
+	"ClusterTrainingRuntime": "trainer.kubeflow.org/v1alpha1",
+	"JobSet":                 "jobset.x-k8s.io/v1alpha2",
+	"Job":                    "batch/v1",
+	"PodGroup":               "scheduling.x-k8s.io/v1alpha1",
+	"Pod":                    "v1",
+	"ConfigMap":              "v1",
+	"Secret":                 "v1",
+	"Service":                "v1",
+	"ServiceAccount":         "v1",
+	"PersistentVolumeClaim":  "v1",
+	"Event":                  "v1",
+	"Node":                   "v1",
+	"Namespace":              "v1",
+}
