@@ -12,11 +12,17 @@ KWOK_MOD := $(PROJECT_DIR)/hack/kwok
 K8S_VERSION := $(shell sed -n 's/^require k8s.io\/kubernetes v//p;s/^\tk8s.io\/kubernetes v\([^ ]*\).*/\1/p' $(CONTROLPLANE_MOD)/go.mod | head -n1)
 ASSETS_DIR := $(BIN_DIR)/k8s/$(K8S_VERSION)
 ASSETS := $(addprefix $(ASSETS_DIR)/,kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
-K8S_LDFLAGS := -s -w \
-	-X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
-	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(K8S_VERSION))) \
-	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) \
-	-X k8s.io/client-go/pkg/version.gitVersion=v$(K8S_VERSION)
+
+# The other Trainer releases simctl runs (--trainer VERSION): each has a nested
+# module hack/trainer/<version>/ that requires that release, and the JobSet
+# release its go.mod pins has one in hack/jobset/<version>/ (built with JobSet's
+# own dependencies, as its image is). `make assets` builds the managers into
+# bin/trainer/<version>/ and bin/jobset/<version>/: the binaries a cluster runs
+# in their images.
+TRAINER_RELEASES := $(notdir $(wildcard $(PROJECT_DIR)/hack/trainer/v*))
+JOBSET_RELEASES := $(notdir $(wildcard $(PROJECT_DIR)/hack/jobset/v*))
+TRAINER_RELEASE_BINS := $(foreach v,$(TRAINER_RELEASES),$(BIN_DIR)/trainer/$(v)/trainer-controller-manager) \
+	$(foreach v,$(JOBSET_RELEASES),$(BIN_DIR)/jobset/$(v)/jobset)
 
 SIMCTL := $(BIN_DIR)/simctl
 REPORT_DIR ?= $(PROJECT_DIR)/reports/out
@@ -36,7 +42,7 @@ help: ## Show the targets.
 ##@ Set-up
 
 .PHONY: assets
-assets: $(ASSETS) ## Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok into bin/k8s/<version>/ (about 8 minutes the first time).
+assets: $(ASSETS) $(TRAINER_RELEASE_BINS) ## Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok into bin/k8s/<version>/, and the other Trainer releases' managers into bin/trainer/ (about 12 minutes the first time).
 
 $(ASSETS_DIR)/kube-apiserver $(ASSETS_DIR)/kube-controller-manager $(ASSETS_DIR)/kube-scheduler: $(CONTROLPLANE_MOD)/go.mod
 	@mkdir -p $(ASSETS_DIR)
@@ -52,6 +58,15 @@ $(ASSETS_DIR)/kwok: $(KWOK_MOD)/go.mod
 	@mkdir -p $(ASSETS_DIR)
 	@echo "building kwok from the Go module proxy"
 	cd $(KWOK_MOD) && $(GO) build -trimpath -ldflags '-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
+
+$(BIN_DIR)/trainer/%/trainer-controller-manager: $(PROJECT_DIR)/hack/trainer/%/go.mod
+	@echo "building the Trainer $* controller manager from the Go module proxy"
+	cd $(PROJECT_DIR)/hack/trainer/$* && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+
+$(BIN_DIR)/jobset/%/jobset: $(PROJECT_DIR)/hack/jobset/%/go.mod
+	@echo "building the JobSet $* manager from the Go module proxy"
+	cd $(PROJECT_DIR)/hack/jobset/$* && CGO_ENABLED=0 $(GO) build -trimpath \
+		-ldflags '-s -w -X sigs.k8s.io/jobset/pkg/version.GitVersion=$*' -o $@ sigs.k8s.io/jobset
 
 ##@ Generated files
 
@@ -75,6 +90,8 @@ fixtures: $(if $(TRAINER_DIR),trainer-workspace) ## Copy CRDs, webhook manifests
 	for f in $(DEFAULT_RUNTIMES); do install -m 0644 $(TRAINER_ROOT)/manifests/base/runtimes/$$f fixtures/runtimes/$$(basename $$f); done
 	mkdir -p fixtures/install
 	$(GO) run ./hack/manifests $(TRAINER_ROOT) $(JOBSET_ROOT) > fixtures/install/trainer-manager.yaml
+	rm -rf fixtures/releases
+	for v in $(TRAINER_RELEASES); do hack/trainer/fixtures.sh $$v fixtures/releases/$$v $(SCHEDULER_PLUGINS_ROOT) $(DEFAULT_RUNTIMES) || exit 1; done
 
 .PHONY: generate
 generate: ## Write the scenario schema, docs/scenario-reference.md and the README's reference and corpus table.

@@ -45,6 +45,8 @@ type ClusterOptions struct {
 	Unisolated bool
 	// Progress is called as each component becomes ready.
 	Progress func(ComponentTiming)
+	// Trainer is Environment.Trainer, or Kubeconfig.Trainer.
+	Trainer string
 }
 
 // NewCluster returns the (not yet started) cluster the options describe.
@@ -53,19 +55,24 @@ func NewCluster(o ClusterOptions) Cluster {
 		return &Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress}
 	}
 	if o.Kubeconfig != "" {
-		return &Kubeconfig{Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}
+		return &Kubeconfig{Trainer: o.Trainer, Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}
 	}
-	return &Environment{AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress}
+	return &Environment{Trainer: o.Trainer, AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress}
 }
 
 // ClusterEnv is the environment variable that chooses the ginkgo adapter's
 // provider: envtest (the default) or kind.
 const ClusterEnv = "TRAINERSIM_CLUSTER"
 
+// TrainerEnv is the environment variable that chooses the ginkgo adapter's
+// Trainer release (Environment.Trainer).
+const TrainerEnv = "TRAINERSIM_TRAINER"
+
 // ClusterOptionsFromEnv returns the options of the ginkgo adapter:
 // $TRAINERSIM_KUBECONFIG (KubeconfigEnv) names an existing cluster;
 // $TRAINERSIM_CLUSTER=kind (ClusterEnv) creates a kind cluster; neither,
-// envtest.
+// envtest, running the Trainer release $TRAINERSIM_TRAINER (TrainerEnv;
+// empty: the pinned one).
 func ClusterOptionsFromEnv() ClusterOptions {
-	return ClusterOptions{Kubeconfig: os.Getenv(KubeconfigEnv), Provider: os.Getenv(ClusterEnv)}
+	return ClusterOptions{Kubeconfig: os.Getenv(KubeconfigEnv), Provider: os.Getenv(ClusterEnv), Trainer: os.Getenv(TrainerEnv)}
 }

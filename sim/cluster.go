@@ -52,12 +52,14 @@ type Cluster interface {
 	AdminKubeconfig() string
 }
 
-// TrainerBuildObserver is implemented by clusters whose Trainer runs in this
-// process (Environment): ObserveTrainerBuilds, called before Start, has fn
-// called for every TrainJob the Trainer builds (see
-// Environment.OnTrainerBuild). Other clusters cannot offer it.
+// TrainerBuildObserver is implemented by clusters whose Trainer may run in
+// this process (Environment): ObserveTrainerBuilds, called before Start, has
+// fn called for every TrainJob the Trainer builds (see
+// Environment.OnTrainerBuild) and returns true, or returns false when the
+// Trainer of this start runs elsewhere (another release, as a process).
+// Other clusters cannot offer it.
 type TrainerBuildObserver interface {
-	ObserveTrainerBuilds(fn func(trainJob *trainer.TrainJob, objects []apiruntime.ApplyConfiguration))
+	ObserveTrainerBuilds(fn func(trainJob *trainer.TrainJob, objects []apiruntime.ApplyConfiguration)) bool
 }
 
 // Versions says what a cluster runs.

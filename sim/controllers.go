@@ -63,6 +63,9 @@ func (e *Environment) closeInProcessLog() error {
 }
 
 func (e *Environment) startControllers(ctx context.Context) error {
+	if !e.release.InProcess() {
+		return e.startReleaseControllers(ctx)
+	}
 	since := e.now()
 	hooks := &e.env.WebhookInstallOptions
 	mgrCtx, mgrCancel := context.WithCancel(context.Background())
@@ -133,10 +136,18 @@ var webhookProbes = []*unstructured.Unstructured{
 // refuse the probes does not matter, only that the call does not fail.
 func webhooksCalled(ctx context.Context, c client.Client) error {
 	for _, probe := range webhookProbes {
-		err := c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
-		if err != nil && strings.Contains(err.Error(), "failed calling webhook") {
+		if err := webhookCalled(ctx, c, probe); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// webhookCalled is webhooksCalled for one probe.
+func webhookCalled(ctx context.Context, c client.Client, probe *unstructured.Unstructured) error {
+	err := c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+	if err != nil && strings.Contains(err.Error(), "failed calling webhook") {
+		return err
 	}
 	return nil
 }

@@ -76,6 +76,11 @@ type Environment struct {
 	// directory or one of its parents (where `make assets` builds them).
 	AssetsDir string
 
+	// Trainer is the Kubeflow Trainer release to run (TrainerReleases).
+	// Empty: TrainerVersion, the one compiled in, which runs in this
+	// process; any other runs as processes (see release.go).
+	Trainer string
+
 	// Nodes are the simulated node groups created by Start. Empty: no nodes;
 	// fakegpu.DefaultNodeGroups() is what simctl up uses.
 	Nodes []fakegpu.NodeGroup
@@ -117,15 +122,20 @@ type Environment struct {
 	// The hook does not change what the trainer builds or applies.
 	OnTrainerBuild func(trainJob *trainer.TrainJob, objects []apiruntime.ApplyConfiguration)
 
-	env       *envtest.Environment
-	cfg       *rest.Config
-	scheme    *apiruntime.Scheme
-	client    client.Client
-	processes []*proc.Process
-	nodes     *nodePool
-	lease     *kwokLease
-	mgrCancel context.CancelFunc
-	mgrDone   chan error
+	env     *envtest.Environment
+	release TrainerRelease
+	// jobSetWebhookPort is where the JobSet manager of a release that runs
+	// as processes serves its webhooks (the Trainer's serves on envtest's
+	// port).
+	jobSetWebhookPort int
+	cfg               *rest.Config
+	scheme            *apiruntime.Scheme
+	client            client.Client
+	processes         []*proc.Process
+	nodes             *nodePool
+	lease             *kwokLease
+	mgrCancel         context.CancelFunc
+	mgrDone           chan error
 	// provisioner is the default StorageClass's provisioner.
 	provisioner *storage.Controller
 	// logFile and logger are the in-process components' log
@@ -154,20 +164,29 @@ var (
 	_ TrainerBuildObserver = (*Environment)(nil)
 )
 
-// ObserveTrainerBuilds sets OnTrainerBuild (TrainerBuildObserver).
-func (e *Environment) ObserveTrainerBuilds(fn func(*trainer.TrainJob, []apiruntime.ApplyConfiguration)) {
+// ObserveTrainerBuilds sets OnTrainerBuild (TrainerBuildObserver) when the
+// Trainer runs in this process, and says whether it does.
+func (e *Environment) ObserveTrainerBuilds(fn func(*trainer.TrainJob, []apiruntime.ApplyConfiguration)) bool {
+	if r, err := LookupTrainer(e.Trainer); err != nil || !r.InProcess() {
+		return false
+	}
 	e.OnTrainerBuild = fn
+	return true
 }
 
 // Versions says what runs: this control plane, and the Trainer and JobSet
-// modules compiled into this binary.
+// modules compiled into this binary or, for another release, that release's.
 func (e *Environment) Versions() Versions {
-	return Versions{
+	v := Versions{
 		Cluster:    ClusterEnvtest,
 		Kubernetes: "v" + KubernetesVersion,
 		Trainer:    ModuleVersion(TrainerModule),
 		JobSet:     ModuleVersion(JobSetModule),
 	}
+	if r, err := LookupTrainer(e.Trainer); err == nil && !r.InProcess() {
+		v.Trainer, v.JobSet = r.Version, r.JobSet
+	}
+	return v
 }
 
 // IsolateNamespace labels the namespace IsolationKey=<name> and ManagedBy,
@@ -249,9 +268,20 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 		}
 	}()
 
+	if e.release, err = LookupTrainer(e.Trainer); err != nil {
+		return err
+	}
 	bins, err := findBinaries(e.AssetsDir)
 	if err != nil {
 		return err
+	}
+	if !e.release.InProcess() {
+		if _, err := e.release.binaries(); err != nil {
+			return err
+		}
+		if e.jobSetWebhookPort, err = freePort(); err != nil {
+			return err
+		}
 	}
 	if e.WorkDir == "" {
 		if e.WorkDir, err = newWorkDir(); err != nil {

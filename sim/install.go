@@ -3,7 +3,14 @@ package sim
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
 	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/utils/ptr"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,7 +34,7 @@ import (
 // waits until the API server serves their resources.
 func (e *Environment) installCRDs(done chan struct{}, restored bool) error {
 	since := e.now()
-	crds, err := readCRDs(fixtures.FS, fixtures.CRDDir)
+	crds, err := readCRDs(e.release.Fixtures(), fixtures.CRDDir)
 	if err != nil {
 		return err
 	}
@@ -56,7 +63,7 @@ func (e *Environment) installWebhookConfigs(done chan struct{}) error {
 	// (with no webhooks to install); point the configurations at them.
 	opts := &e.env.WebhookInstallOptions
 	for file, prefix := range map[string]string{fixtures.TrainerWebhooks: "trainer-", fixtures.JobSetWebhooks: "jobset-"} {
-		muts, vals, err := readWebhooks(fixtures.FS, file, prefix)
+		muts, vals, err := readWebhooks(e.release.Fixtures(), file, prefix)
 		if err != nil {
 			return err
 		}
@@ -66,6 +73,11 @@ func (e *Environment) installWebhookConfigs(done chan struct{}) error {
 	if err := opts.ModifyWebhookDefinitions(); err != nil {
 		return fmt.Errorf("failed to point webhook configurations at the local server: %w", err)
 	}
+	if e.jobSetWebhookPort != 0 {
+		if err := pointJobSetWebhooks(opts, e.jobSetWebhookPort); err != nil {
+			return err
+		}
+	}
 	if err := opts.Install(e.cfg); err != nil {
 		return fmt.Errorf("failed to install webhook configurations: %w", err)
 	}
@@ -74,11 +86,47 @@ func (e *Environment) installWebhookConfigs(done chan struct{}) error {
 	return nil
 }
 
+// pointJobSetWebhooks points the JobSet webhook configurations (readWebhooks
+// prefix "jobset-"), which ModifyWebhookDefinitions pointed at envtest's
+// serving port, at the port of a JobSet manager of its own.
+func pointJobSetWebhooks(opts *envtest.WebhookInstallOptions, port int) error {
+	repoint := func(name string, cc *admissionv1.WebhookClientConfig) error {
+		if !strings.HasPrefix(name, "jobset-") {
+			return nil
+		}
+		if cc.URL == nil {
+			return fmt.Errorf("webhook configuration %s has no URL", name)
+		}
+		u, err := url.Parse(*cc.URL)
+		if err != nil {
+			return fmt.Errorf("webhook configuration %s: %w", name, err)
+		}
+		u.Host = net.JoinHostPort(u.Hostname(), strconv.Itoa(port))
+		cc.URL = ptr.To(u.String())
+		return nil
+	}
+	for _, m := range opts.MutatingWebhooks {
+		for i := range m.Webhooks {
+			if err := repoint(m.Name, &m.Webhooks[i].ClientConfig); err != nil {
+				return err
+			}
+		}
+	}
+	for _, v := range opts.ValidatingWebhooks {
+		for i := range v.Webhooks {
+			if err := repoint(v.Name, &v.Webhooks[i].ClientConfig); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // installRuntimes creates the Trainer's default ClusterTrainingRuntimes,
 // through the Trainer's validating webhook like on a real cluster.
 func (e *Environment) installRuntimes(ctx context.Context) error {
 	since := e.now()
-	objs, err := readObjects(fixtures.FS, fixtures.RuntimeDir)
+	objs, err := readObjects(e.release.Fixtures(), fixtures.RuntimeDir)
 	if err != nil {
 		return err
 	}

@@ -66,6 +66,10 @@ type Kubeconfig struct {
 	Unisolated bool
 	// StartTimeout bounds Start. Zero: DefaultStartTimeout.
 	StartTimeout time.Duration
+	// Trainer is the release the cluster is expected to run, whose default
+	// runtimes the start checks for. Empty: TrainerVersion.
+	Trainer string
+
 	// Progress, when set, is called once per step of Start as it is done.
 	Progress func(ComponentTiming)
 	// Clock measures start times and the kwok lease. Nil: the real clock.
@@ -147,7 +151,11 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 	if k.client, err = NewClient(k.cfg); err != nil {
 		return err
 	}
-	if err := preflight(ctx, k.client, k.cfg.Host); err != nil {
+	release, err := LookupTrainer(k.Trainer)
+	if err != nil {
+		return err
+	}
+	if err := preflight(ctx, k.client, k.cfg.Host, release); err != nil {
 		return err
 	}
 	lease, err := liveKwokLease(ctx, k.client, k.progress.clock)

@@ -59,7 +59,7 @@ var requiredPermissions = []authorizationv1.ResourceAttributes{
 // preflight checks, before anything else is read, that the kubeconfig's
 // user may do what simctl does and that the cluster runs what scenarios
 // need; it returns a *PreflightError naming everything missing.
-func preflight(ctx context.Context, c client.Client, server string) error {
+func preflight(ctx context.Context, c client.Client, server string, release TrainerRelease) error {
 	var problems []string
 	for _, attrs := range requiredPermissions {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}
@@ -88,12 +88,12 @@ func preflight(ctx context.Context, c client.Client, server string) error {
 	}
 	if len(problems) == 0 {
 		problems = append(problems, checkWebhooks(ctx, c)...)
-		missing, err := missingRuntimes(ctx, c)
+		missing, err := missingRuntimes(ctx, c, release)
 		if err != nil {
 			return err
 		}
 		if len(missing) > 0 {
-			problems = append(problems, fmt.Sprintf("default ClusterTrainingRuntimes missing: %s: kubectl apply --server-side -k \"github.com/kubeflow/trainer.git/manifests/overlays/runtimes?ref=%s\"", strings.Join(missing, ", "), TrainerVersion))
+			problems = append(problems, fmt.Sprintf("default ClusterTrainingRuntimes missing: %s: kubectl apply --server-side -k \"github.com/kubeflow/trainer.git/manifests/overlays/runtimes?ref=%s\" (the runtimes of the Trainer %s; --trainer names another release)", strings.Join(missing, ", "), release.Version, release.Version))
 		}
 	}
 	if len(problems) > 0 {
@@ -151,9 +151,10 @@ func checkWebhooks(ctx context.Context, c client.Client) []string {
 	return problems
 }
 
-// missingRuntimes returns the default runtimes the cluster lacks.
-func missingRuntimes(ctx context.Context, c client.Client) ([]string, error) {
-	want, err := readObjects(fixtures.FS, fixtures.RuntimeDir)
+// missingRuntimes returns the default runtimes of the release that the
+// cluster lacks.
+func missingRuntimes(ctx context.Context, c client.Client, release TrainerRelease) ([]string, error) {
+	want, err := readObjects(release.Fixtures(), fixtures.RuntimeDir)
 	if err != nil {
 		return nil, err
 	}

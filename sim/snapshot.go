@@ -99,12 +99,12 @@ func apiServerFlagKey() []string {
 // modification time (what `make assets` changes when it rebuilds them), the
 // embedded fixtures by content, the versions, the isolation policy and the
 // default StorageClass.
-func newSnapshotInputs(bins map[string]string) (snapshotInputs, error) {
+func newSnapshotInputs(bins map[string]string, release TrainerRelease) (snapshotInputs, error) {
 	in := snapshotInputs{
 		Format:     snapshotFormat,
 		Kubernetes: KubernetesVersion,
-		Trainer:    TrainerVersion,
-		JobSet:     JobSetVersion,
+		Trainer:    release.Version,
+		JobSet:     release.JobSet,
 		Binaries:   map[string]string{},
 	}
 	in.APIServer = apiServerFlagKey()
@@ -120,11 +120,18 @@ func newSnapshotInputs(bins map[string]string) (snapshotInputs, error) {
 		in.Binaries[name] = fmt.Sprintf("%s %d %d", path, st.Size(), st.ModTime().UnixNano())
 	}
 	h := sha256.New()
-	err := fs.WalkDir(fixtures.FS, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+	files := release.Fixtures()
+	err := fs.WalkDir(files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
 			return err
 		}
-		data, err := fixtures.FS.ReadFile(path)
+		if d.IsDir() {
+			if path == fixtures.ReleasesDir { // the other releases' own
+				return fs.SkipDir
+			}
+			return nil
+		}
+		data, err := fs.ReadFile(files, path)
 		if err != nil {
 			return err
 		}
@@ -321,7 +328,7 @@ func copyFile(src, dst string, perm fs.FileMode) (err error) {
 // none.
 func (e *Environment) restoreSnapshot(ctx context.Context, bins map[string]string) error {
 	since := e.now()
-	inputs, err := newSnapshotInputs(bins)
+	inputs, err := newSnapshotInputs(bins, e.release)
 	if err != nil {
 		return err
 	}
@@ -348,7 +355,7 @@ func (e *Environment) buildSnapshot(ctx context.Context, store snapshotStore) er
 		return err
 	}
 	defer os.RemoveAll(dir)
-	b := &Environment{AssetsDir: e.AssetsDir, WorkDir: dir, snapshotBuild: true, Clock: e.Clock}
+	b := &Environment{AssetsDir: e.AssetsDir, Trainer: e.release.Version, WorkDir: dir, snapshotBuild: true, Clock: e.Clock}
 	if err := b.Start(ctx); err != nil {
 		return err
 	}

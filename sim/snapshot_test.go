@@ -24,7 +24,7 @@ func fakeBinaries(t *testing.T) map[string]string {
 
 func snapshotKeyOf(t *testing.T, bins map[string]string) string {
 	t.Helper()
-	in, err := newSnapshotInputs(bins)
+	in, err := newSnapshotInputs(bins, TrainerReleases[len(TrainerReleases)-1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestSnapshotKeyFollowsItsInputs(t *testing.T) {
 		t.Errorf("a changed kube-apiserver kept the key %s", rebuilt)
 	}
 
-	in, err := newSnapshotInputs(bins)
+	in, err := newSnapshotInputs(bins, TrainerReleases[len(TrainerReleases)-1])
 	if err != nil {
 		t.Fatal(err)
 	}

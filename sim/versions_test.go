@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"io/fs"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,5 +60,56 @@ func TestClusterNamesAreTheScenarioFormats(t *testing.T) {
 	want := []string{ClusterEnvtest, ClusterKubeconfig, ClusterKind}
 	if diff := cmp.Diff(want, v1alpha1.ClusterProviders); diff != "" {
 		t.Errorf("v1alpha1.ClusterProviders mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestTrainerReleasesMatchTheirModules keeps TrainerReleases, the nested
+// modules `make assets` builds them from, the JobSet each pins and the
+// fixtures `make fixtures` copies in step.
+func TestTrainerReleasesMatchTheirModules(t *testing.T) {
+	var got []string
+	for _, r := range TrainerReleases {
+		got = append(got, r.Version)
+		if r.InProcess() {
+			continue
+		}
+		mod := "../hack/trainer/" + r.Version + "/go.mod"
+		checkRequire(t, mod, TrainerModule, r.Version)
+		checkRequire(t, mod, JobSetModule, r.JobSet)
+		checkRequire(t, "../hack/jobset/"+r.JobSet+"/go.mod", JobSetModule, r.JobSet)
+		if _, err := fs.Stat(r.Fixtures(), "crds/trainer/trainer.kubeflow.org_trainjobs.yaml"); err != nil {
+			t.Errorf("Trainer %s has no fixtures (make fixtures): %v", r.Version, err)
+		}
+	}
+	dirs, err := filepath.Glob("../hack/trainer/v*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{}
+	for _, d := range dirs {
+		want = append(want, filepath.Base(d))
+	}
+	want = append(want, TrainerVersion)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("TrainerReleases and hack/trainer/ (plus the pinned %s) differ (-hack +TrainerReleases):\n%s", TrainerVersion, diff)
+	}
+}
+
+// TestLookupTrainer: the pinned release by default, a version with or
+// without its v, and errors that list what is supported.
+func TestLookupTrainer(t *testing.T) {
+	for in, want := range map[string]string{"": TrainerVersion, "v2.1.0": "v2.1.0", "2.2.1": "v2.2.1"} {
+		r, err := LookupTrainer(in)
+		if err != nil || r.Version != want {
+			t.Errorf("LookupTrainer(%q) = %s, %v; want %s", in, r.Version, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"v2.0.1": "unsupported Trainer version v2.0.1: trainersim runs v2.1.0, v2.2.0, v2.2.1, " + TrainerVersion,
+		"latest": `invalid Trainer version "latest": give one of v2.1.0, v2.2.0, v2.2.1, ` + TrainerVersion,
+	} {
+		if _, err := LookupTrainer(in); err == nil || err.Error() != want {
+			t.Errorf("LookupTrainer(%q) error = %v; want %s", in, err, want)
+		}
 	}
 }

@@ -44,7 +44,9 @@ func Scenarios(paths ...string) bool {
 	var agree *agreement
 	if obs, ok := env.(sim.TrainerBuildObserver); ok {
 		agree = newAgreement(env)
-		obs.ObserveTrainerBuilds(agree.record)
+		if !obs.ObserveTrainerBuilds(agree.record) {
+			agree = nil
+		}
 	}
 	var watches *runner.Watches // shared by the scenarios, as in simctl run
 	ginkgo.BeforeSuite(func(ctx context.Context) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,7 @@ type clusterFlags struct {
 	kubeconfig string // an existing cluster (run, smoke)
 	context    string
 	unisolated bool
+	trainer    string
 }
 
 // register adds the cluster flags and --nodes.
@@ -48,6 +50,8 @@ func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.workDir, "work-dir", "",
 		"directory for kubeconfigs, certificates and component logs (default: a temporary directory removed on exit)")
 	cmd.Flags().DurationVar(&f.timeout, "start-timeout", sim.DefaultStartTimeout, "how long the cluster may take to start")
+	cmd.Flags().StringVar(&f.trainer, "trainer", "",
+		"the Kubeflow Trainer release to run: "+strings.Join(sim.TrainerVersions(), ", ")+" (default "+sim.TrainerVersion+");\nthe JobSet its go.mod pins comes with it. "+sim.TrainerVersion+" runs in simctl's process, the others as processes\n'make assets' builds. With --kubeconfig, the version the cluster must run (exit 3 if not)")
 }
 
 // registerExisting adds --kubeconfig and --context: run on a cluster that
@@ -69,11 +73,18 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 			return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --nodes: %w", err))
 		}
 	}
+	release, err := sim.LookupTrainer(f.trainer)
+	if err != nil {
+		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --trainer: %w", err))
+	}
 	switch f.provider {
 	case sim.ClusterEnvtest, "":
 	case sim.ClusterKind:
 		if f.kubeconfig != "" {
 			return sim.ClusterOptions{}, withCode(ExitUsage, errors.New("--kubeconfig runs on an existing cluster: it cannot be used with --cluster kind"))
+		}
+		if !release.InProcess() {
+			return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("--trainer %s: the kind provider has images of the Trainer %s only ('make kind-images'); other releases run on envtest", release.Version, sim.TrainerVersion))
 		}
 	default:
 		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --cluster %q: envtest or kind", f.provider))
@@ -90,6 +101,9 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 		KubeconfigOut: kubeconfigOut,
 		StartTimeout:  f.timeout,
 		Unisolated:    f.unisolated,
+	}
+	if f.trainer != "" {
+		o.Trainer = release.Version
 	}
 	if f.kubeconfig != "" {
 		abs, err := filepath.Abs(f.kubeconfig)
@@ -125,6 +139,9 @@ func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (sim
 		return c, withCode(ExitCluster, fmt.Errorf("failed to start the cluster: %w", err))
 	}
 	v := c.Versions()
+	if o.Trainer != "" && v.Trainer != o.Trainer {
+		return c, withCode(ExitCluster, fmt.Errorf("the cluster runs the Trainer %s, not the %s of --trainer", v.Trainer, o.Trainer))
+	}
 	fmt.Fprintf(out, "cluster ready in %s: %s, Kubernetes %s, Trainer %s, JobSet %s\n", time.Since(start).Round(10*time.Millisecond), v.Cluster, v.Kubernetes, v.Trainer, v.JobSet)
 	if p, ok := c.(interface{ ParentDeathProtected() bool }); ok && !p.ParentDeathProtected() {
 		fmt.Fprintln(out, "warning: setpriv(1) with --pdeathsig is not available: if simctl is killed with SIGKILL, kube-apiserver and etcd keep running")

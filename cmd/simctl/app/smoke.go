@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -94,8 +96,18 @@ func runSmoke(ctx context.Context, out io.Writer, o sim.ClusterOptions, groups [
 		PodSpecPatch("kueue.x-k8s.io/manager", "node", trainer.PodSpecPatch{
 			Tolerations: []corev1.Toleration{wrappers.GPUToleration()},
 		}).Obj()
-	fmt.Fprintf(out, "creating TrainJob %s/%s: torch-distributed, 2 nodes x 8 nvidia.com/gpu, GPU toleration from kueue.x-k8s.io/manager\n", job.Namespace, job.Name)
-	if err := c.Create(ctx, job); err != nil {
+	var obj client.Object = job
+	patch := "a runtime patch from kueue.x-k8s.io/manager"
+	if release, err := sim.LookupTrainer(env.Versions().Trainer); err == nil && release.API == sim.APIPodTemplateOverrides {
+		// A release before runtimePatches: the same toleration as a
+		// podTemplateOverrides entry.
+		if obj, err = legacyTrainJob(job); err != nil {
+			return withCode(ExitFailed, err)
+		}
+		patch = "podTemplateOverrides"
+	}
+	fmt.Fprintf(out, "creating TrainJob %s/%s: torch-distributed, 2 nodes x 8 nvidia.com/gpu, GPU toleration from %s\n", job.Namespace, job.Name, patch)
+	if err := c.Create(ctx, obj); err != nil {
 		return withCode(ExitFailed, fmt.Errorf("failed to create trainjob: %w", err))
 	}
 	start := time.Now()
@@ -116,6 +128,33 @@ func runSmoke(ctx context.Context, out io.Writer, o sim.ClusterOptions, groups [
 }
 
 // allRunningOn reports whether every Pod is Running on a node of profile.
+// legacyTrainJob is job with its runtimePatches moved into
+// podTemplateOverrides, the API of the Trainer before v2.2.0: one override per
+// replicated job, with the Pod spec patch's tolerations.
+func legacyTrainJob(job *trainer.TrainJob) (*unstructured.Unstructured, error) {
+	u, err := apiruntime.DefaultUnstructuredConverter.ToUnstructured(job)
+	if err != nil {
+		return nil, fmt.Errorf("failed to convert the smoke TrainJob: %w", err)
+	}
+	var overrides []any
+	for _, p := range job.Spec.RuntimePatches {
+		for _, rj := range p.TrainingRuntimeSpec.Template.Spec.ReplicatedJobs {
+			spec := rj.Template.Spec.Template.Spec
+			tolerations, err := apiruntime.DefaultUnstructuredConverter.ToUnstructured(&struct {
+				Tolerations []corev1.Toleration `json:"tolerations"`
+			}{spec.Tolerations})
+			if err != nil {
+				return nil, err
+			}
+			overrides = append(overrides, map[string]any{"targetJobs": []any{map[string]any{"name": rj.Name}}, "spec": tolerations})
+		}
+	}
+	spec := u["spec"].(map[string]any)
+	delete(spec, "runtimePatches")
+	spec["podTemplateOverrides"] = overrides
+	return &unstructured.Unstructured{Object: u}, nil
+}
+
 func allRunningOn(ctx context.Context, c client.Reader, pods []corev1.Pod, profile string) bool {
 	for i := range pods {
 		if pods[i].Status.Phase != corev1.PodRunning || nodeProfile(ctx, c, pods[i].Spec.NodeName) != profile {

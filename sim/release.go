@@ -1,0 +1,136 @@
+package sim
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/mod/semver"
+
+	"github.com/trainersim/trainersim/fixtures"
+	"github.com/trainersim/trainersim/sim/internal/proc"
+)
+
+// The Kubeflow Trainer releases the harness runs. The one go.mod pins
+// (TrainerVersion) runs in simctl's process, with the explain agreement hook;
+// every other runs as two processes built by `make assets` from a nested
+// module hack/trainer/<version>/, the Trainer's trainer-controller-manager and
+// JobSet's manager at the version that release's go.mod pins: the binaries a
+// cluster runs in their images. Each release brings its own CRDs, webhook
+// configurations and default runtimes (fixtures/releases/<version>/).
+
+// Customization APIs of a TrainJob: the field a release's users patch the
+// runtime's Pods with.
+const (
+	APIPodTemplateOverrides = "podTemplateOverrides"
+	APIRuntimePatches       = "runtimePatches"
+)
+
+// TrainerRelease is one Trainer release the harness can run.
+type TrainerRelease struct {
+	// Version is the Trainer's, e.g. v2.2.1.
+	Version string
+	// JobSet is the JobSet version the release's go.mod pins.
+	JobSet string
+	// API is the field its TrainJobs customize Pods with
+	// (APIPodTemplateOverrides or APIRuntimePatches).
+	API string
+}
+
+// TrainerReleases are the supported releases, oldest first. A unit test
+// checks each against hack/trainer/<version>/go.mod and fixtures/releases.
+var TrainerReleases = []TrainerRelease{
+	{Version: "v2.1.0", JobSet: "v0.10.1", API: APIPodTemplateOverrides},
+	{Version: "v2.2.0", JobSet: "v0.11.1", API: APIRuntimePatches},
+	{Version: "v2.2.1", JobSet: "v0.11.1", API: APIRuntimePatches},
+	{Version: TrainerVersion, JobSet: JobSetVersion, API: APIRuntimePatches},
+}
+
+// TrainerVersions lists the supported versions, oldest first.
+func TrainerVersions() []string {
+	out := make([]string, len(TrainerReleases))
+	for i, r := range TrainerReleases {
+		out[i] = r.Version
+	}
+	return out
+}
+
+// LookupTrainer returns the release of version ("" is the pinned one; the
+// leading v may be left out). The error lists the supported versions.
+func LookupTrainer(version string) (TrainerRelease, error) {
+	if version == "" {
+		version = TrainerVersion
+	}
+	given := version
+	if !strings.HasPrefix(version, "v") {
+		version = "v" + version
+	}
+	for _, r := range TrainerReleases {
+		if r.Version == version {
+			return r, nil
+		}
+	}
+	if !semver.IsValid(version) {
+		return TrainerRelease{}, fmt.Errorf("invalid Trainer version %q: give one of %s", given, strings.Join(TrainerVersions(), ", "))
+	}
+	return TrainerRelease{}, fmt.Errorf("unsupported Trainer version %s: trainersim runs %s", version, strings.Join(TrainerVersions(), ", "))
+}
+
+// InProcess reports whether the release is the one compiled into simctl.
+func (r TrainerRelease) InProcess() bool { return r.Version == TrainerVersion }
+
+// Fixtures holds the release's crds/, webhooks/ and runtimes/, laid out like
+// fixtures.FS.
+func (r TrainerRelease) Fixtures() fs.FS {
+	if r.InProcess() {
+		return fixtures.FS
+	}
+	sub, err := fs.Sub(fixtures.FS, path.Join(fixtures.ReleasesDir, r.Version))
+	if err != nil {
+		// fs.Sub fails only on an invalid path, which a version is not.
+		panic(err)
+	}
+	return sub
+}
+
+// Binary names of a release that runs as processes.
+const (
+	binTrainerManager = "trainer-controller-manager"
+	binJobSetManager  = "jobset"
+)
+
+// ErrTrainerMissing is returned by Start when a release's managers were not
+// built.
+var ErrTrainerMissing = fmt.Errorf("Trainer release binaries not found: run 'make assets' in the trainersim checkout")
+
+// binaries finds the release's two managers where `make assets` builds
+// them, bin/trainer/<version>/ and bin/jobset/<jobset version>/, in the
+// working directory or one of its parents.
+func (r TrainerRelease) binaries() (map[string]string, error) {
+	want := map[string]string{
+		binTrainerManager: filepath.Join("bin", "trainer", r.Version, binTrainerManager),
+		binJobSetManager:  filepath.Join("bin", "jobset", r.JobSet, binJobSetManager),
+	}
+	found := map[string]string{}
+	for _, dir := range upward() {
+		for name, rel := range want {
+			if p := filepath.Join(dir, rel); found[name] == "" && proc.CheckExecutable(p) == nil {
+				found[name] = p
+			}
+		}
+	}
+	var missing []string
+	for name, rel := range want {
+		if found[name] == "" {
+			missing = append(missing, rel)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, fmt.Errorf("%w; Trainer %s needs %s (in the working directory or a parent)", ErrTrainerMissing, r.Version, strings.Join(missing, " and "))
+	}
+	return found, nil
+}

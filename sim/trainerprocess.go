@@ -1,0 +1,119 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/trainersim/trainersim/sim/internal/proc"
+)
+
+// A Trainer release other than the pinned one runs as two child processes,
+// the release's trainer-controller-manager and the manager of the JobSet
+// release it pins, configured as their own config files allow (the same
+// fields a cluster's ConfigMaps set): webhook servers on loopback with
+// envtest's serving certificate instead of their own certificate
+// management, no leader election, no metrics server.
+
+// trainerConfig is the Trainer's Configuration (config.trainer.kubeflow.org,
+// the same in every supported release). The webhook server's certificate is
+// read from controller-runtime's default directory under $TMPDIR, which the
+// Trainer's configuration cannot change.
+const trainerConfig = `apiVersion: config.trainer.kubeflow.org/v1alpha1
+kind: Configuration
+webhook:
+  host: 127.0.0.1
+  port: %d
+metrics:
+  bindAddress: "0"
+health:
+  healthProbeBindAddress: "0"
+leaderElection:
+  leaderElect: false
+certManagement:
+  enable: false
+clientConnection:
+  qps: 200
+  burst: 400
+`
+
+// jobSetConfig is JobSet's Configuration (config.jobset.x-k8s.io).
+const jobSetConfig = `apiVersion: config.jobset.x-k8s.io/v1alpha1
+kind: Configuration
+webhook:
+  host: 127.0.0.1
+  port: %d
+  certDir: %s
+metrics:
+  bindAddress: "0"
+health:
+  healthProbeBindAddress: "0"
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+clientConnection:
+  qps: 200
+  burst: 400
+`
+
+// startReleaseControllers starts the release's Trainer and JobSet managers
+// and returns once the API server reaches both webhook servers.
+func (e *Environment) startReleaseControllers(ctx context.Context) error {
+	since := e.now()
+	bins, err := e.release.binaries()
+	if err != nil {
+		return err
+	}
+	hooks := &e.env.WebhookInstallOptions
+	// controller-runtime reads the Trainer's serving certificate from
+	// $TMPDIR/k8s-webhook-server/serving-certs.
+	tmp := filepath.Join(e.WorkDir, "trainer-tmp")
+	if err := os.MkdirAll(filepath.Join(tmp, "k8s-webhook-server"), 0o755); err != nil {
+		return err
+	}
+	if err := os.Symlink(hooks.LocalServingCertDir, filepath.Join(tmp, "k8s-webhook-server", "serving-certs")); err != nil {
+		return fmt.Errorf("failed to link the Trainer's serving certificate: %w", err)
+	}
+	managers := []struct {
+		name, version, bin, config string
+		env                        []string
+		probe                      int
+	}{
+		{"trainer-controller-manager", e.release.Version, bins[binTrainerManager], fmt.Sprintf(trainerConfig, hooks.LocalServingPort), []string{"TMPDIR=" + tmp}, 0},
+		{"jobset-controller-manager", e.release.JobSet, bins[binJobSetManager], fmt.Sprintf(jobSetConfig, e.jobSetWebhookPort, strconv.Quote(hooks.LocalServingCertDir)), nil, 1},
+	}
+	var started []*proc.Process
+	for _, m := range managers {
+		kubeconfig := filepath.Join(e.WorkDir, m.name+".kubeconfig")
+		if err := e.writeKubeconfig("system:"+m.name, kubeconfig); err != nil {
+			return err
+		}
+		config := filepath.Join(e.WorkDir, m.name+".config.yaml")
+		if err := os.WriteFile(config, []byte(m.config), 0o644); err != nil {
+			return err
+		}
+		p := &proc.Process{
+			Name:    m.name + " " + m.version,
+			Path:    m.bin,
+			Args:    []string{"--config=" + config, "--zap-log-level=info"},
+			Env:     append([]string{"KUBECONFIG=" + kubeconfig}, m.env...),
+			LogPath: filepath.Join(e.LogDir(), m.name+".log"),
+		}
+		if err := p.Start(); err != nil {
+			return err
+		}
+		e.trackProcess(p)
+		started = append(started, p)
+	}
+	for i, p := range started {
+		probe := webhookProbes[managers[i].probe]
+		if err := p.WaitUntil(ctx, pollInterval, func(ctx context.Context) error { return webhookCalled(ctx, e.client, probe) }); err != nil {
+			return err
+		}
+	}
+	e.ready(ComponentControllers, since)
+	return nil
+}
