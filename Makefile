@@ -124,8 +124,8 @@ trainer-workspace:
 	@echo "building against the trainer in $(TRAINER_ABS) ($(GOWORK))"
 
 .PHONY: run
-run: assets build ## Run every scenario under scenarios/ on one cluster; reports in reports/out/.
-	$(SIMCTL) run scenarios/ --report-dir $(REPORT_DIR)
+run: assets build ## Run every scenario under scenarios/ on one cluster; reports in reports/out (TRAINER=v2.1.0: on that Trainer release).
+	$(SIMCTL) run scenarios/ --report-dir $(REPORT_DIR) $(if $(TRAINER),--trainer $(TRAINER))
 
 .PHONY: smoke
 smoke: assets build ## Start the cluster, run one GPU TrainJob end to end, shut down.

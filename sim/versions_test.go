@@ -113,3 +113,11 @@ func TestLookupTrainer(t *testing.T) {
 		}
 	}
 }
+
+// TestScenarioFormatKnowsTheReleases keeps the releases the scenario format
+// lints against and the ones the harness runs the same.
+func TestScenarioFormatKnowsTheReleases(t *testing.T) {
+	if diff := cmp.Diff(TrainerVersions(), v1alpha1.TrainerVersions); diff != "" {
+		t.Errorf("sim.TrainerReleases and v1alpha1.TrainerVersions differ (-sim +v1alpha1):\n%s", diff)
+	}
+}

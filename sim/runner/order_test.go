@@ -178,3 +178,17 @@ func TestStartOrder(t *testing.T) {
 		t.Errorf("start order mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestTrainerHolds: a range leaves out the releases outside it, and nothing
+// is left out for a version that is not a release's.
+func TestTrainerHolds(t *testing.T) {
+	old := &v1alpha1.Trainer{Versions: "<v2.2.0"}
+	for version, want := range map[string]bool{"v2.1.0": true, "v2.2.0": false, "unknown": true, "v2.3.1-0.20260101000000-abcdef": true, "(devel)": true} {
+		if got := TrainerHolds(old, version); got != want {
+			t.Errorf("TrainerHolds(<v2.2.0, %s) = %v, want %v", version, got, want)
+		}
+	}
+	if !TrainerHolds(nil, "v2.1.0") {
+		t.Error("a scenario without a range was left out")
+	}
+}

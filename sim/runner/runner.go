@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/mod/semver"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -199,6 +200,11 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		res.Skipped = fmt.Sprintf("holds on %s only: %s", strings.Join(c.Only, ", "), strings.TrimSpace(c.Reason))
 		return res
 	}
+	trainerVersion := r.Cluster.Versions().Trainer
+	if t := sc.Spec.Trainer; t != nil && !TrainerHolds(t, trainerVersion) {
+		res.Skipped = fmt.Sprintf("holds for Trainer %s; the cluster runs %s", t.Versions, trainerVersion)
+		return res
+	}
 	timeout := r.ScenarioTimeout
 	if timeout == 0 {
 		timeout = DefaultScenarioTimeout
@@ -241,6 +247,9 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 	}
 	res.Passed = true
 	for i := range sc.Spec.Steps {
+		if !TrainerHolds(sc.Spec.Steps[i].Trainer, trainerVersion) {
+			continue // another release's case
+		}
 		run.watch.setStep(sc.Spec.Steps[i].Name)
 		st := run.step(ctx, &sc.Spec.Steps[i])
 		recording := time.Now()
@@ -271,6 +280,18 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 	res.FinalPods = run.finalPods(context.WithoutCancel(ctx))
 	run.breakdown.Recording += time.Since(recording)
 	return res
+}
+
+// TrainerHolds reports whether a scenario's or step's trainer range (nil:
+// every release) holds for the Trainer version a cluster runs. A version
+// that is not a release's (a local checkout's, "unknown") is in every
+// range: nothing is left out when the version is not known.
+func TrainerHolds(t *v1alpha1.Trainer, version string) bool {
+	if t == nil || !semver.IsValid(version) || semver.Prerelease(version) != "" || semver.Build(version) != "" {
+		return true
+	}
+	r, err := v1alpha1.ParseVersionRange(t.Versions)
+	return err != nil || r.Contains(version)
 }
 
 // scenarioRun is the state of one scenario while it runs.

@@ -19,6 +19,12 @@ const testFixtures = "testdata/fixtures"
 // invalid maps each testdata/invalid-*.yaml to every problem it must
 // produce, in order.
 var invalid = map[string][]string{
+	"invalid-trainer-versions.yaml": {
+		"testdata/invalid-trainer-versions.yaml:22:9: spec.steps[0].create.spec.runtimePatches: exists in Trainer >=v2.2.0 only, not in v2.1.0, which this step holds for: narrow spec.trainer.versions or the step's trainer.versions",
+		`testdata/invalid-trainer-versions.yaml:26:17: spec.steps[1].trainer.versions: range ">=v2.3.0" holds no Trainer release this scenario can run on (of v2.1.0)`,
+		`testdata/invalid-trainer-versions.yaml:34:17: spec.steps[2].trainer.versions: invalid version "~2.2" in range "~2.2": a comparison is >=, <=, >, < or = and a version such as v2.2.0`,
+		"testdata/invalid-trainer-versions.yaml:39:9: spec.steps[2].concurrently.writes[0].trainer: a concurrent write cannot have a trainer range of its own: set it on the concurrently step",
+	},
 	"invalid-target-api-version.yaml": {
 		"testdata/invalid-target-api-version.yaml:12:17: spec.steps[0].expect.objects[0].target.kind: kind ResourceQuota needs an apiVersion (only ClusterTrainingRuntime, ConfigMap, Event, Job, JobSet, Namespace, Node, PersistentVolumeClaim, Pod, PodGroup, Secret, Service, ServiceAccount, TrainJob, TrainingRuntime may omit it)",
 	},

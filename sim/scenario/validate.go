@@ -106,6 +106,7 @@ func (v *validator) validate() {
 	for i, st := range sc.Spec.Steps {
 		v.step(index("spec.steps", i), st, i, false)
 	}
+	v.trainerReleaseFields()
 }
 
 func (v *validator) metadata() {

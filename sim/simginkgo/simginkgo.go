@@ -80,7 +80,12 @@ func Scenarios(paths ...string) bool {
 		name := p.Name()
 		ginkgo.It(name, ginkgo.Label(labels...), func(ctx context.Context) {
 			var v verdict
-			steps := len(p.File.Scenario.Spec.Steps)
+			steps := 0 // that run on this cluster's Trainer
+			for i := range p.File.Scenario.Spec.Steps {
+				if runner.TrainerHolds(p.File.Scenario.Spec.Steps[i].Trainer, env.Versions().Trainer) {
+					steps++
+				}
+			}
 			r := &runner.Runner{Cluster: env, Watches: watches}
 			if agree != nil {
 				r.OnStep = func(sc *results.Scenario, st *results.Step) {

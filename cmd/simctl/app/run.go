@@ -67,6 +67,12 @@ write had pruned, say) are recorded on that write: in the reports and, with
 what client-go and the in-process Trainer, JobSet and provisioner log goes
 to logs/controllers.log in the work directory (--work-dir keeps it).
 
+--trainer VERSION runs another Kubeflow Trainer release (the releases and what
+changes between them: README, "Trainer releases"). A scenario whose
+spec.trainer.versions leaves the release out is skipped, with its range, and
+a step whose trainer.versions does is left out: a scenario carries one case
+per release where the outcome differs.
+
 A concurrently group with interleavings is run once per explored order, each
 order in a fresh namespace, its writes forced through one after the other.
 Each order comes from a seed, printed with the result; --seed S runs only the
@@ -79,6 +85,7 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
   simctl run scenarios/ --report-dir reports/out --parallel 2
   simctl run scenarios/ --run 'kueue' --label area=multi-manager -v
   simctl run scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml --keep
+  simctl run --trainer v2.1.0 scenarios/
   simctl run --seed 2 --run '^multi-manager-interleaved-read-modify-write$' scenarios/multi-manager/`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -51,6 +51,13 @@ type ScenarioSpec struct {
 	// Absent: it holds on every cluster.
 	// +optional
 	Clusters *Clusters `json:"clusters,omitempty"`
+	// Trainer restricts the scenario to some Trainer releases, for the
+	// fields it writes (runtimePatches came with v2.2.0 and replaced
+	// podTemplateOverrides) or for behaviour that changed between them. On
+	// any other release it is skipped, with the range, and reported as
+	// skipped. Absent: it holds on every supported release.
+	// +optional
+	Trainer *Trainer `json:"trainer,omitempty"`
 	// Nodes are the simulated nodes this scenario gets for itself. Pods of
 	// the scenario are scheduled only onto them.
 	// +optional
@@ -154,6 +161,11 @@ type Actor struct {
 type Step struct {
 	// Name identifies the step in reports; update.from refers to it.
 	Name string `json:"name"`
+	// Trainer restricts the step to some Trainer releases: on any other it
+	// is left out, so that a scenario carries the cases of each release
+	// where the outcome differs (a top-level step only).
+	// +optional
+	Trainer *Trainer `json:"trainer,omitempty"`
 	// Actor writes the step's object. Empty: the harness admin, field
 	// manager simctl.
 	// +optional

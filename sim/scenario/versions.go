@@ -1,0 +1,129 @@
+package scenario
+
+import (
+	"slices"
+	"strings"
+
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+)
+
+// Trainer releases: spec.trainer and a step's trainer, and the TrainJob
+// fields each release has (v1alpha1.TrainJobFields).
+
+// trainerVersions checks a trainer range at path and returns the supported
+// releases in it that are also in within (nil: no further restriction). A
+// nil t returns within, or every supported release.
+func (v *validator) trainerVersions(path string, t *v1alpha1.Trainer, within []string) []string {
+	if within == nil {
+		within = v1alpha1.TrainerVersions
+	}
+	if t == nil {
+		return within
+	}
+	r, err := v1alpha1.ParseVersionRange(t.Versions)
+	if err != nil {
+		v.errorf(join(path, "versions"), "%v", err)
+		return within
+	}
+	var out []string
+	for _, ver := range r.Supported() {
+		if slices.Contains(within, ver) {
+			out = append(out, ver)
+		}
+	}
+	if len(out) == 0 {
+		v.errorf(join(path, "versions"), "range %s holds no Trainer release this scenario can run on (of %s)", quote(t.Versions), strings.Join(within, ", "))
+		return within
+	}
+	return out
+}
+
+// trainerReleaseFields checks the TrainJob objects of the scenario's setup
+// and steps against the releases each holds for.
+func (v *validator) trainerReleaseFields() {
+	spec := v.sc.Spec
+	all := v.trainerVersions("spec.trainer", spec.Trainer, nil)
+	for i, s := range spec.Setup {
+		v.releaseFields(join(index("spec.setup", i), "object"), s.Object["kind"], s.Object, all)
+	}
+	for i, st := range spec.Steps {
+		path := index("spec.steps", i)
+		versions := v.trainerVersions(join(path, "trainer"), st.Trainer, all)
+		v.stepReleaseFields(path, st, versions)
+		if st.Concurrently == nil {
+			continue
+		}
+		for j, w := range st.Concurrently.Writes {
+			wp := index(join(join(path, "concurrently"), "writes"), j)
+			if w.Trainer != nil {
+				v.errorf(join(wp, "trainer"), "a concurrent write cannot have a trainer range of its own: set it on the concurrently step")
+			}
+			v.stepReleaseFields(wp, w, versions)
+		}
+	}
+}
+
+// stepReleaseFields checks the objects a step writes.
+func (v *validator) stepReleaseFields(path string, st v1alpha1.Step, versions []string) {
+	v.releaseFields(join(path, "create"), st.Create["kind"], st.Create, versions)
+	v.releaseFields(join(path, "apply"), st.Apply["kind"], st.Apply, versions)
+	if u := st.Update; u != nil {
+		v.releaseFields(join(join(path, "update"), "object"), u.Object["kind"], u.Object, versions)
+		// set is merged into an object of the kind its from step wrote.
+		v.releaseFields(join(join(path, "update"), "set"), "TrainJob", u.Set, versions)
+	}
+	if p := st.Patch; p != nil && p.Type == v1alpha1.PatchMerge {
+		if body, ok := p.Body.(map[string]any); ok {
+			v.releaseFields(join(join(path, "patch"), "body"), p.Target.Kind, body, versions)
+		}
+	}
+}
+
+// releaseFields reports each versioned TrainJob field of obj (at path) that
+// one of versions lacks.
+func (v *validator) releaseFields(path string, kind any, obj map[string]any, versions []string) {
+	if kind != "TrainJob" || obj == nil {
+		return
+	}
+	for _, f := range v1alpha1.TrainJobFields {
+		r := v1alpha1.MustParseVersionRange(f.Versions)
+		var lacking []string
+		for _, ver := range versions {
+			if !r.Contains(ver) {
+				lacking = append(lacking, ver)
+			}
+		}
+		if len(lacking) == 0 {
+			continue
+		}
+		for _, at := range findField(obj, strings.Split(f.Path, "."), path) {
+			v.errorf(at, "exists in Trainer %s only, not in %s, which this step holds for: narrow spec.trainer.versions or the step's trainer.versions", f.Versions, strings.Join(lacking, ", "))
+		}
+	}
+}
+
+// findField returns the paths under at where the dotted field exists in
+// obj; a part ending in [] is a list whose every element is searched.
+func findField(obj any, parts []string, at string) []string {
+	if len(parts) == 0 {
+		return []string{at}
+	}
+	m, ok := obj.(map[string]any)
+	if !ok {
+		return nil
+	}
+	name, list := strings.CutSuffix(parts[0], "[]")
+	val, ok := m[name]
+	if !ok {
+		return nil
+	}
+	if !list {
+		return findField(val, parts[1:], join(at, name))
+	}
+	items, _ := val.([]any)
+	var out []string
+	for i, item := range items {
+		out = append(out, findField(item, parts[1:], index(join(at, name), i))...)
+	}
+	return out
+}
