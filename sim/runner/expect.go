@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -348,11 +349,14 @@ func (s *scenarioRun) checkEvent(ctx context.Context, want *v1alpha1.EventExpect
 	if err != nil {
 		return fmt.Sprintf("failed to list events: %v", err)
 	}
+	// The loader has compiled it.
+	matches := regexp.MustCompile(want.MessageMatches)
 	for _, ev := range events {
 		if (want.InvolvedKind == "" || ev.InvolvedObject.Kind == want.InvolvedKind) &&
 			(want.InvolvedName == "" || ev.InvolvedObject.Name == want.InvolvedName) &&
 			(want.Reason == "" || ev.Reason == want.Reason) &&
-			strings.Contains(ev.Message, want.MessageContains) {
+			strings.Contains(ev.Message, want.MessageContains) &&
+			matches.MatchString(ev.Message) {
 			return ""
 		}
 	}

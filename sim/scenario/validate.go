@@ -718,10 +718,13 @@ func (v *validator) expectError(path string, e *v1alpha1.ExpectError) {
 	if e.Status != 0 && (e.Status < 100 || e.Status > 599) {
 		v.errorf(join(path, "status"), "%d is not an HTTP status code (100 to 599)", e.Status)
 	}
-	if e.MessageMatches != "" {
-		if _, err := regexp.Compile(e.MessageMatches); err != nil {
-			v.errorf(join(path, "messageMatches"), "invalid regular expression: %v", err)
-		}
+	v.messageMatches(join(path, "messageMatches"), e.MessageMatches)
+}
+
+// messageMatches checks a regular expression a message must match.
+func (v *validator) messageMatches(path, expr string) {
+	if _, err := regexp.Compile(expr); expr != "" && err != nil {
+		v.errorf(path, "invalid regular expression: %v", err)
 	}
 }
 
@@ -774,8 +777,12 @@ var expectationChecks = map[string]func(v *validator, path string, e *v1alpha1.E
 		}
 	},
 	// Every field of an event expectation is an optional string the
-	// decoder has checked.
-	"events": func(*validator, string, *v1alpha1.Expect) {},
+	// decoder has checked; messageMatches must also compile.
+	"events": func(v *validator, path string, e *v1alpha1.Expect) {
+		for i, ev := range e.Events {
+			v.messageMatches(join(index(path, i), "messageMatches"), ev.MessageMatches)
+		}
+	},
 	"owners": func(v *validator, path string, e *v1alpha1.Expect) {
 		for i, o := range e.Owners {
 			op := index(path, i)

@@ -632,6 +632,10 @@ type EventExpectation struct {
 	// MessageContains must be a substring of the event's message.
 	// +optional
 	MessageContains string `json:"messageContains,omitempty"`
+	// MessageMatches is a regular expression the event's message must
+	// match: for a message whose wording differs between releases.
+	// +optional
+	MessageMatches string `json:"messageMatches,omitempty"`
 }
 
 // OwnerExpectation asserts who owns a field of an object, read from its
