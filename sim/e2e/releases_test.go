@@ -1,0 +1,107 @@
+package e2e_test
+
+import (
+	"encoding/xml"
+	"os"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
+
+	"github.com/trainersim/trainersim/results"
+)
+
+// junitSkips is the part of junit.xml that says which scenarios were
+// skipped and why.
+type junitSkips struct {
+	Suites []struct {
+		Properties []struct {
+			Name  string `xml:"name,attr"`
+			Value string `xml:"value,attr"`
+		} `xml:"properties>property"`
+		Skipped int `xml:"skipped,attr"`
+		Cases   []struct {
+			Name    string `xml:"name,attr"`
+			Skipped *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"skipped"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+// stepNames lists the steps a scenario of the report ran.
+func stepNames(run results.Run, scenario string) []string {
+	var names []string
+	for _, sc := range run.Scenarios {
+		if sc.Name == scenario {
+			for _, st := range sc.Steps {
+				names = append(names, st.Name)
+			}
+		}
+	}
+	return names
+}
+
+// The corpus files each release case runs: one whose outcome differs
+// between v2.2.0 and later (a step per release), one whose JobSet refusal
+// reads differently on v2.2.1, and one that holds for v2.3.0 only.
+var releaseScenarios = []string{
+	"../../scenarios/suspension/change-and-unsuspend-in-one-request.yaml",
+	"../../scenarios/suspension/jobset-refuses-volume-before-start.yaml",
+	"../../scenarios/restrictions/immutable-fields-while-suspended.yaml",
+}
+
+var _ = Describe("simctl run --trainer", func() {
+	var simctl string
+
+	BeforeEach(func() { simctl = buildSimctl() })
+
+	DescribeTable("runs another Trainer release with the JobSet it pins, and the scenarios that hold for it",
+		func(version, jobset string, ranStep, leftOut string) {
+			dir := GinkgoT().TempDir()
+			session := startSimctl(simctl, append([]string{"run", "--trainer", version, "--report-dir", dir}, releaseScenarios...)...)
+			Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
+			Expect(session.Out.Contents()).To(ContainSubstring("Trainer " + version + ", JobSet " + jobset))
+
+			run := readReport(dir)
+			Expect(run.TrainerVersion).To(Equal(version))
+			Expect(run.JobSetVersion).To(Equal(jobset))
+			steps := stepNames(run, "suspension-change-and-unsuspend-at-once")
+			Expect(steps).To(ContainElement(ranStep))
+			Expect(steps).NotTo(ContainElement(leftOut))
+
+			data, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
+			Expect(err).NotTo(HaveOccurred())
+			var junit junitSkips
+			Expect(xml.Unmarshal(data, &junit)).To(Succeed())
+			Expect(junit.Suites).To(HaveLen(1))
+			suite := junit.Suites[0]
+			props := map[string]string{}
+			for _, p := range suite.Properties {
+				props[p.Name] = p.Value
+			}
+			Expect(props).To(HaveKeyWithValue("trainerVersion", version))
+			Expect(props).To(HaveKeyWithValue("jobSetVersion", jobset))
+			Expect(suite.Skipped).To(Equal(1))
+			for _, tc := range suite.Cases {
+				if tc.Name == "restrictions-immutable-fields-while-suspended" {
+					Expect(tc.Skipped).NotTo(BeNil())
+					Expect(tc.Skipped.Message).To(Equal("holds for Trainer >=v2.3.0; the cluster runs " + version))
+				} else {
+					Expect(tc.Skipped).To(BeNil(), tc.Name)
+				}
+			}
+		},
+		Entry("v2.2.0 refuses a change of runtimePatches and suspend: false in one request", "v2.2.0", "v0.11.1",
+			"on v2.2.0 the same request is refused, and the job stays suspended", "change the entry and unsuspend in one merge patch"),
+		Entry("v2.2.1 accepts it (trainer #3469)", "v2.2.1", "v0.11.1",
+			"change the entry and unsuspend in one merge patch", "on v2.2.0 the same request is refused, and the job stays suspended"),
+	)
+
+	It("refuses a release it does not run, naming the ones it does (exit 2)", func() {
+		session := startSimctl(simctl, "run", "--trainer", "v2.0.1", "../../scenarios/suspension/")
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(2))
+		Expect(string(session.Err.Contents())).To(ContainSubstring("invalid --trainer: unsupported Trainer version v2.0.1: trainersim runs v2.1.0, v2.2.0, v2.2.1, v2.3.0"))
+	})
+})
