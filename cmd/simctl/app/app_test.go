@@ -30,6 +30,7 @@ func TestHelpGolden(t *testing.T) {
 		"run":      {"run", "--help"},
 		"lint":     {"lint", "--help"},
 		"explain":  {"explain", "--help"},
+		"migrate":  {"migrate", "--help"},
 		"version":  {"version", "--help"},
 		"clean":    {"clean", "--help"},
 		"report":   {"report", "--help"},

@@ -1,0 +1,121 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trainersim/trainersim/sim/migrate"
+	"github.com/trainersim/trainersim/sim/scenario"
+)
+
+func newMigrateCommand(streams Streams) *cobra.Command {
+	var manager string
+	var strict bool
+	cmd := &cobra.Command{
+		Use:   "migrate FILE",
+		Short: "Rewrite TrainJobs from podTemplateOverrides (Trainer v2.1.0) to runtimePatches (v2.2.0 and later)",
+		Long: `migrate reads the TrainJobs of FILE (YAML, one or more documents; - reads
+standard input) written for Kubeflow Trainer v2.1.0 and prints them, with
+every other document of FILE, rewritten for Trainer v2.2.0 and later:
+
+  spec.podTemplateOverrides  becomes one spec.runtimePatches entry of the
+                             manager --manager, with one item of
+                             trainingRuntimeSpec.template.spec.replicatedJobs
+                             per target job, whose Pod template patch is the
+                             job's overrides folded in list order (the later
+                             winning field by field, as v2.1.0 merges them:
+                             maps and env, volumes, containers by name;
+                             tolerations replaced whole)
+  spec.labels, annotations   become the entry's trainingRuntimeSpec.template
+                             metadata (the JobSet's labels and annotations,
+                             as before)
+
+Nothing else changes. Nothing runs: migrate reads the YAML alone.
+
+Where the new TrainJob can behave otherwise on v2.3.0 than the old one did on
+v2.1.0, migrate still writes it and prints a warning to standard error, one
+sentence naming the override, the job and the field:
+
+  FILE:LINE:COLUMN: warning: MESSAGE
+
+  - two overrides of one job set the same list (env, volumes, containers,
+    ...) with different items: the items can come out in another order
+  - a field v2.1.0 never applied (not in its API, metadata other than labels
+    and annotations, an override without target jobs) is left out
+  - a target job the TrainJob's runtime does not have (when the runtime is in
+    FILE or is a default one): v2.1.0 rejected it, v2.3.0 adds the job
+
+Exit codes: 0 migrated (warnings or not), 1 --strict and a warning, 2 invalid
+input or usage: FILE cannot be read or is not YAML, holds no TrainJob, or a
+TrainJob already has runtimePatches, has nothing to migrate or an override
+v2.1.0 would refuse.`,
+		Example: `  # the RuntimePatches guide's migration example
+  simctl migrate sim/migrate/testdata/seed-migration.yaml
+
+  # Kueue's entry instead of the SDK's
+  simctl migrate --manager kueue.x-k8s.io/manager trainjob.yaml > trainjob-v2.3.yaml
+
+  # from a cluster still on v2.1.0, failing on any difference
+  kubectl get trainjob my-job -o yaml | simctl migrate --strict -`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return withCode(ExitUsage, fmt.Errorf("migrate needs exactly one FILE (- for standard input), got %d arguments", len(args)))
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			return migrateFile(streams, args[0], manager, strict)
+		},
+	}
+	cmd.Flags().StringVar(&manager, "manager", migrate.DefaultManager, "manager of the runtimePatches entry written")
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when there is a warning (the TrainJobs are printed all the same)")
+	return cmd
+}
+
+// migrateFile prints the migration of file, and its warnings.
+func migrateFile(streams Streams, file, manager string, strict bool) error {
+	var data []byte
+	var err error
+	name := file
+	if file == "-" {
+		name = "stdin"
+		data, err = io.ReadAll(streams.In)
+	} else {
+		data, err = os.ReadFile(file)
+	}
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return withCode(ExitUsage, fmt.Errorf("failed to read %s: %w", name, err))
+	}
+	out, warnings, err := migrate.Migrate(data, migrate.Options{Manager: manager, File: name})
+	var problems *scenario.Errors
+	switch {
+	case errors.As(err, &problems) && len(*problems) > 1:
+		lines := make([]string, len(*problems))
+		for i, p := range *problems {
+			lines[i] = "  " + p.Error()
+		}
+		return withCode(ExitUsage, fmt.Errorf("%s in %s:\n%s", plural(len(*problems), "problem"), name, strings.Join(lines, "\n")))
+	case err != nil:
+		return withCode(ExitUsage, err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(streams.Err, w.String())
+	}
+	if _, err := streams.Out.Write(out); err != nil {
+		return withCode(ExitFailed, fmt.Errorf("failed to write: %w", err))
+	}
+	if strict && len(warnings) > 0 {
+		return withCode(ExitFailed, fmt.Errorf("%s (--strict)", plural(len(warnings), "warning")))
+	}
+	return nil
+}

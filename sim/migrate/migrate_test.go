@@ -1,0 +1,287 @@
+package migrate
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.migrated.yaml")
+
+// goldenCases are the TrainJob files of testdata/ with the warnings each
+// gives; the migrated output of NAME.yaml is NAME.migrated.yaml.
+var goldenCases = []struct {
+	name     string
+	warnings []string
+}{
+	{name: "seed-migration"},
+	{name: "fold-same-job"},
+	{name: "two-target-jobs"},
+	{name: "metadata"},
+	{name: "labels-only"},
+	{name: "several-documents"},
+	{name: "warn-order", warnings: []string{
+		"testdata/warn-order.yaml:29:11: warning: spec.podTemplateOverrides[0] and [1] both set spec.volumes of job node with different items: Trainer v2.1.0 merges them one after the other, the runtimePatches entry all at once, so if the runtime already has one of these items their order in the Pod can differ",
+		"testdata/warn-order.yaml:34:15: warning: spec.podTemplateOverrides[0] and [1] both set spec.containers[name=trainer].env of job node with different items: Trainer v2.1.0 merges them one after the other, the runtimePatches entry all at once, so if the runtime already has one of these items their order in the Pod can differ",
+	}},
+	{name: "warn-dropped", warnings: []string{
+		"testdata/warn-dropped.yaml:15:9: warning: spec.podTemplateOverrides[0].metadata.finalizers (job node): Trainer v2.1.0 applies only the labels and annotations of an override's metadata: left out, because v2.3.0 would patch it into the Pod template",
+		"testdata/warn-dropped.yaml:20:9: warning: spec.podTemplateOverrides[0].spec.securityContext (job node) is not in Trainer v2.1.0's API, so v2.1.0 never applied it: left out, because v2.3.0 would apply it",
+		"testdata/warn-dropped.yaml:22:9: warning: spec.podTemplateOverrides[0].spec.priorityClassName (job node) is not in Trainer v2.1.0's API, so v2.1.0 never applied it: left out",
+		"testdata/warn-dropped.yaml:25:13: warning: spec.podTemplateOverrides[0].spec.containers[name=trainer].image (job node) is not in Trainer v2.1.0's API, so v2.1.0 never applied it: left out",
+		"testdata/warn-dropped.yaml:26:13: warning: spec.podTemplateOverrides[0].spec.containers[name=trainer].securityContext (job node) is not in Trainer v2.1.0's API, so v2.1.0 never applied it: left out, because v2.3.0 would apply it",
+		"testdata/warn-dropped.yaml:31:19: warning: spec.podTemplateOverrides[1].targetJobs is empty, so Trainer v2.1.0 applied the override to no job: left out",
+	}},
+	{name: "warn-unknown-job", warnings: []string{
+		"testdata/warn-unknown-job.yaml:12:11: warning: spec.podTemplateOverrides[0].targetJobs[1] names job launcher, which the default ClusterTrainingRuntime torch-distributed does not have (it has node): Trainer v2.1.0 rejects the TrainJob, v2.3.0 admits it and adds a replicated job launcher to the JobSet",
+	}},
+}
+
+func TestMigrateGolden(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]bool{}
+	for _, tc := range goldenCases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := "testdata/" + tc.name + ".yaml"
+			covered[in] = true
+			data, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, warnings, err := Migrate(data, Options{File: in})
+			if err != nil {
+				t.Fatalf("Migrate: %v", err)
+			}
+			var got []string
+			for _, w := range warnings {
+				got = append(got, w.String())
+			}
+			if diff := cmp.Diff(tc.warnings, got); diff != "" {
+				t.Errorf("warnings mismatch (-want +got):\n%s", diff)
+			}
+			golden := "testdata/" + tc.name + ".migrated.yaml"
+			if *update {
+				if err := os.WriteFile(golden, out, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("failed to read golden file (run with -update): %v", err)
+			}
+			if diff := cmp.Diff(string(want), string(out)); diff != "" {
+				t.Errorf("output mismatch (-want +got):\n%s", diff)
+			}
+
+			// The output is stable: migrating it again is refused, as a
+			// TrainJob that already has runtimePatches.
+			if _, _, err := Migrate(out, Options{}); err == nil || !strings.Contains(err.Error(), "already uses runtimePatches") {
+				t.Errorf("migrating the output again: err = %v, want already uses runtimePatches", err)
+			}
+		})
+	}
+	for _, in := range inputs {
+		if !strings.HasSuffix(in, ".migrated.yaml") && !covered[in] {
+			t.Errorf("%s is not in goldenCases", in)
+		}
+	}
+}
+
+// seedAfter is the "After (RuntimePatches)" of the RuntimePatches guide's
+// "Migration from PodTemplateOverrides" (seed 000), indented as YAML.
+const seedAfter = `spec:
+  runtimePatches:
+    - manager: trainer.kubeflow.org/kubeflow-sdk
+      trainingRuntimeSpec:
+        template:
+          spec:
+            replicatedJobs:
+              - name: node
+                template:
+                  spec:
+                    template:
+                      spec:
+                        serviceAccountName: ml-training-sa
+                        nodeSelector:
+                          accelerator: nvidia-tesla-v100
+                        volumes:
+                          - name: training-data
+                            persistentVolumeClaim:
+                              claimName: ml-team-training-pvc
+                        containers:
+                          - name: trainer
+                            volumeMounts:
+                              - name: training-data
+                                mountPath: /workspace/data
+`
+
+// TestSeedMigrationIsTheGuidesAfter: the guide's "Before" becomes exactly
+// its "After", key order included.
+func TestSeedMigrationIsTheGuidesAfter(t *testing.T) {
+	data, err := os.ReadFile("testdata/seed-migration.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, warnings, err := Migrate(data, Options{})
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("Migrate: warnings %v, err %v", warnings, err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	_, spec := lookup(doc.Content[0], "spec")
+	k, v := lookup(spec, "runtimePatches")
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(mapping(str("spec"), mapping(k, v))); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(seedAfter, b.String()); diff != "" {
+		t.Errorf("spec.runtimePatches mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestMigrateManager(t *testing.T) {
+	data, err := os.ReadFile("testdata/labels-only.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := Migrate(data, Options{Manager: "kueue.x-k8s.io/manager"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "- manager: kueue.x-k8s.io/manager\n") {
+		t.Errorf("output does not have the manager:\n%s", out)
+	}
+}
+
+func TestMigrateObject(t *testing.T) {
+	data, err := os.ReadFile("testdata/seed-migration.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &unstructured.Unstructured{}
+	if err := sigsyaml.Unmarshal(data, &in.Object); err != nil {
+		t.Fatal(err)
+	}
+	got, warnings, err := MigrateObject(in, Options{})
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("MigrateObject: warnings %v, err %v", warnings, err)
+	}
+	golden, err := os.ReadFile("testdata/seed-migration.migrated.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &unstructured.Unstructured{}
+	if err := sigsyaml.Unmarshal(golden, &want.Object); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.Object, got.Object); diff != "" {
+		t.Errorf("object mismatch (-want +got):\n%s", diff)
+	}
+	if _, ok := in.Object["spec"].(map[string]any)["podTemplateOverrides"]; !ok {
+		t.Error("MigrateObject changed its argument")
+	}
+}
+
+// trainJobHead is the start of a TrainJob document, for the error cases.
+const trainJobHead = `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: bad
+spec:
+  runtimeRef:
+    name: torch-distributed
+`
+
+func TestMigrateErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		input   string
+		manager string
+		want    string
+	}{
+		{name: "not YAML", input: "a: b\n\tc: d\n",
+			want: "in.yaml:2: invalid YAML: found a tab character that violates indentation"},
+		{name: "not an object", input: "hello world\n",
+			want: "in.yaml:1:1: document 1 is a string, not a Kubernetes object"},
+		{name: "empty", input: "",
+			want: "in.yaml: no TrainJob (apiVersion trainer.kubeflow.org/v1alpha1, kind TrainJob) among its 0 documents: nothing to migrate"},
+		{name: "no TrainJob", input: "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: kubeflow.org/v1\nkind: TrainJob\n",
+			want: "in.yaml: no TrainJob (apiVersion trainer.kubeflow.org/v1alpha1, kind TrainJob) among its 2 documents: nothing to migrate"},
+		{name: "already migrated", input: trainJobHead + "  runtimePatches:\n    - manager: a.io/b\n",
+			want: "in.yaml:8:3: spec.runtimePatches: the TrainJob already uses runtimePatches (Trainer v2.2.0 and later): there is nothing to migrate"},
+		{name: "both fields", input: trainJobHead + "  podTemplateOverrides: []\n  runtimePatches: []\n",
+			want: "in.yaml:9:3: spec.runtimePatches: the TrainJob already uses runtimePatches (Trainer v2.2.0 and later): there is nothing to migrate"},
+		{name: "nothing to migrate", input: trainJobHead,
+			want: "in.yaml:5:1: spec: the TrainJob has no podTemplateOverrides, labels or annotations: there is nothing to migrate"},
+		{name: "no spec", input: "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n",
+			want: "in.yaml:1:1: spec: the TrainJob has no spec: there is nothing to migrate"},
+		{name: "spec not an object", input: "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nspec: [a]\n",
+			want: "in.yaml:3:7: spec: expected an object, found a list"},
+		{name: "overrides not a list", input: trainJobHead + "  podTemplateOverrides:\n    targetJobs: []\n",
+			want: "in.yaml:9:5: spec.podTemplateOverrides: expected a list of overrides, found an object"},
+		{name: "override not an object", input: trainJobHead + "  podTemplateOverrides:\n    - node\n",
+			want: "in.yaml:9:7: spec.podTemplateOverrides[0]: expected an override (an object), found a string"},
+		{name: "no targetJobs", input: trainJobHead + "  podTemplateOverrides:\n    - spec:\n        serviceAccountName: sa\n",
+			want: "in.yaml:9:7: spec.podTemplateOverrides[0].targetJobs: required: the names of the runtime's jobs to apply the override to"},
+		{name: "target job without a name", input: trainJobHead + "  podTemplateOverrides:\n    - targetJobs:\n        - name: node\n        - {}\n",
+			want: "in.yaml:11:11: spec.podTemplateOverrides[0].targetJobs[1].name: required: the name of a job of the runtime"},
+		{name: "wrong type", input: trainJobHead + "  podTemplateOverrides:\n    - targetJobs: [{name: node}]\n      spec:\n        nodeSelector: [a]\n",
+			want: "in.yaml:9:7: spec.podTemplateOverrides[0].spec.nodeSelector: expected map[string]string, found a JSON array"},
+		{name: "label not a string", input: trainJobHead + "  labels:\n    replicas: 2\n",
+			want: "in.yaml:9:15: spec.labels.replicas: expected a string, found a number"},
+		{name: "invalid manager", input: trainJobHead + "  labels:\n    a: b\n", manager: "kueue",
+			want: `invalid manager "kueue": manager: Invalid value: "kueue": must be a domain-prefixed path (such as "acme.io/foo")`},
+		{name: "every TrainJob's problems", input: trainJobHead + "---\n" + trainJobHead + "  runtimePatches: []\n",
+			want: "in.yaml:5:1: spec: the TrainJob has no podTemplateOverrides, labels or annotations: there is nothing to migrate\n" +
+				"in.yaml:16:3: spec.runtimePatches: the TrainJob already uses runtimePatches (Trainer v2.2.0 and later): there is nothing to migrate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, warnings, err := Migrate([]byte(tc.input), Options{File: "in.yaml", Manager: tc.manager})
+			if err == nil {
+				t.Fatalf("no error; output:\n%s", out)
+			}
+			if diff := cmp.Diff(tc.want, err.Error()); diff != "" {
+				t.Errorf("error mismatch (-want +got):\n%s", diff)
+			}
+			if out != nil || warnings != nil {
+				t.Errorf("output %q and warnings %v with an error", out, warnings)
+			}
+		})
+	}
+}
+
+// TestMigrateRemovesOverridesThatDoNothing: overrides that patch nothing go
+// without an entry in their place.
+func TestMigrateRemovesOverridesThatDoNothing(t *testing.T) {
+	want := trainJobHead + "  suspend: true\n"
+	for name, overrides := range map[string]string{
+		"empty list":    "  podTemplateOverrides: []\n",
+		"no target job": "  podTemplateOverrides:\n    - targetJobs: []\n",
+		"null":          "  podTemplateOverrides:\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, _, err := Migrate([]byte(trainJobHead+overrides+"  suspend: true\n"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, string(out)); diff != "" {
+				t.Errorf("output mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
