@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,13 +11,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/migrate"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 
 func newMigrateCommand(streams Streams) *cobra.Command {
 	var manager string
-	var strict bool
+	var strict, verify bool
 	cmd := &cobra.Command{
 		Use:   "migrate FILE",
 		Short: "Rewrite TrainJobs from podTemplateOverrides (Trainer v2.1.0) to runtimePatches (v2.2.0 and later)",
@@ -51,7 +53,22 @@ sentence naming the override, the job and the field:
   - a target job the TrainJob's runtime does not have (when the runtime is in
     FILE or is a default one): v2.1.0 rejected it, v2.3.0 adds the job
 
-Exit codes: 0 migrated (warnings or not), 1 --strict and a warning, 2 invalid
+--verify then checks the migration on clusters: it starts one with the
+Trainer v2.1.0 and creates FILE as written, then one with the newest Trainer
+and creates the migrated FILE (every document, in one namespace; the
+TrainJobs last), and compares what the TrainJobs render there: the Pod
+template of each replicated job of their JobSets, and their Pods (by
+replicated job, Job index and completion index), without what the servers
+choose (names, uids, nodes, ServiceAccount token volumes) and the label
+jobset.sigs.k8s.io/priority, which only the newer JobSet stamps. The second
+cluster's default ClusterTrainingRuntimes that the TrainJobs name get the
+first's spec, so that the comparison shows the migration, not how the
+default runtimes changed between releases. What differs is printed as a
+go-cmp diff (-old +new) on standard error, and simctl exits 1. It takes
+about half a minute.
+
+Exit codes: 0 migrated (warnings or not; with --verify, rendered the same),
+1 --strict and a warning, or --verify found a difference, 2 invalid
 input or usage: FILE cannot be read or is not YAML, holds no TrainJob, or a
 TrainJob already has runtimePatches, has nothing to migrate or an override
 v2.1.0 would refuse.`,
@@ -61,6 +78,9 @@ v2.1.0 would refuse.`,
   # Kueue's entry instead of the SDK's
   simctl migrate --manager kueue.x-k8s.io/manager trainjob.yaml > trainjob-v2.3.yaml
 
+  # and check it on Trainer v2.1.0 and the newest release
+  simctl migrate --verify fixtures/migrate/seed-000.yaml
+
   # from a cluster still on v2.1.0, failing on any difference
   kubectl get trainjob my-job -o yaml | simctl migrate --strict -`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -69,17 +89,18 @@ v2.1.0 would refuse.`,
 			}
 			return nil
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
-			return migrateFile(streams, args[0], manager, strict)
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return migrateFile(cmd.Context(), streams, args[0], manager, strict, verify)
 		},
 	}
 	cmd.Flags().StringVar(&manager, "manager", migrate.DefaultManager, "manager of the runtimePatches entry written")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when there is a warning (the TrainJobs are printed all the same)")
+	cmd.Flags().BoolVar(&verify, "verify", false, "run FILE on Trainer v2.1.0 and the migration on the newest release, and exit 1 with a diff where they render differently")
 	return cmd
 }
 
 // migrateFile prints the migration of file, and its warnings.
-func migrateFile(streams Streams, file, manager string, strict bool) error {
+func migrateFile(ctx context.Context, streams Streams, file, manager string, strict, verify bool) error {
 	var data []byte
 	var err error
 	name := file
@@ -116,6 +137,10 @@ func migrateFile(streams Streams, file, manager string, strict bool) error {
 	}
 	if strict && len(warnings) > 0 {
 		return withCode(ExitFailed, fmt.Errorf("%s (--strict)", plural(len(warnings), "warning")))
+	}
+	if verify {
+		releases := sim.TrainerReleases
+		return verifyMigration(ctx, streams.Err, data, out, releases[0], releases[len(releases)-1])
 	}
 	return nil
 }

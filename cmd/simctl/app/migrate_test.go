@@ -128,3 +128,20 @@ func TestMigrateUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrateSeedFixture keeps fixtures/migrate/seed-000.migrated.yaml, which
+// scenarios/migration/seed-000-after creates, what simctl migrate makes of
+// seed-000.yaml, which seed-000-before creates.
+func TestMigrateSeedFixture(t *testing.T) {
+	want, err := os.ReadFile("../../../fixtures/migrate/seed-000.migrated.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runMigrate(t, "", "../../../fixtures/migrate/seed-000.yaml")
+	if code != ExitOK || stderr != "" {
+		t.Errorf("exit code %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+	if diff := cmp.Diff(string(want), stdout); diff != "" {
+		t.Errorf("fixtures/migrate/seed-000.migrated.yaml is not what migrate prints (-file +printed):\n%s", diff)
+	}
+}

@@ -1,0 +1,317 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim"
+	"github.com/trainersim/trainersim/sim/runner"
+)
+
+// simctl migrate --verify: the old TrainJob on the last release with
+// podTemplateOverrides, the migrated one on the newest release, each on a
+// cluster of its own, and what they render compared.
+
+// verifyWait bounds each wait of a verify run: for the JobSet, then for its
+// Pods.
+const verifyWait = 30 * time.Second
+
+// rendered is what one cluster made of a file's TrainJobs: per TrainJob,
+// the Pod template of each replicated job of its JobSet, and the Pods by
+// replicated job, Job index and completion index.
+type rendered map[string]renderedJob
+
+type renderedJob struct {
+	Templates map[string]any
+	Pods      map[string]any
+}
+
+// verifyMigration runs oldDocs on oldRelease and newDocs on newRelease and
+// prints the difference of what they render; a difference is ExitFailed.
+func verifyMigration(ctx context.Context, out io.Writer, oldDocs, newDocs []byte, oldRelease, newRelease sim.TrainerRelease) error {
+	oldObjs, err := decodeDocs(oldDocs)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	newObjs, err := decodeDocs(newDocs)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	// One namespace name on both clusters: names derived from it (the
+	// Trainer's environment variables, Pod hostnames) are then the same.
+	ns := runner.NamespaceName("migrate")
+	fmt.Fprintf(out, "verify: the TrainJobs as written on Trainer %s, migrated on Trainer %s, in namespace %s\n", oldRelease.Version, newRelease.Version, ns)
+	runtimes := map[string]*unstructured.Unstructured{}
+	before, err := renderOn(ctx, out, oldRelease, ns, oldObjs, runtimes)
+	if err != nil {
+		return err
+	}
+	after, err := renderOn(ctx, out, newRelease, ns, newObjs, runtimes)
+	if err != nil {
+		return err
+	}
+	if diff := cmp.Diff(before, after); diff != "" {
+		fmt.Fprintf(out, "verify: what the TrainJobs render differs (-%s +%s):\n%s", oldRelease.Version, newRelease.Version, diff)
+		return withCode(ExitFailed, errors.New("the migrated TrainJobs render differently"))
+	}
+	fmt.Fprintf(out, "verify: the JobSets' Pod templates and the Pods are the same on both releases\n")
+	return nil
+}
+
+// renderOn starts a cluster of release, creates objs in ns (TrainJobs last)
+// and returns what the TrainJobs render. The ClusterTrainingRuntimes the
+// TrainJobs name are read from the first cluster into runtimes and written
+// over the default ones of the second: both then render from the same
+// runtime, and the diff shows the migration, not how the default runtimes
+// changed between the releases.
+func renderOn(ctx context.Context, out io.Writer, release sim.TrainerRelease, ns string, objs []*unstructured.Unstructured, runtimes map[string]*unstructured.Unstructured) (_ rendered, err error) {
+	c, err := startCluster(ctx, out, sim.ClusterOptions{Trainer: release.Version})
+	defer stopCluster(c, &err)
+	if err != nil {
+		return nil, err
+	}
+	cl := c.Client()
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	c.IsolateNamespace(nsObj)
+	if err := cl.Create(ctx, nsObj); err != nil {
+		return nil, withCode(ExitCluster, fmt.Errorf("failed to create namespace %s: %w", ns, err))
+	}
+	groups := fakegpu.DefaultNodeGroups()
+	for i := range groups {
+		groups[i].NamePrefix = "verify-" + groups[i].Profile
+		groups[i] = c.IsolateNodeGroup(groups[i], ns)
+	}
+	if _, err := c.AddNodes(ctx, groups); err != nil {
+		return nil, withCode(ExitCluster, err)
+	}
+	if err := sim.WaitForDefaultServiceAccount(ctx, cl, ns); err != nil {
+		return nil, withCode(ExitCluster, err)
+	}
+	if err := shareRuntimes(ctx, cl, objs, runtimes); err != nil {
+		return nil, withCode(ExitCluster, err)
+	}
+	sorted := append([]*unstructured.Unstructured(nil), objs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].GetKind() != "TrainJob" && sorted[j].GetKind() == "TrainJob" })
+	for _, o := range sorted {
+		o = o.DeepCopy()
+		if namespaced(o) {
+			o.SetNamespace(ns)
+		}
+		if o.GetKind() == "TrainJob" {
+			waitForRuntime(ctx, cl, o)
+		}
+		if err := cl.Create(ctx, o); err != nil {
+			return nil, withCode(ExitFailed, fmt.Errorf("Trainer %s refused %s %s: %w", release.Version, o.GetKind(), o.GetName(), err))
+		}
+	}
+	r := rendered{}
+	for _, o := range objs {
+		if o.GetKind() != "TrainJob" {
+			continue
+		}
+		job, err := renderTrainJob(ctx, cl, ns, o.GetName())
+		if err != nil {
+			return nil, withCode(ExitFailed, fmt.Errorf("on Trainer %s: %w", release.Version, err))
+		}
+		r[o.GetName()] = job
+	}
+	return r, nil
+}
+
+// shareRuntimes records the ClusterTrainingRuntimes the TrainJobs of objs
+// name that objs do not hold (the cluster's default ones) when runtimes is
+// empty, and writes the recorded ones over this cluster's otherwise.
+func shareRuntimes(ctx context.Context, cl client.Client, objs []*unstructured.Unstructured, runtimes map[string]*unstructured.Unstructured) error {
+	record := len(runtimes) == 0
+	for _, o := range objs {
+		if o.GetKind() != "TrainJob" {
+			continue
+		}
+		name, _, _ := unstructured.NestedString(o.Object, "spec", "runtimeRef", "name")
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "runtimeRef", "kind")
+		if name == "" || (kind != "" && kind != "ClusterTrainingRuntime") || holds(objs, "ClusterTrainingRuntime", name) {
+			continue
+		}
+		rt := &unstructured.Unstructured{}
+		rt.SetGroupVersionKind(schema.GroupVersionKind{Group: "trainer.kubeflow.org", Version: "v1alpha1", Kind: "ClusterTrainingRuntime"})
+		if err := cl.Get(ctx, client.ObjectKey{Name: name}, rt); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // the TrainJob's create says so
+			}
+			return err
+		}
+		if record {
+			runtimes[name] = rt
+			continue
+		}
+		if from := runtimes[name]; from != nil {
+			rt.Object["spec"] = from.Object["spec"]
+			if err := cl.Update(ctx, rt); err != nil {
+				return fmt.Errorf("failed to give ClusterTrainingRuntime %s the older release's spec: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// runtimeNotSeen is how the Trainer's webhook refuses a TrainJob whose
+// runtime its cache does not hold yet.
+const runtimeNotSeen = "must be created before the TrainJob is created"
+
+// waitForRuntime waits, by server-side dry runs of the TrainJob's create,
+// until the Trainer's webhook has seen a runtime FILE held (created just
+// before), for at most verifyWait; the create itself then says how it
+// went.
+func waitForRuntime(ctx context.Context, cl client.Client, trainJob *unstructured.Unstructured) {
+	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, verifyWait, true, func(ctx context.Context) (bool, error) {
+		err := cl.Create(ctx, trainJob.DeepCopy(), client.DryRunAll)
+		return err == nil || !strings.Contains(err.Error(), runtimeNotSeen), nil
+	})
+}
+
+func holds(objs []*unstructured.Unstructured, kind, name string) bool {
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// namespaced reports whether a FILE document goes into the namespace.
+func namespaced(o *unstructured.Unstructured) bool {
+	switch o.GetKind() {
+	case "ClusterTrainingRuntime", "Namespace", "StorageClass", "PersistentVolume", "PriorityClass":
+		return false
+	}
+	return true
+}
+
+// renderTrainJob waits for the TrainJob's JobSet and then for its Pods (as
+// many as its replicated jobs ask for, or what exists after verifyWait),
+// and returns their Pod templates and Pods, normalized.
+func renderTrainJob(ctx context.Context, cl client.Client, ns, name string) (renderedJob, error) {
+	js := &jobsetv1alpha2.JobSet{}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, verifyWait, true, func(ctx context.Context) (bool, error) {
+		err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, js)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	if err != nil {
+		return renderedJob{}, fmt.Errorf("no JobSet for TrainJob %s within %s: %w", name, verifyWait, err)
+	}
+	job := renderedJob{Templates: map[string]any{}, Pods: map[string]any{}}
+	want := 0
+	for _, rj := range js.Spec.ReplicatedJobs {
+		job.Templates[rj.Name] = normalized(rj.Template.Spec.Template.DeepCopy())
+		parallelism := int32(1)
+		if p := rj.Template.Spec.Parallelism; p != nil {
+			parallelism = *p
+		}
+		want += int(rj.Replicas * parallelism)
+	}
+	var pods []corev1.Pod
+	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, verifyWait, true, func(ctx context.Context) (bool, error) {
+		var err error
+		pods, err = sim.TrainJobPods(ctx, cl, ns, name)
+		return err == nil && len(pods) >= want, nil
+	})
+	for i := range pods {
+		p := &pods[i]
+		key := strings.Join([]string{
+			p.Labels[jobsetv1alpha2.ReplicatedJobNameKey], p.Labels[jobsetv1alpha2.JobIndexKey], p.Labels["batch.kubernetes.io/job-completion-index"],
+		}, "/")
+		tmpl := &corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}
+		job.Pods[key] = normalized(tmpl)
+	}
+	return job, nil
+}
+
+// jobSetPriorityLabel is stamped on Pods by JobSet v0.12.0, not by the
+// v0.10.1 of Trainer v2.1.0.
+const jobSetPriorityLabel = "jobset.sigs.k8s.io/priority"
+
+// normalized is a Pod template as unstructured, without what differs from
+// one cluster or run to the next whatever the TrainJob says: names and uids
+// the servers chose, the node, the ServiceAccount token volume, the
+// harness's isolation of the namespace's Pods, and the label only the newer
+// JobSet stamps.
+func normalized(t *corev1.PodTemplateSpec) any {
+	t.ObjectMeta = metav1.ObjectMeta{Labels: t.Labels, Annotations: t.Annotations}
+	for _, k := range []string{"controller-uid", "batch.kubernetes.io/controller-uid", jobsetv1alpha2.JobSetUIDKey, jobSetPriorityLabel} {
+		delete(t.Labels, k)
+		delete(t.Annotations, k)
+	}
+	s := &t.Spec
+	s.NodeName = ""
+	delete(s.NodeSelector, sim.IsolationKey)
+	if len(s.NodeSelector) == 0 {
+		s.NodeSelector = nil
+	}
+	var tolerations []corev1.Toleration
+	for _, tol := range s.Tolerations {
+		if tol.Key != sim.IsolationKey {
+			tolerations = append(tolerations, tol)
+		}
+	}
+	s.Tolerations = tolerations
+	var volumes []corev1.Volume
+	for _, v := range s.Volumes {
+		if !strings.HasPrefix(v.Name, "kube-api-access-") {
+			volumes = append(volumes, v)
+		}
+	}
+	s.Volumes = volumes
+	for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {
+		for i := range cs {
+			var mounts []corev1.VolumeMount
+			for _, m := range cs[i].VolumeMounts {
+				if !strings.HasPrefix(m.Name, "kube-api-access-") {
+					mounts = append(mounts, m)
+				}
+			}
+			cs[i].VolumeMounts = mounts
+		}
+	}
+	u, err := apiruntime.DefaultUnstructuredConverter.ToUnstructured(t)
+	if err != nil {
+		return fmt.Sprintf("unconvertible Pod template: %v", err)
+	}
+	return u
+}
+
+// decodeDocs decodes every YAML document of data.
+func decodeDocs(data []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, fmt.Errorf("failed to decode: %w", err)
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+}
