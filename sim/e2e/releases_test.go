@@ -99,6 +99,26 @@ var _ = Describe("simctl run --trainer", func() {
 			"change the entry and unsuspend in one merge patch", "on v2.2.0 the same request is refused, and the job stays suspended"),
 	)
 
+	It("runs v2.1.0 with podTemplateOverrides: the legacy side of a scenario pair passes, the runtimePatches side is skipped", func() {
+		dir := GinkgoT().TempDir()
+		session := startSimctl(simctl, "run", "--trainer", "v2.1.0", "--report-dir", dir, "../../scenarios/migration/")
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
+		run := readReport(dir)
+		Expect(run.TrainerVersion).To(Equal("v2.1.0"))
+		Expect(run.JobSetVersion).To(Equal("v0.10.1"))
+		verdicts := map[string]string{}
+		for _, sc := range run.Scenarios {
+			verdicts[sc.Name] = sc.Skipped
+			if sc.Skipped == "" {
+				Expect(sc.Passed).To(BeTrue(), "%s: %s", sc.Name, sc.Failure)
+			}
+		}
+		Expect(verdicts).To(Equal(map[string]string{
+			"migration-seed-000-before": "",
+			"migration-seed-000-after":  "holds for Trainer >=v2.2.0; the cluster runs v2.1.0",
+		}))
+	})
+
 	It("refuses a release it does not run, naming the ones it does (exit 2)", func() {
 		session := startSimctl(simctl, "run", "--trainer", "v2.0.1", "../../scenarios/suspension/")
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(2))
