@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/trainersim/trainersim/sim/fieldpath"
+	"github.com/trainersim/trainersim/sim/internal/smpmeta"
 )
 
 // leafKind says what a leaf is.
@@ -87,7 +88,7 @@ func (f *flat) walk(prefix string, v any, meta strategicpatch.LookupPatchMeta) {
 				f.list(path, list, meta, k)
 				continue
 			}
-			f.walk(path, child, fieldMeta(meta, k))
+			f.walk(path, child, smpmeta.Field(meta, k))
 		}
 	case []any:
 		// A list that is not a field of an object: the root only.
@@ -99,8 +100,8 @@ func (f *flat) walk(prefix string, v any, meta strategicpatch.LookupPatchMeta) {
 
 // list flattens the list field name of an object whose type meta describes.
 func (f *flat) list(path string, list []any, meta strategicpatch.LookupPatchMeta, name string) {
-	elem, key := sliceMeta(meta, name)
-	if key == "" || !allObjects(list) {
+	elem, key := smpmeta.Slice(meta, name)
+	if key == "" || !smpmeta.AllObjects(list) {
 		if len(list) > 0 {
 			f.emit(path, atomicLeaf, list)
 		}
@@ -144,61 +145,6 @@ func presenceMatters(meta strategicpatch.LookupPatchMeta) bool {
 		return true
 	}
 	return s.T.Kind() == reflect.Pointer
-}
-
-// fieldMeta returns the type of field k of the type meta describes, or nil
-// when unknown (then nothing below is merged by key).
-func fieldMeta(meta strategicpatch.LookupPatchMeta, k string) strategicpatch.LookupPatchMeta {
-	s, ok := meta.(strategicpatch.PatchMetaFromStruct)
-	if !ok || s.T == nil {
-		return nil
-	}
-	t := s.T
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() == reflect.Map {
-		return strategicpatch.PatchMetaFromStruct{T: t.Elem()}
-	}
-	sub, _, err := s.LookupPatchMetadataForStruct(k)
-	if err != nil {
-		return nil
-	}
-	return sub
-}
-
-// sliceMeta returns the element type and merge key of list field k of the
-// type meta describes; the key is empty for a list the strategic merge
-// replaces whole.
-func sliceMeta(meta strategicpatch.LookupPatchMeta, k string) (strategicpatch.LookupPatchMeta, string) {
-	s, ok := meta.(strategicpatch.PatchMetaFromStruct)
-	if !ok || s.T == nil {
-		return nil, ""
-	}
-	t := s.T
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
-		return nil, ""
-	}
-	elem, pm, err := s.LookupPatchMetadataForSlice(k)
-	if err != nil {
-		return nil, ""
-	}
-	if !slices.Contains(pm.GetPatchStrategies(), "merge") {
-		return elem, ""
-	}
-	return elem, pm.GetPatchMergeKey()
-}
-
-func allObjects(list []any) bool {
-	for _, v := range list {
-		if _, ok := v.(map[string]any); !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // keyValue renders an item's key value; false when it has none.
@@ -280,7 +226,7 @@ func compact(v any, meta strategicpatch.LookupPatchMeta) any {
 		for k, child := range v {
 			var cm strategicpatch.LookupPatchMeta
 			if list, ok := child.([]any); ok {
-				elem, _ := sliceMeta(meta, k)
+				elem, _ := smpmeta.Slice(meta, k)
 				items := make([]any, len(list))
 				for i, item := range list {
 					items[i] = compact(item, elem)
@@ -288,7 +234,7 @@ func compact(v any, meta strategicpatch.LookupPatchMeta) any {
 				out[k] = items
 				continue
 			}
-			cm = fieldMeta(meta, k)
+			cm = smpmeta.Field(meta, k)
 			c := compact(child, cm)
 			if c == nil {
 				continue

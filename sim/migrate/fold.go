@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/trainersim/trainersim/sim/fieldpath"
+	"github.com/trainersim/trainersim/sim/internal/smpmeta"
 )
 
 // podTemplateMeta describes a Pod template to the strategic merge: the type
@@ -129,10 +129,10 @@ func walkLists(prefix string, v map[string]any, guide *yaml.Node, meta strategic
 		_, g := lookup(guide, k)
 		switch child := v[k].(type) {
 		case map[string]any:
-			walkLists(path, child, g, fieldMeta(meta, k), fn)
+			walkLists(path, child, g, smpmeta.Field(meta, k), fn)
 		case []any:
-			elem, mergeKey := sliceMeta(meta, k)
-			if mergeKey == "" || !allObjects(child) {
+			elem, mergeKey := smpmeta.Slice(meta, k)
+			if mergeKey == "" || !smpmeta.AllObjects(child) {
 				continue
 			}
 			keys := make([]string, len(child))
@@ -161,61 +161,6 @@ func mustMeta(v any) strategicpatch.PatchMetaFromStruct {
 		panic(err)
 	}
 	return m
-}
-
-// fieldMeta returns the type of field k of the type meta describes (of the
-// values, for a map), or nil when unknown.
-func fieldMeta(meta strategicpatch.LookupPatchMeta, k string) strategicpatch.LookupPatchMeta {
-	s, ok := meta.(strategicpatch.PatchMetaFromStruct)
-	if !ok || s.T == nil {
-		return nil
-	}
-	t := s.T
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() == reflect.Map {
-		return strategicpatch.PatchMetaFromStruct{T: t.Elem()}
-	}
-	sub, _, err := s.LookupPatchMetadataForStruct(k)
-	if err != nil {
-		return nil
-	}
-	return sub
-}
-
-// sliceMeta returns the element type and merge key of list field k of the
-// type meta describes; the key is empty for a list the strategic merge
-// replaces whole.
-func sliceMeta(meta strategicpatch.LookupPatchMeta, k string) (strategicpatch.LookupPatchMeta, string) {
-	s, ok := meta.(strategicpatch.PatchMetaFromStruct)
-	if !ok || s.T == nil {
-		return nil, ""
-	}
-	t := s.T
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
-		return nil, ""
-	}
-	elem, pm, err := s.LookupPatchMetadataForSlice(k)
-	if err != nil {
-		return nil, ""
-	}
-	if !slices.Contains(pm.GetPatchStrategies(), "merge") {
-		return elem, ""
-	}
-	return elem, pm.GetPatchMergeKey()
-}
-
-func allObjects(list []any) bool {
-	for _, v := range list {
-		if _, ok := v.(map[string]any); !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // keyValue renders a list item's key value as fieldpath writes it.

@@ -7,6 +7,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/trainersim/trainersim/sim/internal/smpmeta"
 )
 
 // render writes a job's item of spec.replicatedJobs: its name and, when the
@@ -63,9 +65,9 @@ func renderMap(m map[string]any, guides []*yaml.Node, meta strategicpatch.Lookup
 		var value *yaml.Node
 		switch v := m[k].(type) {
 		case map[string]any:
-			value = renderMap(v, children, fieldMeta(meta, k))
+			value = renderMap(v, children, smpmeta.Field(meta, k))
 		case []any:
-			elem, mergeKey := sliceMeta(meta, k)
+			elem, mergeKey := smpmeta.Slice(meta, k)
 			value = renderList(v, children, elem, mergeKey)
 		default:
 			value = renderScalar(v, children)

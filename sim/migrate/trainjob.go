@@ -14,6 +14,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/sim/fieldpath"
+	"github.com/trainersim/trainersim/sim/internal/smpmeta"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 
@@ -387,9 +388,9 @@ func locate(n *yaml.Node, segs []pathSegment) (*yaml.Node, string) {
 			k, v := lookup(cur, s.name)
 			spelled = fieldpath.AppendField(spelled, s.name)
 			if i+1 < len(segs) && segs[i+1].index >= 0 {
-				elem, mergeKey = sliceMeta(meta, s.name)
+				elem, mergeKey = smpmeta.Slice(meta, s.name)
 			} else {
-				meta = fieldMeta(meta, s.name)
+				meta = smpmeta.Field(meta, s.name)
 			}
 			if k != nil {
 				last = k
