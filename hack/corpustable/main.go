@@ -29,6 +29,9 @@ const (
 	// upstreamBugLabel carries the upstream issue or PR number of a scenario
 	// that asserts today's buggy behaviour.
 	upstreamBugLabel = "upstream-bug"
+	// docsDifferLabel marks a scenario that asserts what a release does
+	// where its user guide says otherwise.
+	docsDifferLabel = "docs-differ"
 )
 
 func main() {
@@ -65,14 +68,18 @@ func run(check bool) error {
 // table renders the corpus as a Markdown table, in file order.
 func table(files []*scenario.File) []byte {
 	var b bytes.Buffer
-	bugs := 0
+	bugs, differ := 0, 0
 	for _, f := range files {
 		if f.Scenario.Metadata.Labels[upstreamBugLabel] != "" {
 			bugs++
 		}
+		if f.Scenario.Metadata.Labels[docsDifferLabel] != "" {
+			differ++
+		}
 	}
-	fmt.Fprintf(&b, "%d scenarios; %d pin today's upstream behaviour where it is a bug or a gap (label `%s`).\n\n", len(files), bugs, upstreamBugLabel)
-	b.WriteString("| folder | scenario | what it shows | source |\n|---|---|---|---|\n")
+	fmt.Fprintf(&b, "%d scenarios; %d pin today's upstream behaviour where it is a bug or a gap (label `%s`); %d assert what a release does where its guide says otherwise (label `%s`).\n\n",
+		len(files), bugs, upstreamBugLabel, differ, docsDifferLabel)
+	b.WriteString("| folder | scenario | Trainer | what it shows | source |\n|---|---|---|---|---|\n")
 	for _, f := range files {
 		sc := f.Scenario
 		folder := filepath.ToSlash(filepath.Dir(strings.TrimPrefix(filepath.ToSlash(f.Path), corpusDir+"/")))
@@ -80,7 +87,14 @@ func table(files []*scenario.File) []byte {
 		if n := sc.Metadata.Labels[upstreamBugLabel]; n != "" {
 			source += fmt.Sprintf(" (upstream-bug #%s)", n)
 		}
-		fmt.Fprintf(&b, "| `%s` | [%s](%s) | %s | %s |\n", folder, sc.Metadata.Name, filepath.ToSlash(f.Path), cell(firstSentence(sc.Spec.Description)), cell(source))
+		if sc.Metadata.Labels[docsDifferLabel] != "" {
+			source += " (docs-differ)"
+		}
+		releases := "all"
+		if t := sc.Spec.Trainer; t != nil {
+			releases = "`" + t.Versions + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | [%s](%s) | %s | %s | %s |\n", folder, sc.Metadata.Name, filepath.ToSlash(f.Path), cell(releases), cell(firstSentence(sc.Spec.Description)), cell(source))
 	}
 	return b.Bytes()
 }

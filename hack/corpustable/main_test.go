@@ -34,11 +34,22 @@ func TestTable(t *testing.T) {
 			},
 			Spec: v1alpha1.ScenarioSpec{Description: "Kueue's tolerations replace the user's. More text."},
 		},
+	}, {
+		Path: "scenarios/legacy/selector.yaml",
+		Scenario: &v1alpha1.Scenario{
+			Metadata: v1alpha1.Metadata{
+				Name:        "legacy-selector",
+				Labels:      map[string]string{"docs-differ": "true"},
+				Annotations: map[string]string{"trainersim.dev/source": "seed 004"},
+			},
+			Spec: v1alpha1.ScenarioSpec{Description: "Merged.", Trainer: &v1alpha1.Trainer{Versions: "<v2.2.0"}},
+		},
 	}}
 	got := string(table(files))
-	want := "1 scenarios; 1 pin today's upstream behaviour where it is a bug or a gap (label `upstream-bug`).\n\n" +
-		"| folder | scenario | what it shows | source |\n|---|---|---|---|\n" +
-		"| `kueue` | [kueue-flip](scenarios/kueue/flip.yaml) | Kueue's tolerations replace the user's. | kueue \\| #15161 (upstream-bug #15161) |\n"
+	want := "2 scenarios; 1 pin today's upstream behaviour where it is a bug or a gap (label `upstream-bug`); 1 assert what a release does where its guide says otherwise (label `docs-differ`).\n\n" +
+		"| folder | scenario | Trainer | what it shows | source |\n|---|---|---|---|---|\n" +
+		"| `kueue` | [kueue-flip](scenarios/kueue/flip.yaml) | all | Kueue's tolerations replace the user's. | kueue \\| #15161 (upstream-bug #15161) |\n" +
+		"| `legacy` | [legacy-selector](scenarios/legacy/selector.yaml) | `<v2.2.0` | Merged. | seed 004 (docs-differ) |\n"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("table mismatch (-want +got):\n%s", diff)
 	}
