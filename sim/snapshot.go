@@ -34,9 +34,10 @@ const snapshotFormat = 1
 // EnvSnapshotDir overrides where snapshots are kept.
 const EnvSnapshotDir = "TRAINERSIM_SNAPSHOT_DIR"
 
-// snapshotsKept is how many snapshots of other keys stay in the cache when a
-// new one is built (other Kubernetes or Trainer versions on one machine).
-const snapshotsKept = 4
+// snapshotsKept is how many snapshots (of about 70 MB each) stay in the
+// cache when a new one is built: one per Trainer release, and two more for
+// other control-plane builds on one machine.
+var snapshotsKept = len(TrainerReleases) + 2
 
 // Names inside a snapshot's directory.
 const (
