@@ -12,6 +12,11 @@ KWOK_MOD := $(PROJECT_DIR)/hack/kwok
 K8S_VERSION := $(shell sed -n 's/^require k8s.io\/kubernetes v//p;s/^\tk8s.io\/kubernetes v\([^ ]*\).*/\1/p' $(CONTROLPLANE_MOD)/go.mod | head -n1)
 ASSETS_DIR := $(BIN_DIR)/k8s/$(K8S_VERSION)
 ASSETS := $(addprefix $(ASSETS_DIR)/,kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
+K8S_LDFLAGS := -s -w \
+	-X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(K8S_VERSION))) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) \
+	-X k8s.io/client-go/pkg/version.gitVersion=v$(K8S_VERSION)
 
 # The other Trainer releases simctl runs (--trainer VERSION): each has a nested
 # module hack/trainer/<version>/ that requires that release, and the JobSet
@@ -42,7 +47,7 @@ help: ## Show the targets.
 ##@ Set-up
 
 .PHONY: assets
-assets: $(ASSETS) $(TRAINER_RELEASE_BINS) ## Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok into bin/k8s/<version>/, and the other Trainer releases' managers into bin/trainer/ (about 12 minutes the first time).
+assets: $(ASSETS) $(TRAINER_RELEASE_BINS) ## Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok into bin/k8s/<version>/, and the other Trainer releases' managers into bin/trainer/ (about 14 minutes the first time).
 
 $(ASSETS_DIR)/kube-apiserver $(ASSETS_DIR)/kube-controller-manager $(ASSETS_DIR)/kube-scheduler: $(CONTROLPLANE_MOD)/go.mod
 	@mkdir -p $(ASSETS_DIR)

@@ -183,7 +183,14 @@ func (e *Environment) Versions() Versions {
 		Trainer:    ModuleVersion(TrainerModule),
 		JobSet:     ModuleVersion(JobSetModule),
 	}
-	if r, err := LookupTrainer(e.Trainer); err == nil && !r.InProcess() {
+	r, err := LookupTrainer(e.Trainer)
+	switch {
+	case err != nil:
+	case !r.InProcess():
+		v.Trainer, v.JobSet = r.Version, r.JobSet
+	case v.Trainer == "unknown":
+		// A test binary carries no module versions: the compiled-in
+		// release is go.mod's (a unit test keeps TrainerVersion so).
 		v.Trainer, v.JobSet = r.Version, r.JobSet
 	}
 	return v
