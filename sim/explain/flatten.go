@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -81,7 +82,7 @@ func (f *flat) walk(prefix string, v any, meta strategicpatch.LookupPatchMeta) {
 			}
 			return
 		}
-		for _, k := range sortedKeys(v) {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			child := v[k]
 			path := fieldpath.AppendField(prefix, k)
 			if list, ok := child.([]any); ok {
@@ -157,15 +158,6 @@ func keyValue(v any) (string, bool) {
 	default:
 		return canonical(v), true
 	}
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // canonical is the compact JSON of a decoded value (map keys sorted).

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -124,7 +125,7 @@ func (t *trainJob) checkOrder(j *jobPatch) {
 // merged by key in v (a patch, decoded JSON), guide being v as written and
 // meta its type.
 func walkLists(prefix string, v map[string]any, guide *yaml.Node, meta strategicpatch.LookupPatchMeta, fn func(path string, keys []string, n *yaml.Node)) {
-	for _, k := range sortedKeys(v) {
+	for _, k := range slices.Sorted(maps.Keys(v)) {
 		path := fieldpath.AppendField(prefix, k)
 		_, g := lookup(guide, k)
 		switch child := v[k].(type) {
@@ -173,13 +174,4 @@ func keyValue(v any) string {
 	default:
 		return scalarValue(v)
 	}
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -43,7 +44,7 @@ func renderMap(m map[string]any, guides []*yaml.Node, meta strategicpatch.Lookup
 			}
 		}
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
