@@ -90,8 +90,9 @@ var _ = Describe("simctl run --kubeconfig on a running trainersim cluster", func
 		run := readReport(reportDir)
 		Expect(run.Cluster).To(Equal("kubeconfig"))
 		Expect(run.KubernetesVersion).To(Equal("v" + sim.KubernetesVersion))
-		Expect(run.TrainerVersion).To(Equal(sim.ModuleVersion(sim.TrainerModule)), "the versions come from the cluster's kwok lease")
-		Expect(run.JobSetVersion).To(Equal(sim.ModuleVersion(sim.JobSetModule)))
+		Expect(run.TrainerVersion).To(Equal(env.Versions().Trainer), "the versions come from the cluster's kwok lease")
+		Expect(run.JobSetVersion).To(Equal(env.Versions().JobSet))
+		Expect(run.TrainerVersion).To(Equal(sim.TrainerVersion), "the test binary's in-process Trainer is go.mod's")
 		Expect(run.Scenarios).To(HaveLen(1))
 		Expect(run.Scenarios[0].Passed).To(BeTrue())
 
