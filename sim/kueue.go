@@ -64,6 +64,10 @@ var kueueWebhooks = []string{
 var kueueNamespaced = []string{"mtrainjob.kb.io", "vtrainjob.kb.io", "mworkload.kb.io", "vworkload.kb.io"}
 
 // kueueConfig is Kueue's Configuration (config.kueue.x-k8s.io/v1beta2).
+// Kueue manages the jobs of the namespaces labelled KueueNamespaceLabel only
+// (managedJobsNamespaceSelector), as its webhooks see only theirs: the
+// scripted kueue/ scenarios label their TrainJobs with queue names of their
+// own, which the real Kueue must leave alone.
 // VisibilityOnDemand would start an aggregated API server of its own;
 // waitForPodsReady, on by default in v1beta2, is turned off as a cluster
 // without it would have it.
@@ -83,6 +87,9 @@ leaderElection:
 internalCertManagement:
   enable: false
 manageJobsWithoutQueueName: false
+managedJobsNamespaceSelector:
+  matchLabels:
+    %s: "true"
 integrations:
   frameworks:
   - trainer.kubeflow.org/trainjob
@@ -168,7 +175,7 @@ func (e *Environment) startKueue(ctx context.Context) error {
 		return err
 	}
 	config := filepath.Join(e.WorkDir, "kueue.config.yaml")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(kueueConfig, port, hooks.LocalServingCertDir)), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(kueueConfig, port, hooks.LocalServingCertDir, KueueNamespaceLabel)), 0o644); err != nil {
 		return err
 	}
 	p := &proc.Process{
