@@ -29,6 +29,11 @@ JOBSET_RELEASES := $(notdir $(wildcard $(PROJECT_DIR)/hack/jobset/v*))
 TRAINER_RELEASE_BINS := $(foreach v,$(TRAINER_RELEASES),$(BIN_DIR)/trainer/$(v)/trainer-controller-manager) \
 	$(foreach v,$(JOBSET_RELEASES),$(BIN_DIR)/jobset/$(v)/jobset)
 
+# Components a run may add (--with NAME, spec.components): Kueue, from the
+# nested module hack/kueue/<version>/, built into bin/kueue/<version>/.
+KUEUE_RELEASES := $(notdir $(wildcard $(PROJECT_DIR)/hack/kueue/v*))
+COMPONENT_BINS := $(foreach v,$(KUEUE_RELEASES),$(BIN_DIR)/kueue/$(v)/kueue)
+
 SIMCTL := $(BIN_DIR)/simctl
 REPORT_DIR ?= $(PROJECT_DIR)/reports/out
 
@@ -47,7 +52,7 @@ help: ## Show the targets.
 ##@ Set-up
 
 .PHONY: assets
-assets: $(ASSETS) $(TRAINER_RELEASE_BINS) ## Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok into bin/k8s/<version>/, and the other Trainer releases' managers into bin/trainer/ (about 14 minutes the first time).
+assets: $(ASSETS) $(TRAINER_RELEASE_BINS) $(COMPONENT_BINS) ## Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok into bin/k8s/<version>/, the other Trainer releases' managers into bin/trainer/ and Kueue into bin/kueue/ (about 20 minutes the first time).
 
 $(ASSETS_DIR)/kube-apiserver $(ASSETS_DIR)/kube-controller-manager $(ASSETS_DIR)/kube-scheduler: $(CONTROLPLANE_MOD)/go.mod
 	@mkdir -p $(ASSETS_DIR)
@@ -73,6 +78,11 @@ $(BIN_DIR)/jobset/%/jobset: $(PROJECT_DIR)/hack/jobset/%/go.mod
 	cd $(PROJECT_DIR)/hack/jobset/$* && CGO_ENABLED=0 $(GO) build -trimpath \
 		-ldflags '-s -w -X sigs.k8s.io/jobset/pkg/version.GitVersion=$*' -o $@ sigs.k8s.io/jobset
 
+$(BIN_DIR)/kueue/%/kueue: $(PROJECT_DIR)/hack/kueue/%/go.mod
+	@echo "building Kueue $* from the Go module proxy"
+	cd $(PROJECT_DIR)/hack/kueue/$* && CGO_ENABLED=0 $(GO) build -trimpath \
+		-ldflags '-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$*' -o $@ sigs.k8s.io/kueue/cmd/kueue
+
 ##@ Generated files
 
 TRAINER_ROOT = $(shell $(GO) list -m -f '{{.Dir}}' github.com/kubeflow/trainer/v2)
@@ -97,6 +107,8 @@ fixtures: $(if $(TRAINER_DIR),trainer-workspace) ## Copy CRDs, webhook manifests
 	$(GO) run ./hack/manifests $(TRAINER_ROOT) $(JOBSET_ROOT) > fixtures/install/trainer-manager.yaml
 	rm -rf fixtures/releases
 	for v in $(TRAINER_RELEASES); do hack/trainer/fixtures.sh $$v fixtures/releases/$$v $(SCHEDULER_PLUGINS_ROOT) $(DEFAULT_RUNTIMES) || exit 1; done
+	rm -rf fixtures/components
+	for v in $(KUEUE_RELEASES); do hack/kueue/fixtures.sh $$v fixtures/components/kueue/$$v || exit 1; done
 
 .PHONY: generate
 generate: ## Write the scenario schema, docs/scenario-reference.md and the README's reference and corpus table.

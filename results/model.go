@@ -233,6 +233,11 @@ const (
 	EntryWrite = "write"
 	// EntryTrainJobCondition is a TrainJob status condition that changed.
 	EntryTrainJobCondition = "trainjob-condition"
+	// EntryManagerWrite is a write to a TrainJob by a manager the scenario
+	// does not script (Kueue, say), seen from the server's side: the
+	// manager's managedFields entry is new or changed. Its lane is the
+	// field manager.
+	EntryManagerWrite = "manager-write"
 	// EntryJobSetCreated, EntryJobSetChanged (a new generation),
 	// EntryJobSetSuspended, EntryJobSetResumed and EntryJobSetDeleted are
 	// what happened to a JobSet.

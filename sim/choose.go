@@ -47,6 +47,8 @@ type ClusterOptions struct {
 	Progress func(ComponentTiming)
 	// Trainer is Environment.Trainer, or Kubeconfig.Trainer.
 	Trainer string
+	// Components is Environment.Components (envtest only).
+	Components []string
 }
 
 // NewCluster returns the (not yet started) cluster the options describe.
@@ -57,7 +59,7 @@ func NewCluster(o ClusterOptions) Cluster {
 	if o.Kubeconfig != "" {
 		return &Kubeconfig{Trainer: o.Trainer, Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}
 	}
-	return &Environment{Trainer: o.Trainer, AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress}
+	return &Environment{Trainer: o.Trainer, Components: o.Components, AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress}
 }
 
 // ClusterEnv is the environment variable that chooses the ginkgo adapter's

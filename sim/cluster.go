@@ -72,6 +72,8 @@ type Versions struct {
 	// "unknown" when the cluster does not say.
 	Trainer string `json:"trainer"`
 	JobSet  string `json:"jobset"`
+	// Kueue is the version of the Kueue component that runs; empty: none.
+	Kueue string `json:"kueue,omitempty"`
 }
 
 // IsolationKey is the node label, node taint, Pod nodeSelector key and Pod

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -80,6 +81,10 @@ type Environment struct {
 	// Empty: TrainerVersion, the one compiled in, which runs in this
 	// process; any other runs as processes (see release.go).
 	Trainer string
+
+	// Components are run besides the Trainer and JobSet (Components:
+	// kueue). Empty: none.
+	Components []string
 
 	// Nodes are the simulated node groups created by Start. Empty: no nodes;
 	// fakegpu.DefaultNodeGroups() is what simctl up uses.
@@ -193,6 +198,9 @@ func (e *Environment) Versions() Versions {
 		// release is go.mod's (a unit test keeps TrainerVersion so).
 		v.Trainer, v.JobSet = r.Version, r.JobSet
 	}
+	if slices.Contains(e.Components, ComponentKueue) {
+		v.Kueue = KueueVersion
+	}
 	return v
 }
 
@@ -278,6 +286,9 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 	if e.release, err = LookupTrainer(e.Trainer); err != nil {
 		return err
 	}
+	if err := ValidateComponents(e.Components); err != nil {
+		return err
+	}
 	bins, err := findBinaries(e.AssetsDir)
 	if err != nil {
 		return err
@@ -351,6 +362,11 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 		}
 		if err := e.startControllers(gctx); err != nil {
 			return err
+		}
+		if slices.Contains(e.Components, ComponentKueue) && !e.snapshotBuild {
+			if err := e.startKueue(gctx); err != nil {
+				return err
+			}
 		}
 		if restored {
 			return nil

@@ -102,18 +102,23 @@ const (
 	binJobSetManager  = "jobset"
 )
 
-// ErrTrainerMissing is returned by Start when a release's managers were not
-// built.
-var ErrTrainerMissing = fmt.Errorf("Trainer release binaries not found: run 'make assets' in the trainersim checkout")
+// ErrTrainerMissing is returned by Start when a release's managers, or a
+// component's, were not built.
+var ErrTrainerMissing = fmt.Errorf("release binaries not found: run 'make assets' in the trainersim checkout")
 
 // binaries finds the release's two managers where `make assets` builds
-// them, bin/trainer/<version>/ and bin/jobset/<jobset version>/, in the
-// working directory or one of its parents.
+// them, bin/trainer/<version>/ and bin/jobset/<jobset version>/.
 func (r TrainerRelease) binaries() (map[string]string, error) {
-	want := map[string]string{
+	return findReleaseBinaries(map[string]string{
 		binTrainerManager: filepath.Join("bin", "trainer", r.Version, binTrainerManager),
 		binJobSetManager:  filepath.Join("bin", "jobset", r.JobSet, binJobSetManager),
-	}
+	}, "Trainer "+r.Version)
+}
+
+// findReleaseBinaries finds each binary of want (by name, its path relative
+// to a checkout) in the working directory or one of its parents; what
+// names the binaries' owner in the error.
+func findReleaseBinaries(want map[string]string, what string) (map[string]string, error) {
 	found := map[string]string{}
 	for _, dir := range upward() {
 		for name, rel := range want {
@@ -130,7 +135,7 @@ func (r TrainerRelease) binaries() (map[string]string, error) {
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return nil, fmt.Errorf("%w; Trainer %s needs %s (in the working directory or a parent)", ErrTrainerMissing, r.Version, strings.Join(missing, " and "))
+		return nil, fmt.Errorf("%w; %s needs %s (in the working directory or a parent)", ErrTrainerMissing, what, strings.Join(missing, " and "))
 	}
 	return found, nil
 }

@@ -127,7 +127,7 @@ func newSnapshotInputs(bins map[string]string, release TrainerRelease) (snapshot
 			return err
 		}
 		if d.IsDir() {
-			if path == fixtures.ReleasesDir { // the other releases' own
+			if path == fixtures.ReleasesDir || path == fixtures.ComponentsDir { // not in the snapshot
 				return fs.SkipDir
 			}
 			return nil

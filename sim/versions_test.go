@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/trainersim/trainersim/fixtures"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 
 	"golang.org/x/mod/modfile"
@@ -119,5 +120,18 @@ func TestLookupTrainer(t *testing.T) {
 func TestScenarioFormatKnowsTheReleases(t *testing.T) {
 	if diff := cmp.Diff(TrainerVersions(), v1alpha1.TrainerVersions); diff != "" {
 		t.Errorf("sim.TrainerReleases and v1alpha1.TrainerVersions differ (-sim +v1alpha1):\n%s", diff)
+	}
+}
+
+// TestKueueComponentMatchesItsModule keeps the Kueue component's version,
+// the nested module `make assets` builds it from, its fixtures and the
+// scenario format's component names in step.
+func TestKueueComponentMatchesItsModule(t *testing.T) {
+	checkRequire(t, "../hack/kueue/"+KueueVersion+"/go.mod", "sigs.k8s.io/kueue", KueueVersion)
+	if _, err := fs.Stat(fixtures.FS, kueueFixtures()+"/webhooks.yaml"); err != nil {
+		t.Errorf("Kueue %s has no fixtures (make fixtures): %v", KueueVersion, err)
+	}
+	if diff := cmp.Diff(Components, v1alpha1.Components); diff != "" {
+		t.Errorf("sim.Components and v1alpha1.Components differ (-sim +v1alpha1):\n%s", diff)
 	}
 }

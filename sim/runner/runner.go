@@ -200,6 +200,10 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		res.Skipped = fmt.Sprintf("holds on %s only: %s", strings.Join(c.Only, ", "), strings.TrimSpace(c.Reason))
 		return res
 	}
+	if usesKueue(sc) && r.Cluster.Versions().Kueue == "" {
+		res.Skipped = "needs component kueue, which this cluster does not run (simctl run starts it when a scenario asks for it; on an existing cluster, install Kueue)"
+		return res
+	}
 	trainerVersion := r.Cluster.Versions().Trainer
 	if t := sc.Spec.Trainer; t != nil && !TrainerHolds(t, trainerVersion) {
 		res.Skipped = fmt.Sprintf("holds for Trainer %s; the cluster runs %s", t.Versions, trainerVersion)
@@ -335,6 +339,10 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	s.watch = s.watches.watch(s.ns)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}
 	s.cluster.IsolateNamespace(ns)
+	if usesKueue(s.sc) {
+		// Kueue's webhooks see the TrainJobs of these namespaces only.
+		metav1.SetMetaDataLabel(&ns.ObjectMeta, sim.KueueNamespaceLabel, "true")
+	}
 	s.runLabel = ns.Labels[sim.RunLabel]
 	if err := c.Create(ctx, ns); err != nil {
 		return fmt.Errorf("failed to create namespace %s: %w", s.ns, err)
@@ -362,6 +370,7 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 		}
 		return s.lifecycle().Install(gctx, c)
 	})
+	g.Go(func() error { return s.createQueues(gctx) })
 	var names []string
 	g.Go(func() (err error) {
 		names, err = s.cluster.AddNodes(gctx, groups)
@@ -385,7 +394,7 @@ func (s *scenarioRun) cleanup() error {
 	if apierrors.IsNotFound(err) {
 		err = nil
 	}
-	return errors.Join(err, s.lifecycle().Uninstall(ctx, s.cluster.Client()), s.cluster.RemoveNodes(ctx, s.nodes))
+	return errors.Join(err, s.deleteQueues(ctx), s.lifecycle().Uninstall(ctx, s.cluster.Client()), s.cluster.RemoveNodes(ctx, s.nodes))
 }
 
 // lifecycle is the admission policy of the scenario's spec.lifecycle: its

@@ -9,12 +9,14 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/trainersim/trainersim/results"
+	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
@@ -34,6 +36,9 @@ const (
 	LaneScheduler = "scheduler"
 	// LaneKWOK is the fake kubelet: the phases Pods reach.
 	LaneKWOK = "kwok"
+	// LaneKueue is the Kueue component: its writes to TrainJobs (from
+	// managedFields: its field manager is sim.KueueManager) and its events.
+	LaneKueue = sim.KueueManager
 	// LaneAdmin is the lane of writes of steps without an actor.
 	LaneAdmin = "admin"
 )
@@ -48,6 +53,9 @@ var eventLanes = map[string]string{
 	"job-controller":    LaneJobController,
 	"jobset":            LaneJobSet,
 	"pod":               LaneJobSet, // the JobSet manager's Pod reconciler
+	// Kueue's TrainJob reconciler and its scheduler's admission.
+	"trainer.kubeflow.org/trainjob-kueue-controller": LaneKueue,
+	"kueue-admission": LaneKueue,
 }
 
 // MaxTimelineReactions caps the reactions recorded for one scenario;
@@ -125,6 +133,7 @@ func trainJobReactions(old, obj *unstructured.Unstructured) []results.TimelineEn
 	if obj == nil {
 		return nil // the writes say who deleted it
 	}
+	out := managerWrites(old, obj)
 	before := map[string]map[string]any{}
 	if old != nil {
 		for _, c := range conditions(old) {
@@ -132,7 +141,6 @@ func trainJobReactions(old, obj *unstructured.Unstructured) []results.TimelineEn
 			before[t] = c
 		}
 	}
-	var out []results.TimelineEntry
 	for _, c := range conditions(obj) {
 		t, _ := c["type"].(string)
 		status, _ := c["status"].(string)
@@ -148,6 +156,46 @@ func trainJobReactions(old, obj *unstructured.Unstructured) []results.TimelineEn
 			Summary: fmt.Sprintf("TrainJob %s: condition %s=%s (%s)", obj.GetName(), t, status, reason),
 			Detail:  message,
 		})
+	}
+	return out
+}
+
+// managerWrites attributes a change of a TrainJob's spec or metadata to
+// the field managers whose managedFields entry (outside the status
+// subresource) the change made new or changed, its fields or its time: what
+// the server recorded of who wrote, not a guess. Writes of the scenario's
+// own actors are dropped by buildTimeline, which has their own entries. A
+// write that changes neither a manager's fields nor its time (which has
+// second precision) is not seen.
+func managerWrites(old, obj *unstructured.Unstructured) []results.TimelineEntry {
+	if old != nil && old.GetGeneration() == obj.GetGeneration() && equality.Semantic.DeepEqual(old.GetLabels(), obj.GetLabels()) && equality.Semantic.DeepEqual(old.GetAnnotations(), obj.GetAnnotations()) {
+		return nil
+	}
+	before := map[string]metav1.ManagedFieldsEntry{}
+	if old != nil {
+		for _, m := range old.GetManagedFields() {
+			before[m.Manager+"/"+string(m.Operation)+"/"+m.Subresource] = m
+		}
+	}
+	var out []results.TimelineEntry
+	for _, m := range obj.GetManagedFields() {
+		if m.Subresource != "" {
+			continue
+		}
+		b, ok := before[m.Manager+"/"+string(m.Operation)+"/"+m.Subresource]
+		if ok && b.Time.Equal(m.Time) && equality.Semantic.DeepEqual(b.FieldsV1, m.FieldsV1) {
+			continue
+		}
+		e := results.TimelineEntry{
+			Lane:    m.Manager,
+			Kind:    results.EntryManagerWrite,
+			Object:  "TrainJob/" + obj.GetName(),
+			Summary: fmt.Sprintf("TrainJob %s: %s by %s (from managedFields)", obj.GetName(), strings.ToLower(string(m.Operation)), m.Manager),
+		}
+		if old != nil {
+			e.Detail = specChanges(old, obj)
+		}
+		out = append(out, e)
 	}
 	return out
 }
@@ -378,7 +426,16 @@ func buildTimeline(sc *v1alpha1.Scenario, setup []results.Write, steps []results
 			tl.Entries = append(tl.Entries, writeEntry(&steps[i].Writes[k], steps[i].Name, &results.WriteRef{Step: i, Index: k}))
 		}
 	}
-	tl.Entries = append(tl.Entries, observed...)
+	scripted := map[string]bool{AdminFieldManager: true}
+	for _, a := range sc.Spec.Actors {
+		scripted[a.FieldManager] = true
+	}
+	for _, e := range observed {
+		if e.Kind == results.EntryManagerWrite && scripted[e.Lane] {
+			continue // the scenario's own write, which has its entry
+		}
+		tl.Entries = append(tl.Entries, e)
+	}
 	slices.SortStableFunc(tl.Entries, func(a, b results.TimelineEntry) int { return a.At.Compare(b.At) })
 
 	seen := map[string]bool{}

@@ -19,6 +19,15 @@ const testFixtures = "testdata/fixtures"
 // invalid maps each testdata/invalid-*.yaml to every problem it must
 // produce, in order.
 var invalid = map[string][]string{
+	"invalid-components.yaml": {
+		`testdata/invalid-components.yaml:7:5: spec.components[0]: unknown component "volcano": must be kueue`,
+		"testdata/invalid-components.yaml:11:3: spec.queues: queues are Kueue's: add kueue to spec.components",
+		"testdata/invalid-components.yaml:12:17: spec.queues.localQueue: must name the LocalQueue",
+		`testdata/invalid-components.yaml:13:17: spec.queues.preemption: unknown preemption "Always": must be Never, LowerPriority or LowerOrNewerEqualPriority`,
+		`testdata/invalid-components.yaml:16:18: spec.queues.flavors[0].nodeLabel: profile nvidia-h100-80gb has no label "no-such-label"`,
+		`testdata/invalid-components.yaml:17:12: spec.queues.flavors[0].gpu: invalid quantity "eight": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
+		"testdata/invalid-components.yaml:18:16: spec.queues.flavors[1].profile: the scenario has no nodes of profile nvidia-l4 (spec.nodes)",
+	},
 	"invalid-trainer-versions.yaml": {
 		"testdata/invalid-trainer-versions.yaml:22:9: spec.steps[0].create.spec.runtimePatches: exists in Trainer >=v2.2.0 only, not in v2.1.0, which this step holds for: narrow spec.trainer.versions or the step's trainer.versions",
 		`testdata/invalid-trainer-versions.yaml:26:17: spec.steps[1].trainer.versions: range ">=v2.3.0" holds no Trainer release this scenario can run on (of v2.1.0)`,

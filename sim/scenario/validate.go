@@ -107,6 +107,7 @@ func (v *validator) validate() {
 		v.step(index("spec.steps", i), st, i, false)
 	}
 	v.trainerReleaseFields()
+	v.components()
 }
 
 func (v *validator) metadata() {

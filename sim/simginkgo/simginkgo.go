@@ -7,6 +7,7 @@ package simginkgo
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,7 +41,19 @@ const startTimeout = sim.DefaultStartTimeout + time.Minute
 // least once. Builds the trainer makes after the last step, while the
 // scenario's namespace is being deleted, are not checked.
 func Scenarios(paths ...string) bool {
-	env := sim.NewCluster(sim.ClusterOptionsFromEnv())
+	files, loadErr := scenario.LoadPaths(paths, scenario.Options{})
+	opts := sim.ClusterOptionsFromEnv()
+	if opts.Kubeconfig == "" && opts.Provider != sim.ClusterKind {
+		// Start the components the scenarios ask for.
+		for _, f := range files {
+			for _, c := range f.Scenario.Spec.Components {
+				if !slices.Contains(opts.Components, c) {
+					opts.Components = append(opts.Components, c)
+				}
+			}
+		}
+	}
+	env := sim.NewCluster(opts)
 	var agree *agreement
 	if obs, ok := env.(sim.TrainerBuildObserver); ok {
 		agree = newAgreement(env)
@@ -62,10 +75,9 @@ func Scenarios(paths ...string) bool {
 		}
 		gomega.Expect(env.Stop()).To(gomega.Succeed())
 	})
-	files, err := scenario.LoadPaths(paths, scenario.Options{})
-	if err != nil {
+	if loadErr != nil {
 		ginkgo.It("loads the scenario files", func() {
-			ginkgo.Fail(err.Error())
+			ginkgo.Fail(loadErr.Error())
 		})
 		return true
 	}

@@ -30,6 +30,7 @@ type clusterFlags struct {
 	context    string
 	unisolated bool
 	trainer    string
+	with       []string
 }
 
 // register adds the cluster flags and --nodes.
@@ -50,6 +51,8 @@ func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.workDir, "work-dir", "",
 		"directory for kubeconfigs, certificates and component logs (default: a temporary directory removed on exit)")
 	cmd.Flags().DurationVar(&f.timeout, "start-timeout", sim.DefaultStartTimeout, "how long the cluster may take to start")
+	cmd.Flags().StringSliceVar(&f.with, "with", nil,
+		"components to run besides the Trainer and JobSet: "+strings.Join(sim.Components, ", ")+" (Kueue "+sim.KueueVersion+" as a process 'make assets' builds);\nsimctl run adds those its scenarios ask for (spec.components). envtest only")
 	cmd.Flags().StringVar(&f.trainer, "trainer", "",
 		"the Kubeflow Trainer release to run: "+strings.Join(sim.TrainerVersions(), ", ")+" (default "+sim.TrainerVersion+");\nthe JobSet its go.mod pins comes with it. "+sim.TrainerVersion+" runs in simctl's process, the others as processes\n'make assets' builds. With --kubeconfig, the version the cluster must run (exit 3 if not)")
 }
@@ -76,6 +79,12 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 	release, err := sim.LookupTrainer(f.trainer)
 	if err != nil {
 		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --trainer: %w", err))
+	}
+	if err := sim.ValidateComponents(f.with); err != nil {
+		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --with: %w", err))
+	}
+	if len(f.with) > 0 && (f.provider == sim.ClusterKind || f.kubeconfig != "") {
+		return sim.ClusterOptions{}, withCode(ExitUsage, errors.New("--with starts components on the clusters simctl starts with envtest; kind and existing clusters run what they run"))
 	}
 	switch f.provider {
 	case sim.ClusterEnvtest, "":
@@ -105,6 +114,7 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 	if f.trainer != "" {
 		o.Trainer = release.Version
 	}
+	o.Components = f.with
 	if f.kubeconfig != "" {
 		abs, err := filepath.Abs(f.kubeconfig)
 		if err != nil {

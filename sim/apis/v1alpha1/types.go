@@ -58,6 +58,17 @@ type ScenarioSpec struct {
 	// skipped. Absent: it holds on every supported release.
 	// +optional
 	Trainer *Trainer `json:"trainer,omitempty"`
+	// Components the scenario needs besides the Trainer and JobSet: kueue
+	// (the real Kueue manager; a run starts it when a scenario asks for
+	// it). On a cluster without them it is skipped, with the reason.
+	// +optional
+	Components []string `json:"components,omitempty"`
+	// Queues declares Kueue's queueing objects of the scenario, built from
+	// its node profiles: a ResourceFlavor per flavor, a ClusterQueue with
+	// their quotas that admits the scenario's namespace only, and a
+	// LocalQueue in it. Needs components: [kueue].
+	// +optional
+	Queues *Queues `json:"queues,omitempty"`
 	// Nodes are the simulated nodes this scenario gets for itself. Pods of
 	// the scenario are scheduled only onto them.
 	// +optional
@@ -95,6 +106,47 @@ type Clusters struct {
 
 // ClusterProviders are the values Clusters.Only takes.
 var ClusterProviders = []string{"envtest", "kubeconfig", "kind"}
+
+// Queues are the scenario's Kueue queueing objects.
+type Queues struct {
+	// LocalQueue names the LocalQueue in the scenario's namespace, which
+	// TrainJobs name in their label kueue.x-k8s.io/queue-name.
+	LocalQueue string `json:"localQueue"`
+	// Flavors of the ClusterQueue, in the order Kueue tries them.
+	Flavors []QueueFlavor `json:"flavors"`
+	// Preemption is the ClusterQueue's withinClusterQueue preemption
+	// policy: Never, LowerPriority or LowerOrNewerEqualPriority. Empty:
+	// Never.
+	// +optional
+	Preemption string `json:"preemption,omitempty"`
+}
+
+// QueueFlavor is a ResourceFlavor standing for the nodes of a fakegpu
+// profile, with its quota in the ClusterQueue.
+type QueueFlavor struct {
+	// Name of the flavor, unique in the scenario; the ResourceFlavor is
+	// named <namespace>-<name>. Empty: the profile.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Profile whose nodes the flavor stands for: the flavor's nodeLabels
+	// are the profile's label NodeLabel, its tolerations tolerate the
+	// profile's taints.
+	Profile string `json:"profile"`
+	// NodeLabel is the key of the profile's label the flavor selects nodes
+	// by. Empty: nvidia.com/gpu.product when the profile has it,
+	// trainersim.dev/profile otherwise.
+	// +optional
+	NodeLabel string `json:"nodeLabel,omitempty"`
+	// GPU is the flavor's nominal quota of nvidia.com/gpu. Empty: 0.
+	// +optional
+	GPU string `json:"gpu,omitempty"`
+	// CPU is the flavor's nominal quota of cpu. Empty: 0.
+	// +optional
+	CPU string `json:"cpu,omitempty"`
+	// Memory is the flavor's nominal quota of memory. Empty: 0.
+	// +optional
+	Memory string `json:"memory,omitempty"`
+}
 
 // NodeGroup asks for Count simulated nodes of a fakegpu profile.
 type NodeGroup struct {

@@ -10,6 +10,10 @@ import (
 // What the scenario format knows of Kubeflow Trainer releases: which ones a
 // scenario may name, and which TrainJob fields each release has.
 
+// Components are the components a scenario may ask for (sim.Components;
+// a unit test of sim keeps the two the same).
+var Components = []string{"kueue"}
+
 // TrainerVersions are the Trainer releases trainersim runs, oldest first
 // (sim.TrainerReleases; a unit test of sim keeps the two the same).
 var TrainerVersions = []string{"v2.1.0", "v2.2.0", "v2.2.1", "v2.3.0"}

@@ -1,0 +1,243 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/trainersim/trainersim/fixtures"
+	"github.com/trainersim/trainersim/sim/internal/proc"
+)
+
+// Kueue as a component of an envtest cluster: the real Kueue manager, built
+// by `make assets` from its module (hack/kueue/<version>), as a process of
+// its own, with the TrainJob integration only. Its webhooks are served over
+// TLS on loopback with envtest's serving certificate.
+
+// Components a cluster can run besides the Trainer and JobSet.
+const (
+	ComponentKueue = "kueue"
+)
+
+// Components lists the component names, as --with and spec.components take
+// them.
+var Components = []string{ComponentKueue}
+
+// KueueVersion is the Kueue release the kueue component runs (a unit test
+// keeps it and hack/kueue/ in step).
+const KueueVersion = "v0.19.1"
+
+// KueueManager is the field manager of Kueue's writes: it sets none, so the
+// API server takes the first word of its user agent.
+const KueueManager = "kueue"
+
+// KueueNamespaceLabel marks the namespaces whose TrainJobs Kueue's webhooks
+// see: Kueue's defaulting adds its entry to every TrainJob it is shown, with
+// or without a queue, so only scenarios that ask for Kueue get it.
+const KueueNamespaceLabel = "trainersim.dev/kueue"
+
+// kueueWebhooks are the webhooks of Kueue's manifest that the component
+// installs: the TrainJob integration's and those of the queueing objects.
+// The others (Pods, Deployments, Jobs, ... of the integrations it does not
+// run) would put those objects' writes behind Kueue.
+var kueueWebhooks = []string{
+	"mtrainjob.kb.io", "vtrainjob.kb.io",
+	"mclusterqueue.kb.io", "vclusterqueue.kb.io", "vcohort.kb.io",
+	"mresourceflavor.kb.io", "vresourceflavor.kb.io",
+	"mworkload.kb.io", "vworkload.kb.io",
+}
+
+// kueueNamespaced are the webhooks of namespaced objects, which only the
+// namespaces labelled KueueNamespaceLabel get.
+var kueueNamespaced = []string{"mtrainjob.kb.io", "vtrainjob.kb.io", "mworkload.kb.io", "vworkload.kb.io"}
+
+// kueueConfig is Kueue's Configuration (config.kueue.x-k8s.io/v1beta2).
+// Kueue manages the jobs of the namespaces labelled KueueNamespaceLabel only
+// (managedJobsNamespaceSelector), as its webhooks see only theirs: the
+// scripted kueue/ scenarios label their TrainJobs with queue names of their
+// own, which the real Kueue must leave alone.
+// VisibilityOnDemand would start an aggregated API server of its own;
+// waitForPodsReady, on by default in v1beta2, is turned off as a cluster
+// without it would have it.
+const kueueConfig = `apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+webhook:
+  host: 127.0.0.1
+  port: %d
+  certDir: %s
+metrics:
+  bindAddress: "0"
+health:
+  healthProbeBindAddress: "0"
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+manageJobsWithoutQueueName: false
+managedJobsNamespaceSelector:
+  matchLabels:
+    %s: "true"
+integrations:
+  frameworks:
+  - trainer.kubeflow.org/trainjob
+featureGates:
+  VisibilityOnDemand: false
+  DisableWaitForPodsReady: true
+clientConnection:
+  qps: 200
+  burst: 400
+`
+
+// kueueMetricsCertDir is where Kueue reads its metrics server's certificate
+// when its own certificate management is off, metrics server or not; no
+// configuration moves it.
+const kueueMetricsCertDir = "/etc/kueue/metrics/certs"
+
+// kueueFixtures is the directory of the component's CRDs and webhooks.
+func kueueFixtures() string {
+	return path.Join(fixtures.ComponentsDir, ComponentKueue, KueueVersion)
+}
+
+// startKueue installs Kueue's CRDs and webhooks and starts its manager,
+// returning once the API server reaches its webhook server.
+func (e *Environment) startKueue(ctx context.Context) error {
+	since := e.now()
+	bins, err := findReleaseBinaries(map[string]string{"kueue": filepath.Join("bin", "kueue", KueueVersion, "kueue")}, "Kueue "+KueueVersion)
+	if err != nil {
+		return err
+	}
+	crds, err := readCRDs(fixtures.FS, path.Join(kueueFixtures(), "crds"))
+	if err != nil {
+		return err
+	}
+	var g errgroup.Group
+	for _, crd := range crds {
+		g.Go(func() error { return envtest.CreateCRDs(e.cfg, []*apiextensionsv1.CustomResourceDefinition{crd}) })
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("failed to create Kueue's CRDs: %w", err)
+	}
+	if err := envtest.WaitForCRDs(e.cfg, crds, envtest.CRDInstallOptions{MaxTime: time.Minute, PollInterval: 20 * time.Millisecond}); err != nil {
+		return fmt.Errorf("failed to wait for Kueue's CRDs: %w", err)
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	hooks := &e.env.WebhookInstallOptions
+	opts := envtest.WebhookInstallOptions{
+		LocalServingHost:    hooks.LocalServingHost,
+		LocalServingPort:    port,
+		LocalServingCertDir: hooks.LocalServingCertDir,
+		LocalServingCAData:  hooks.LocalServingCAData,
+	}
+	muts, vals, err := readWebhooks(fixtures.FS, path.Join(kueueFixtures(), "webhooks.yaml"), "kueue-")
+	if err != nil {
+		return err
+	}
+	for _, m := range muts {
+		m.Webhooks = slices.DeleteFunc(m.Webhooks, func(w admissionv1.MutatingWebhook) bool { return !slices.Contains(kueueWebhooks, w.Name) })
+		for i := range m.Webhooks {
+			m.Webhooks[i].NamespaceSelector = kueueSelector(m.Webhooks[i].Name)
+		}
+	}
+	for _, v := range vals {
+		v.Webhooks = slices.DeleteFunc(v.Webhooks, func(w admissionv1.ValidatingWebhook) bool { return !slices.Contains(kueueWebhooks, w.Name) })
+		for i := range v.Webhooks {
+			v.Webhooks[i].NamespaceSelector = kueueSelector(v.Webhooks[i].Name)
+		}
+	}
+	opts.MutatingWebhooks, opts.ValidatingWebhooks = muts, vals
+	if err := opts.ModifyWebhookDefinitions(); err != nil {
+		return fmt.Errorf("failed to point Kueue's webhooks at its server: %w", err)
+	}
+	if err := opts.Install(e.cfg); err != nil {
+		return fmt.Errorf("failed to install Kueue's webhooks: %w", err)
+	}
+	if err := ensureKueueMetricsCert(hooks.LocalServingCertDir); err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(e.WorkDir, "kueue.kubeconfig")
+	if err := e.writeKubeconfig("system:kueue", kubeconfig); err != nil {
+		return err
+	}
+	config := filepath.Join(e.WorkDir, "kueue.config.yaml")
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(kueueConfig, port, hooks.LocalServingCertDir, KueueNamespaceLabel)), 0o644); err != nil {
+		return err
+	}
+	p := &proc.Process{
+		Name:    "kueue " + KueueVersion,
+		Path:    bins["kueue"],
+		Args:    []string{"--config=" + config, "--zap-log-level=info"},
+		Env:     []string{"KUBECONFIG=" + kubeconfig},
+		LogPath: filepath.Join(e.LogDir(), "kueue.log"),
+	}
+	if err := p.Start(); err != nil {
+		return err
+	}
+	e.trackProcess(p)
+	probe := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2",
+		"kind":       "ResourceFlavor",
+		"metadata":   map[string]any{"name": "trainersim-webhook-probe"},
+	}}
+	if err := p.WaitUntil(ctx, pollInterval, func(ctx context.Context) error { return webhookCalled(ctx, e.client, probe) }); err != nil {
+		return err
+	}
+	e.ready(ComponentKueue, since)
+	return nil
+}
+
+// kueueSelector is the namespace selector of one of Kueue's webhooks: the
+// labelled namespaces for those of namespaced objects, none otherwise.
+func kueueSelector(name string) *metav1.LabelSelector {
+	if !slices.Contains(kueueNamespaced, name) {
+		return nil
+	}
+	return &metav1.LabelSelector{MatchLabels: map[string]string{KueueNamespaceLabel: "true"}}
+}
+
+// ensureKueueMetricsCert makes sure kueueMetricsCertDir holds a certificate
+// and key (envtest's serving pair: the metrics server is off, any pair
+// does). One already there is left as it is.
+func ensureKueueMetricsCert(servingCertDir string) error {
+	if _, err := os.Stat(filepath.Join(kueueMetricsCertDir, "tls.crt")); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(kueueMetricsCertDir, 0o755); err != nil {
+		return fmt.Errorf("Kueue reads a metrics certificate from %s, which cannot be created here: %w", kueueMetricsCertDir, err)
+	}
+	for _, f := range []string{"tls.crt", "tls.key"} {
+		data, err := os.ReadFile(filepath.Join(servingCertDir, f))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(kueueMetricsCertDir, f), data, 0o600); err != nil {
+			return fmt.Errorf("failed to write Kueue's metrics certificate: %w", err)
+		}
+	}
+	return nil
+}
+
+// ValidateComponents checks component names.
+func ValidateComponents(names []string) error {
+	for _, n := range names {
+		if !slices.Contains(Components, n) {
+			return fmt.Errorf("unknown component %q: trainersim runs %s", n, strings.Join(Components, ", "))
+		}
+	}
+	return nil
+}

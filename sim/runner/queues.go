@@ -1,0 +1,182 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+)
+
+// A scenario's Kueue queueing objects (spec.queues), built from its node
+// profiles: one ResourceFlavor per flavor, a ClusterQueue named after the
+// namespace that admits it alone, a LocalQueue in it.
+
+// gpuProductLabel is the label GPU feature discovery puts on GPU nodes, which
+// a flavor selects by when the profile has it.
+const gpuProductLabel = "nvidia.com/gpu.product"
+
+// queuesReadyTimeout bounds the wait for the ClusterQueue and LocalQueue to
+// become Active.
+const queuesReadyTimeout = 30 * time.Second
+
+// usesKueue reports whether the scenario asks for the kueue component.
+func usesKueue(sc *v1alpha1.Scenario) bool {
+	return slices.Contains(sc.Spec.Components, sim.ComponentKueue)
+}
+
+// queueObjects returns the ResourceFlavors, the ClusterQueue and the
+// LocalQueue of the scenario's spec.queues (none without it), in the order
+// they are created.
+func (s *scenarioRun) queueObjects() ([]*unstructured.Unstructured, error) {
+	q := s.sc.Spec.Queues
+	if q == nil {
+		return nil, nil
+	}
+	labels := map[string]any{sim.ManagedByLabel: sim.ManagedByValue}
+	if s.runLabel != "" {
+		labels[sim.RunLabel] = s.runLabel
+	}
+	kueueObject := func(kind, name string, spec map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "kueue.x-k8s.io/v1beta2",
+			"kind":       kind,
+			"metadata":   map[string]any{"name": name, "labels": labels},
+			"spec":       spec,
+		}}
+	}
+	var objs, flavors []any
+	for _, f := range q.Flavors {
+		profile, err := fakegpu.LookupProfile(f.Profile)
+		if err != nil {
+			return nil, err
+		}
+		key := f.NodeLabel
+		if key == "" {
+			key = fakegpu.ProfileLabel
+			if _, ok := profile.Labels[gpuProductLabel]; ok {
+				key = gpuProductLabel
+			}
+		}
+		value := profile.Labels[key]
+		if key == fakegpu.ProfileLabel {
+			value = f.Profile
+		}
+		var tolerations []any
+		for _, t := range profile.Taints {
+			tol := map[string]any{"key": t.Key, "operator": "Exists", "effect": string(t.Effect)}
+			if t.Value != "" {
+				tol = map[string]any{"key": t.Key, "operator": "Equal", "value": t.Value, "effect": string(t.Effect)}
+			}
+			tolerations = append(tolerations, tol)
+		}
+		name := f.Name
+		if name == "" {
+			name = f.Profile
+		}
+		flavor := s.ns + "-" + name
+		spec := map[string]any{"nodeLabels": map[string]any{key: value}}
+		if len(tolerations) > 0 {
+			spec["tolerations"] = tolerations
+		}
+		objs = append(objs, kueueObject("ResourceFlavor", flavor, spec))
+		flavors = append(flavors, map[string]any{"name": flavor, "resources": []any{
+			map[string]any{"name": "cpu", "nominalQuota": quota(f.CPU)},
+			map[string]any{"name": "memory", "nominalQuota": quota(f.Memory)},
+			map[string]any{"name": "nvidia.com/gpu", "nominalQuota": quota(f.GPU)},
+		}})
+	}
+	preemption := q.Preemption
+	if preemption == "" {
+		preemption = "Never"
+	}
+	objs = append(objs, kueueObject("ClusterQueue", s.ns, map[string]any{
+		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": s.ns}},
+		"preemption":        map[string]any{"withinClusterQueue": preemption},
+		"resourceGroups": []any{map[string]any{
+			"coveredResources": []any{"cpu", "memory", "nvidia.com/gpu"},
+			"flavors":          flavors,
+		}},
+	}))
+	lq := kueueObject("LocalQueue", q.LocalQueue, map[string]any{"clusterQueue": s.ns})
+	lq.SetNamespace(s.ns)
+	objs = append(objs, lq)
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		out[i] = o.(*unstructured.Unstructured)
+	}
+	return out, nil
+}
+
+func quota(q string) string {
+	if q == "" {
+		return "0"
+	}
+	return q
+}
+
+// createQueues creates the queueing objects and waits until the
+// ClusterQueue and the LocalQueue are Active.
+func (s *scenarioRun) createQueues(ctx context.Context) error {
+	objs, err := s.queueObjects()
+	if err != nil || len(objs) == 0 {
+		return err
+	}
+	c := s.cluster.Client()
+	for _, o := range objs {
+		if err := c.Create(ctx, o.DeepCopy()); err != nil {
+			return fmt.Errorf("failed to create Kueue %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	for _, o := range objs[len(objs)-2:] {
+		var last string
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, queuesReadyTimeout, true, func(ctx context.Context) (bool, error) {
+			got := o.DeepCopy()
+			if err := c.Get(ctx, client.ObjectKeyFromObject(o), got); err != nil {
+				return false, err
+			}
+			conditions, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+			for _, cond := range conditions {
+				m, _ := cond.(map[string]any)
+				if m["type"] == "Active" {
+					last = fmt.Sprintf("%v: %v", m["reason"], m["message"])
+					return m["status"] == "True", nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("Kueue %s %s is not Active within %s (%s): %w", o.GetKind(), o.GetName(), queuesReadyTimeout, last, err)
+		}
+	}
+	return nil
+}
+
+// deleteQueues deletes the cluster-scoped queueing objects (the LocalQueue
+// goes with the namespace). Kueue removes their finalizers once nothing
+// uses them; this does not wait for it.
+func (s *scenarioRun) deleteQueues(ctx context.Context) error {
+	objs, err := s.queueObjects()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := len(objs) - 1; i >= 0; i-- {
+		if objs[i].GetNamespace() != "" {
+			continue
+		}
+		if err := s.cluster.Client().Delete(ctx, objs[i]); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
