@@ -354,6 +354,16 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 		g.Go(func() error { return e.startNodes(gctx, bins[binKwok]) })
 		g.Go(func() error { return e.startProvisioner(gctx) })
 	}
+	if slices.Contains(e.Components, ComponentKueue) && !e.snapshotBuild {
+		// Kueue needs the Trainer's and JobSet's CRDs, not their
+		// controllers.
+		g.Go(func() error {
+			if err := waitFor(gctx, crdsReady); err != nil {
+				return err
+			}
+			return e.startKueue(gctx)
+		})
+	}
 	g.Go(func() error { return e.installIsolationPolicy(gctx, restored) })
 	g.Go(func() error { return e.installStorageClass(gctx, restored) })
 	g.Go(func() error {
@@ -362,11 +372,6 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 		}
 		if err := e.startControllers(gctx); err != nil {
 			return err
-		}
-		if slices.Contains(e.Components, ComponentKueue) && !e.snapshotBuild {
-			if err := e.startKueue(gctx); err != nil {
-				return err
-			}
 		}
 		if restored {
 			return nil
