@@ -238,6 +238,9 @@ const (
 	// manager's managedFields entry is new or changed. Its lane is the
 	// field manager.
 	EntryManagerWrite = "manager-write"
+	// EntryWebhookCall is a call of an admission webhook a scenario
+	// declares, as the webhook saw it; its lane is the webhook.
+	EntryWebhookCall = "webhook-call"
 	// EntryJobSetCreated, EntryJobSetChanged (a new generation),
 	// EntryJobSetSuspended, EntryJobSetResumed and EntryJobSetDeleted are
 	// what happened to a JobSet.

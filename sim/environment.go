@@ -141,6 +141,8 @@ type Environment struct {
 	lease             *kwokLease
 	mgrCancel         context.CancelFunc
 	mgrDone           chan error
+	// webhooks serves the scenario webhooks (ServeWebhooks); guarded by mu.
+	webhooks *WebhookServer
 	// provisioner is the default StorageClass's provisioner.
 	provisioner *storage.Controller
 	// logFile and logger are the in-process components' log
@@ -167,6 +169,7 @@ type Environment struct {
 var (
 	_ Cluster              = (*Environment)(nil)
 	_ TrainerBuildObserver = (*Environment)(nil)
+	_ WebhookServing       = (*Environment)(nil)
 )
 
 // ObserveTrainerBuilds sets OnTrainerBuild (TrainerBuildObserver) when the
@@ -429,7 +432,14 @@ func (e *Environment) Stop() error {
 	e.mu.Lock()
 	processes := e.processes
 	e.processes = nil
+	webhooks := e.webhooks
+	e.webhooks = nil
 	e.mu.Unlock()
+	if webhooks != nil {
+		if err := webhooks.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("scenario webhooks: %w", err))
+		}
+	}
 	var wg sync.WaitGroup
 	for _, p := range processes {
 		wg.Add(1)

@@ -204,6 +204,10 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		res.Skipped = "needs component kueue, which this cluster does not run (simctl run starts it when a scenario asks for it; on an existing cluster, install Kueue)"
 		return res
 	}
+	if _, ok := r.Cluster.(sim.WebhookServing); len(sc.Spec.Webhooks) > 0 && !ok {
+		res.Skipped = "declares webhooks, which this cluster cannot call (simctl serves them on the clusters it starts with envtest)"
+		return res
+	}
 	trainerVersion := r.Cluster.Versions().Trainer
 	if t := sc.Spec.Trainer; t != nil && !TrainerHolds(t, trainerVersion) {
 		res.Skipped = fmt.Sprintf("holds for Trainer %s; the cluster runs %s", t.Versions, trainerVersion)
@@ -307,17 +311,19 @@ type scenarioRun struct {
 	// interleaving is the order of the scenario's interleavings group.
 	interleaving *Interleaving
 	nodes        []string
-	runLabel     string                    // the namespace's sim.RunLabel, on a cluster simctl did not start
-	objects      map[string]map[string]any // by step name: the object the server returned
-	actors       map[string]*actor         // by actor name, "" for the admin
-	watches      *Watches
-	watch        *watcher          // the namespace's share of watches, from set-up on
-	setup        []results.Write   // the creates of the setup objects
-	profiles     map[string]string // fakegpu profile by node name, guarded by mu
-	written      map[string]uint64 // by kind: the highest resourceVersion written, guarded by mu
-	unordered    bool              // a write returned a resourceVersion that is not a number, guarded by mu
-	breakdown    results.Breakdown
-	mu           sync.Mutex
+	runLabel     string // the namespace's sim.RunLabel, on a cluster simctl did not start
+	// webhookServer serves the scenario's webhooks, once installed.
+	webhookServer *sim.WebhookServer
+	objects       map[string]map[string]any // by step name: the object the server returned
+	actors        map[string]*actor         // by actor name, "" for the admin
+	watches       *Watches
+	watch         *watcher          // the namespace's share of watches, from set-up on
+	setup         []results.Write   // the creates of the setup objects
+	profiles      map[string]string // fakegpu profile by node name, guarded by mu
+	written       map[string]uint64 // by kind: the highest resourceVersion written, guarded by mu
+	unordered     bool              // a write returned a resourceVersion that is not a number, guarded by mu
+	breakdown     results.Breakdown
+	mu            sync.Mutex
 }
 
 // NamespaceName derives a unique, valid namespace from a name: the name
@@ -381,6 +387,9 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.installWebhooks(ctx); err != nil {
+		return err
+	}
 	return s.createSetup(ctx)
 }
 
@@ -394,7 +403,7 @@ func (s *scenarioRun) cleanup() error {
 	if apierrors.IsNotFound(err) {
 		err = nil
 	}
-	return errors.Join(err, s.deleteQueues(ctx), s.lifecycle().Uninstall(ctx, s.cluster.Client()), s.cluster.RemoveNodes(ctx, s.nodes))
+	return errors.Join(err, s.uninstallWebhooks(ctx), s.deleteQueues(ctx), s.lifecycle().Uninstall(ctx, s.cluster.Client()), s.cluster.RemoveNodes(ctx, s.nodes))
 }
 
 // lifecycle is the admission policy of the scenario's spec.lifecycle: its
@@ -419,6 +428,7 @@ func (s *scenarioRun) lifecycle() sim.LifecyclePolicy {
 // watches observed on one timeline.
 func (s *scenarioRun) timeline(setup []results.Write, steps []results.Step) *results.Timeline {
 	observed, dropped, problems := s.watch.stop()
+	observed = append(observed, s.webhookEntries()...)
 	return buildTimeline(s.sc, setup, steps, observed, dropped, problems)
 }
 

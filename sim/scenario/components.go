@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/trainersim/trainersim/fakegpu"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
@@ -69,3 +70,41 @@ func (v *validator) components() {
 		}
 	}
 }
+
+// webhooks checks spec.webhooks.
+func (v *validator) webhooks() {
+	names := map[string]bool{}
+	for i, w := range v.sc.Spec.Webhooks {
+		wp := index("spec.webhooks", i)
+		if msgs := validation.IsDNS1123Subdomain(w.Name); w.Name == "" || len(msgs) > 0 {
+			v.errorf(join(wp, "name"), "invalid name %s: a DNS subdomain (lowercase letters, digits, '-' and '.')", quote(w.Name))
+		}
+		if names[w.Name] {
+			v.errorf(join(wp, "name"), "duplicate webhook name %s", quote(w.Name))
+		}
+		names[w.Name] = true
+		if w.Object != "TrainJob" {
+			v.errorf(join(wp, "object"), "unsupported object %s: a webhook intercepts TrainJob", quote(w.Object))
+		}
+		for j, op := range w.Operations {
+			if !slices.Contains(WebhookOperations, op) {
+				v.errorf(index(join(wp, "operations"), j), "unknown operation %s: must be %s", quote(op), oneOf(WebhookOperations))
+			}
+		}
+		if w.Manager == "" {
+			v.errorf(join(wp, "manager"), "must name the manager of the entry it writes")
+		}
+		if len(w.Entry) == 0 {
+			v.errorf(join(wp, "entry"), "must give the entry's trainingRuntimeSpec")
+		}
+		if p := w.ReinvocationPolicy; p != "" && p != "Never" && p != "IfNeeded" {
+			v.errorf(join(wp, "reinvocationPolicy"), "unknown policy %s: must be Never or IfNeeded", quote(p))
+		}
+		if p := w.FailurePolicy; p != "" && p != "Fail" && p != "Ignore" {
+			v.errorf(join(wp, "failurePolicy"), "unknown policy %s: must be Fail or Ignore", quote(p))
+		}
+	}
+}
+
+// WebhookOperations are the operations a scenario webhook may intercept.
+var WebhookOperations = []string{"CREATE", "UPDATE"}

@@ -19,6 +19,15 @@ const testFixtures = "testdata/fixtures"
 // invalid maps each testdata/invalid-*.yaml to every problem it must
 // produce, in order.
 var invalid = map[string][]string{
+	"invalid-webhooks.yaml": {
+		`testdata/invalid-webhooks.yaml:7:11: spec.webhooks[0].name: invalid name "Platform_Defaults": a DNS subdomain (lowercase letters, digits, '-' and '.')`,
+		`testdata/invalid-webhooks.yaml:8:13: spec.webhooks[0].object: unsupported object "Pod": a webhook intercepts TrainJob`,
+		`testdata/invalid-webhooks.yaml:9:18: spec.webhooks[0].operations[0]: unknown operation "DELETE": must be CREATE or UPDATE`,
+		"testdata/invalid-webhooks.yaml:10:14: spec.webhooks[0].manager: must name the manager of the entry it writes",
+		`testdata/invalid-webhooks.yaml:11:25: spec.webhooks[0].reinvocationPolicy: unknown policy "Always": must be Never or IfNeeded`,
+		`testdata/invalid-webhooks.yaml:12:20: spec.webhooks[0].failurePolicy: unknown policy "Retry": must be Fail or Ignore`,
+		"testdata/invalid-webhooks.yaml:13:5: spec.webhooks[0].entry: must give the entry's trainingRuntimeSpec",
+	},
 	"invalid-components.yaml": {
 		`testdata/invalid-components.yaml:7:5: spec.components[0]: unknown component "volcano": must be kueue`,
 		"testdata/invalid-components.yaml:11:3: spec.queues: queues are Kueue's: add kueue to spec.components",

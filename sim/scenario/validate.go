@@ -108,6 +108,7 @@ func (v *validator) validate() {
 	}
 	v.trainerReleaseFields()
 	v.components()
+	v.webhooks()
 }
 
 func (v *validator) metadata() {

@@ -69,6 +69,12 @@ type ScenarioSpec struct {
 	// LocalQueue in it. Needs components: [kueue].
 	// +optional
 	Queues *Queues `json:"queues,omitempty"`
+	// Webhooks are mutating admission webhooks the harness serves for the
+	// scenario, each a manager that writes its own runtimePatches entry
+	// into the scenario's TrainJobs it is called for. Their calls are on
+	// the timeline, each in the webhook's lane.
+	// +optional
+	Webhooks []AdmissionWebhook `json:"webhooks,omitempty"`
 	// Nodes are the simulated nodes this scenario gets for itself. Pods of
 	// the scenario are scheduled only onto them.
 	// +optional
@@ -106,6 +112,34 @@ type Clusters struct {
 
 // ClusterProviders are the values Clusters.Only takes.
 var ClusterProviders = []string{"envtest", "kubeconfig", "kind"}
+
+// AdmissionWebhook is a mutating admission webhook that writes a
+// runtimePatches entry.
+type AdmissionWebhook struct {
+	// Name of its MutatingWebhookConfiguration (with the namespace's
+	// suffix, unique in the cluster). The API server calls mutating
+	// webhooks in the order of their configurations' names: Kueue's is
+	// kueue-mutating-webhook-configuration, the Trainer's
+	// trainer-mutating-webhook-configuration.
+	Name string `json:"name"`
+	// Object is the kind it intercepts: TrainJob.
+	Object string `json:"object"`
+	// Operations it intercepts: CREATE, UPDATE. Empty: CREATE.
+	// +optional
+	Operations []string `json:"operations,omitempty"`
+	// Manager of the entry it writes.
+	Manager string `json:"manager"`
+	// Entry is the trainingRuntimeSpec of its entry. It adds the entry,
+	// or replaces its entry when that differs, and leaves the TrainJob
+	// alone when its entry is there as it writes it.
+	Entry Object `json:"entry"`
+	// ReinvocationPolicy: Never or IfNeeded. Empty: Never.
+	// +optional
+	ReinvocationPolicy string `json:"reinvocationPolicy,omitempty"`
+	// FailurePolicy: Fail or Ignore. Empty: Fail.
+	// +optional
+	FailurePolicy string `json:"failurePolicy,omitempty"`
+}
 
 // Queues are the scenario's Kueue queueing objects.
 type Queues struct {

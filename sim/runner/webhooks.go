@@ -1,0 +1,143 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/results"
+	"github.com/trainersim/trainersim/sim"
+)
+
+// The scenario's admission webhooks (spec.webhooks), served by this process.
+
+// webhookReadyTimeout bounds the wait until the API server calls a new
+// webhook configuration.
+const webhookReadyTimeout = 30 * time.Second
+
+// managerWebhooks are the scenario's webhooks as the server takes them.
+func (s *scenarioRun) managerWebhooks() []sim.ManagerWebhook {
+	labels := map[string]string{sim.ManagedByLabel: sim.ManagedByValue}
+	if s.runLabel != "" {
+		labels[sim.RunLabel] = s.runLabel
+	}
+	var out []sim.ManagerWebhook
+	for _, w := range s.sc.Spec.Webhooks {
+		ops := w.Operations
+		if len(ops) == 0 {
+			ops = []string{"CREATE"}
+		}
+		reinvocation, failure := w.ReinvocationPolicy, w.FailurePolicy
+		if reinvocation == "" {
+			reinvocation = "Never"
+		}
+		if failure == "" {
+			failure = "Fail"
+		}
+		out = append(out, sim.ManagerWebhook{
+			Name:               w.Name + "-" + s.ns[len(s.ns)-6:],
+			Namespace:          s.ns,
+			Manager:            w.Manager,
+			Entry:              deepCopy(w.Entry),
+			Operations:         ops,
+			ReinvocationPolicy: reinvocation,
+			FailurePolicy:      failure,
+			Labels:             labels,
+		})
+	}
+	return out
+}
+
+// installWebhooks serves the scenario's webhooks and creates their
+// configurations, and waits until the API server calls each (for a
+// server-side dry run of a TrainJob).
+func (s *scenarioRun) installWebhooks(ctx context.Context) error {
+	hooks := s.managerWebhooks()
+	if len(hooks) == 0 {
+		return nil
+	}
+	serving, ok := s.cluster.(sim.WebhookServing)
+	if !ok {
+		return errors.New("this cluster cannot call webhooks served by simctl (spec.webhooks needs envtest)")
+	}
+	server, err := serving.ServeWebhooks()
+	if err != nil {
+		return err
+	}
+	s.webhookServer = server
+	c := s.cluster.Client()
+	for _, h := range hooks {
+		if err := c.Create(ctx, server.Register(h)); err != nil {
+			return fmt.Errorf("failed to create webhook configuration %s: %w", h.Name, err)
+		}
+	}
+	probe := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "trainer.kubeflow.org/v1alpha1",
+		"kind":       "TrainJob",
+		"metadata":   map[string]any{"name": "trainersim-webhook-probe", "namespace": s.ns},
+		"spec":       map[string]any{"runtimeRef": map[string]any{"name": "torch-distributed"}},
+	}}
+	for _, h := range hooks {
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, webhookReadyTimeout, true, func(ctx context.Context) (bool, error) {
+			_ = c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+			return server.DryRunCalled(h), nil
+		})
+		if err != nil {
+			return fmt.Errorf("the API server did not call webhook %s within %s: %w", h.Name, webhookReadyTimeout, err)
+		}
+	}
+	return nil
+}
+
+// uninstallWebhooks deletes the configurations and stops serving them.
+func (s *scenarioRun) uninstallWebhooks(ctx context.Context) error {
+	if s.webhookServer == nil {
+		return nil
+	}
+	var errs []error
+	for _, h := range s.managerWebhooks() {
+		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		cfg.Name = h.Name
+		if err := s.cluster.Client().Delete(ctx, cfg); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+		s.webhookServer.Unregister(h)
+	}
+	return errors.Join(errs...)
+}
+
+// webhookEntries are the timeline entries of the webhooks' calls so far,
+// each in the lane of the webhook's name as the scenario gives it.
+func (s *scenarioRun) webhookEntries() []results.TimelineEntry {
+	if s.webhookServer == nil {
+		return nil
+	}
+	var out []results.TimelineEntry
+	for i, h := range s.managerWebhooks() {
+		lane := s.sc.Spec.Webhooks[i].Name
+		for _, c := range s.webhookServer.Calls(h) {
+			what := "its entry was there as it writes it: no change"
+			switch {
+			case c.Added:
+				what = "added its entry"
+			case c.Changed:
+				what = "replaced its entry"
+			}
+			out = append(out, results.TimelineEntry{
+				At:      c.At,
+				Lane:    lane,
+				Kind:    results.EntryWebhookCall,
+				Object:  c.Object,
+				Summary: fmt.Sprintf("webhook %s called on %s of %s: %s", lane, c.Operation, c.Object, what),
+			})
+		}
+	}
+	return out
+}

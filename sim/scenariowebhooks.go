@@ -1,0 +1,259 @@
+package sim
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+)
+
+// Admission webhooks that scenarios declare as managers: served by this
+// process over TLS on loopback with the cluster's serving certificate, each
+// writes its own runtimePatches entry into the TrainJobs it is called for.
+
+// WebhookServing is implemented by clusters that can call webhooks served by
+// this process (Environment): the API server trusts CA and reaches host.
+type WebhookServing interface {
+	// ServeWebhooks starts (once) and returns the server of scenario
+	// webhooks.
+	ServeWebhooks() (*WebhookServer, error)
+}
+
+// ManagerWebhook is one webhook a scenario declares.
+type ManagerWebhook struct {
+	// Name is the MutatingWebhookConfiguration's name.
+	Name string
+	// Namespace is the only namespace whose TrainJobs it sees.
+	Namespace string
+	// Manager and Entry are the runtimePatches entry it writes
+	// (Entry is the entry's trainingRuntimeSpec).
+	Manager string
+	Entry   map[string]any
+	// Operations, ReinvocationPolicy and FailurePolicy are the
+	// configuration's.
+	Operations         []string
+	ReinvocationPolicy string
+	FailurePolicy      string
+	// Labels go on the configuration.
+	Labels map[string]string
+}
+
+// WebhookCall is one call of a scenario webhook, as the webhook saw it.
+type WebhookCall struct {
+	At        time.Time
+	Webhook   string
+	Operation string
+	Object    string
+	// Changed says whether the webhook added or replaced its entry; false:
+	// it was there as the webhook writes it.
+	Changed bool
+	// Added is true when the entry was not there at all.
+	Added bool
+}
+
+// WebhookServer serves the scenario webhooks.
+type WebhookServer struct {
+	host    string
+	port    int
+	ca      []byte
+	server  *http.Server
+	mu      sync.Mutex
+	hooks   map[string]*ManagerWebhook // by path
+	calls   map[string][]WebhookCall   // by path
+	dryRuns map[string]int             // by path
+}
+
+// ServeWebhooks is WebhookServing: the server starts with the first call
+// and stops with the environment.
+func (e *Environment) ServeWebhooks() (*WebhookServer, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.webhooks == nil {
+		hooks := &e.env.WebhookInstallOptions
+		s, err := newWebhookServer(hooks.LocalServingHost, hooks.LocalServingCertDir, hooks.LocalServingCAData)
+		if err != nil {
+			return nil, err
+		}
+		e.webhooks = s
+	}
+	return e.webhooks, nil
+}
+
+// newWebhookServer starts serving on host with the certificate in certDir.
+func newWebhookServer(host, certDir string, ca []byte) (*WebhookServer, error) {
+	cert, err := tls.LoadX509KeyPair(filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key"))
+	if err != nil {
+		return nil, fmt.Errorf("failed to load the serving certificate: %w", err)
+	}
+	l, err := tls.Listen("tcp", net.JoinHostPort(host, "0"), &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		return nil, fmt.Errorf("failed to listen for scenario webhooks: %w", err)
+	}
+	s := &WebhookServer{host: host, port: l.Addr().(*net.TCPAddr).Port, ca: ca, hooks: map[string]*ManagerWebhook{}, calls: map[string][]WebhookCall{}, dryRuns: map[string]int{}}
+	s.server = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.server.Serve(l) }()
+	return s, nil
+}
+
+// Close stops the server.
+func (s *WebhookServer) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	defer cancel()
+	return s.server.Shutdown(ctx)
+}
+
+func webhookPath(w *ManagerWebhook) string { return "/trainersim/" + w.Namespace + "/" + w.Name }
+
+// Register serves w and returns its MutatingWebhookConfiguration, for the
+// caller to create.
+func (s *WebhookServer) Register(w ManagerWebhook) *admissionregistrationv1.MutatingWebhookConfiguration {
+	p := webhookPath(&w)
+	s.mu.Lock()
+	s.hooks[p] = &w
+	s.mu.Unlock()
+	var ops []admissionregistrationv1.OperationType
+	for _, o := range w.Operations {
+		ops = append(ops, admissionregistrationv1.OperationType(o))
+	}
+	reinvocation := admissionregistrationv1.ReinvocationPolicyType(w.ReinvocationPolicy)
+	failure := admissionregistrationv1.FailurePolicyType(w.FailurePolicy)
+	return &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: w.Name, Labels: w.Labels},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name: "trainjobs.trainersim.dev",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{
+				URL:      ptr.To("https://" + net.JoinHostPort(s.host, strconv.Itoa(s.port)) + p),
+				CABundle: s.ca,
+			},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: ops,
+				Rule: admissionregistrationv1.Rule{
+					APIGroups: []string{"trainer.kubeflow.org"}, APIVersions: []string{"v1alpha1"}, Resources: []string{"trainjobs"},
+				},
+			}},
+			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": w.Namespace}},
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+			ReinvocationPolicy:      &reinvocation,
+			FailurePolicy:           &failure,
+			TimeoutSeconds:          ptr.To[int32](10),
+		}},
+	}
+}
+
+// Unregister stops serving w and returns its calls.
+func (s *WebhookServer) Unregister(w ManagerWebhook) []WebhookCall {
+	p := webhookPath(&w)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	calls := s.calls[p]
+	delete(s.hooks, p)
+	delete(s.calls, p)
+	delete(s.dryRuns, p)
+	return calls
+}
+
+// Calls returns w's calls so far, dry runs left out.
+func (s *WebhookServer) Calls(w ManagerWebhook) []WebhookCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]WebhookCall(nil), s.calls[webhookPath(&w)]...)
+}
+
+// DryRunCalled reports whether w has been called for a dry run: the API
+// server's configuration has reached it.
+func (s *WebhookServer) DryRunCalled(w ManagerWebhook) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dryRuns[webhookPath(&w)] > 0
+}
+
+func (s *WebhookServer) serve(rw http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	review := &admissionv1.AdmissionReview{}
+	if err == nil {
+		err = json.Unmarshal(body, review)
+	}
+	if err != nil || review.Request == nil {
+		http.Error(rw, "not an AdmissionReview", http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	hook := s.hooks[r.URL.Path]
+	s.mu.Unlock()
+	resp := &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
+	if hook != nil {
+		call, patch, err := hook.mutate(review.Request)
+		switch {
+		case err != nil:
+			resp.Allowed = false
+			resp.Result = &metav1.Status{Message: fmt.Sprintf("trainersim webhook %s: %v", hook.Name, err), Code: http.StatusBadRequest}
+		case patch != nil:
+			resp.Patch = patch
+			resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
+		}
+		s.mu.Lock()
+		if review.Request.DryRun != nil && *review.Request.DryRun {
+			s.dryRuns[r.URL.Path]++
+		} else {
+			s.calls[r.URL.Path] = append(s.calls[r.URL.Path], call)
+		}
+		s.mu.Unlock()
+	}
+	out, _ := json.Marshal(&admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp})
+	rw.Header().Set("Content-Type", "application/json")
+	_, _ = rw.Write(out)
+}
+
+// mutate returns the call and the JSON patch that puts w's entry into the
+// TrainJob of req (nil: it is there already, as w writes it).
+func (w *ManagerWebhook) mutate(req *admissionv1.AdmissionRequest) (WebhookCall, []byte, error) {
+	call := WebhookCall{At: time.Now(), Webhook: w.Name, Operation: string(req.Operation)}
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(req.Object.Raw); err != nil {
+		return call, nil, err
+	}
+	call.Object = obj.GetKind() + "/" + obj.GetName()
+	entries, _, _ := unstructured.NestedSlice(obj.Object, "spec", "runtimePatches")
+	want := map[string]any{"manager": w.Manager, "trainingRuntimeSpec": w.Entry}
+	index := -1
+	for i, e := range entries {
+		if m, ok := e.(map[string]any); ok && m["manager"] == w.Manager {
+			index = i
+		}
+	}
+	if index >= 0 {
+		got, _ := entries[index].(map[string]any)
+		if equality.Semantic.DeepEqual(got["trainingRuntimeSpec"], w.Entry) {
+			return call, nil, nil
+		}
+		if t, ok := got["time"]; ok {
+			want["time"] = t // the Trainer's webhook stamps it
+		}
+		entries[index] = want
+	} else {
+		call.Added = true
+		entries = append(entries, want)
+	}
+	call.Changed = true
+	op := "replace"
+	if _, found, _ := unstructured.NestedSlice(obj.Object, "spec", "runtimePatches"); !found {
+		op = "add"
+	}
+	patch, err := json.Marshal([]map[string]any{{"op": op, "path": "/spec/runtimePatches", "value": entries}})
+	return call, patch, err
+}
