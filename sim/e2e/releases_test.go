@@ -125,3 +125,33 @@ var _ = Describe("simctl run --trainer", func() {
 		Expect(string(session.Err.Contents())).To(ContainSubstring("invalid --trainer: unsupported Trainer version v2.0.1: trainersim runs v2.1.0, v2.2.0, v2.2.1, v2.3.0"))
 	})
 })
+
+var _ = Describe("simctl run with real managers", func() {
+	var simctl string
+
+	BeforeEach(func() { simctl = buildSimctl() })
+
+	It("starts Kueue for the scenarios that ask for it and puts its writes and the scenario webhook's calls in lanes of their own", func() {
+		dir := GinkgoT().TempDir()
+		session := startSimctl(simctl, "run", "--report-dir", dir, "../../scenarios/real-kueue/sdk-webhook-and-kueue.yaml")
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
+		Expect(session.Out.Contents()).To(ContainSubstring("kueue "))
+		run := readReport(dir)
+		Expect(run.Scenarios).To(HaveLen(1))
+		sc := run.Scenarios[0]
+		Expect(sc.Passed).To(BeTrue(), sc.Failure)
+		Expect(sc.Timeline.Lanes).To(ContainElements("sdk", "kueue", "platform-defaults"))
+		var kueueWrites, webhookCalls int
+		for _, e := range sc.Timeline.Entries {
+			switch {
+			case e.Lane == "kueue" && e.Kind == results.EntryManagerWrite:
+				kueueWrites++
+			case e.Lane == "platform-defaults" && e.Kind == results.EntryWebhookCall:
+				webhookCalls++
+				Expect(e.Summary).To(ContainSubstring("called on CREATE of TrainJob/three: added its entry"))
+			}
+		}
+		Expect(kueueWrites).To(BeNumerically(">=", 2), "Kueue's admission update and its unsuspend")
+		Expect(webhookCalls).To(Equal(1))
+	})
+})
