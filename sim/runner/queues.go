@@ -55,6 +55,12 @@ func (s *scenarioRun) queueObjects() ([]*unstructured.Unstructured, error) {
 		}}
 	}
 	var objs, flavors []any
+	for _, pc := range q.PriorityClasses {
+		wpc := kueueObject("WorkloadPriorityClass", pc.Name, nil)
+		delete(wpc.Object, "spec")
+		wpc.Object["value"] = int64(pc.Value)
+		objs = append(objs, wpc)
+	}
 	for _, f := range q.Flavors {
 		profile, err := fakegpu.LookupProfile(f.Profile)
 		if err != nil {

@@ -39,6 +39,11 @@ func (v *validator) components() {
 	if len(q.Flavors) == 0 {
 		v.errorf("spec.queues.flavors", "a ClusterQueue needs at least one flavor")
 	}
+	for i, pc := range q.PriorityClasses {
+		if msgs := validation.IsDNS1123Subdomain(pc.Name); len(msgs) > 0 {
+			v.errorf(join(index("spec.queues.priorityClasses", i), "name"), "invalid name %s: a DNS subdomain (lowercase letters, digits, '-' and '.')", quote(pc.Name))
+		}
+	}
 	names := map[string]bool{}
 	for i, f := range q.Flavors {
 		fp := index("spec.queues.flavors", i)

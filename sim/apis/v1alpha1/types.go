@@ -153,6 +153,20 @@ type Queues struct {
 	// Never.
 	// +optional
 	Preemption string `json:"preemption,omitempty"`
+	// PriorityClasses are WorkloadPriorityClasses created for the
+	// scenario (and deleted after it), which TrainJobs name in their label
+	// kueue.x-k8s.io/priority-class. Their names are cluster-wide: give
+	// names no other scenario uses.
+	// +optional
+	PriorityClasses []PriorityClass `json:"priorityClasses,omitempty"`
+}
+
+// PriorityClass is a Kueue WorkloadPriorityClass.
+type PriorityClass struct {
+	// Name of the WorkloadPriorityClass.
+	Name string `json:"name"`
+	// Value is its priority: higher preempts lower.
+	Value int32 `json:"value"`
 }
 
 // QueueFlavor is a ResourceFlavor standing for the nodes of a fakegpu
