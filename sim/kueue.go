@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/trainersim/trainersim/fixtures"
-	"github.com/trainersim/trainersim/sim/internal/proc"
 )
 
 // Kueue as a component of an envtest cluster: the real Kueue manager, built
@@ -170,25 +169,10 @@ func (e *Environment) startKueue(ctx context.Context) error {
 	if err := ensureKueueMetricsCert(hooks.LocalServingCertDir); err != nil {
 		return err
 	}
-	kubeconfig := filepath.Join(e.WorkDir, "kueue.kubeconfig")
-	if err := e.writeKubeconfig("system:kueue", kubeconfig); err != nil {
+	p, err := e.startManager(ComponentKueue, KueueVersion, bins["kueue"], fmt.Sprintf(kueueConfig, port, hooks.LocalServingCertDir, KueueNamespaceLabel), nil)
+	if err != nil {
 		return err
 	}
-	config := filepath.Join(e.WorkDir, "kueue.config.yaml")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(kueueConfig, port, hooks.LocalServingCertDir, KueueNamespaceLabel)), 0o644); err != nil {
-		return err
-	}
-	p := &proc.Process{
-		Name:    "kueue " + KueueVersion,
-		Path:    bins["kueue"],
-		Args:    []string{"--config=" + config, "--zap-log-level=info"},
-		Env:     []string{"KUBECONFIG=" + kubeconfig},
-		LogPath: filepath.Join(e.LogDir(), "kueue.log"),
-	}
-	if err := p.Start(); err != nil {
-		return err
-	}
-	e.trackProcess(p)
 	probe := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kueue.x-k8s.io/v1beta2",
 		"kind":       "ResourceFlavor",

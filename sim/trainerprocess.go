@@ -87,25 +87,10 @@ func (e *Environment) startReleaseControllers(ctx context.Context) error {
 	}
 	var started []*proc.Process
 	for _, m := range managers {
-		kubeconfig := filepath.Join(e.WorkDir, m.name+".kubeconfig")
-		if err := e.writeKubeconfig("system:"+m.name, kubeconfig); err != nil {
+		p, err := e.startManager(m.name, m.version, m.bin, m.config, m.env)
+		if err != nil {
 			return err
 		}
-		config := filepath.Join(e.WorkDir, m.name+".config.yaml")
-		if err := os.WriteFile(config, []byte(m.config), 0o644); err != nil {
-			return err
-		}
-		p := &proc.Process{
-			Name:    m.name + " " + m.version,
-			Path:    m.bin,
-			Args:    []string{"--config=" + config, "--zap-log-level=info"},
-			Env:     append([]string{"KUBECONFIG=" + kubeconfig}, m.env...),
-			LogPath: filepath.Join(e.LogDir(), m.name+".log"),
-		}
-		if err := p.Start(); err != nil {
-			return err
-		}
-		e.trackProcess(p)
 		started = append(started, p)
 	}
 	for i, p := range started {
@@ -116,4 +101,30 @@ func (e *Environment) startReleaseControllers(ctx context.Context) error {
 	}
 	e.ready(ComponentControllers, since)
 	return nil
+}
+
+// startManager starts a controller manager (a Trainer release's, JobSet's,
+// Kueue's) as a child process: its own kubeconfig, its config file written
+// into the work directory, its log in logs/<name>.log.
+func (e *Environment) startManager(name, version, bin, config string, env []string) (*proc.Process, error) {
+	kubeconfig := filepath.Join(e.WorkDir, name+".kubeconfig")
+	if err := e.writeKubeconfig("system:"+name, kubeconfig); err != nil {
+		return nil, err
+	}
+	configPath := filepath.Join(e.WorkDir, name+".config.yaml")
+	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
+		return nil, err
+	}
+	p := &proc.Process{
+		Name:    name + " " + version,
+		Path:    bin,
+		Args:    []string{"--config=" + configPath, "--zap-log-level=info"},
+		Env:     append([]string{"KUBECONFIG=" + kubeconfig}, env...),
+		LogPath: filepath.Join(e.LogDir(), name+".log"),
+	}
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
+	e.trackProcess(p)
+	return p, nil
 }
