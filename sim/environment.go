@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -141,6 +142,8 @@ type Environment struct {
 	lease             *kwokLease
 	mgrCancel         context.CancelFunc
 	mgrDone           chan error
+	// kueueTrainJob is Kueue's TrainJob defaulting webhook as installed.
+	kueueTrainJob *admissionregistrationv1.MutatingWebhook
 	// webhooks serves the scenario webhooks (ServeWebhooks); guarded by mu.
 	webhooks *WebhookServer
 	// provisioner is the default StorageClass's provisioner.
@@ -170,6 +173,7 @@ var (
 	_ Cluster              = (*Environment)(nil)
 	_ TrainerBuildObserver = (*Environment)(nil)
 	_ WebhookServing       = (*Environment)(nil)
+	_ KueueWebhooks        = (*Environment)(nil)
 )
 
 // ObserveTrainerBuilds sets OnTrainerBuild (TrainerBuildObserver) when the

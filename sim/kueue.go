@@ -15,6 +15,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/trainersim/trainersim/fixtures"
@@ -163,6 +164,13 @@ func (e *Environment) startKueue(ctx context.Context) error {
 	if err := opts.ModifyWebhookDefinitions(); err != nil {
 		return fmt.Errorf("failed to point Kueue's webhooks at its server: %w", err)
 	}
+	for _, m := range muts {
+		for _, w := range m.Webhooks {
+			if w.Name == kueueTrainJobWebhook {
+				e.kueueTrainJob = w.DeepCopy()
+			}
+		}
+	}
 	if err := opts.Install(e.cfg); err != nil {
 		return fmt.Errorf("failed to install Kueue's webhooks: %w", err)
 	}
@@ -191,7 +199,44 @@ func kueueSelector(name string) *metav1.LabelSelector {
 	if !slices.Contains(kueueNamespaced, name) {
 		return nil
 	}
-	return &metav1.LabelSelector{MatchLabels: map[string]string{KueueNamespaceLabel: "true"}}
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{KueueNamespaceLabel: "true"}}
+	if name == kueueTrainJobWebhook {
+		// A namespace with a policy of its own gets its own copy of the
+		// TrainJob defaulting webhook (KueueTrainJobWebhook).
+		sel.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: KueueReinvocationLabel, Operator: metav1.LabelSelectorOpDoesNotExist}}
+	}
+	return sel
+}
+
+// kueueTrainJobWebhook is Kueue's TrainJob defaulting webhook.
+const kueueTrainJobWebhook = "mtrainjob.kb.io"
+
+// KueueReinvocationLabel on a namespace carries the reinvocationPolicy of
+// its own copy of Kueue's TrainJob defaulting webhook, which the namespace
+// gets instead of the shared one (KueueTrainJobWebhook).
+const KueueReinvocationLabel = "trainersim.dev/kueue-reinvocation"
+
+// KueueWebhooks is implemented by clusters that run the kueue component.
+type KueueWebhooks interface {
+	// KueueTrainJobWebhook returns a configuration, named after Kueue's own
+	// with the suffix, holding Kueue's TrainJob defaulting webhook with
+	// reinvocationPolicy policy, for the namespace only: operators set
+	// IfNeeded so that Kueue sees what later webhooks add.
+	KueueTrainJobWebhook(namespace, suffix, policy string) (*admissionv1.MutatingWebhookConfiguration, error)
+}
+
+// KueueTrainJobWebhook is KueueWebhooks.
+func (e *Environment) KueueTrainJobWebhook(namespace, suffix, policy string) (*admissionv1.MutatingWebhookConfiguration, error) {
+	if e.kueueTrainJob == nil {
+		return nil, fmt.Errorf("the kueue component does not run")
+	}
+	w := e.kueueTrainJob.DeepCopy()
+	w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": namespace}}
+	w.ReinvocationPolicy = ptr.To(admissionv1.ReinvocationPolicyType(policy))
+	return &admissionv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "kueue-mutating-webhook-configuration-" + suffix, Labels: map[string]string{ManagedByLabel: ManagedByValue}},
+		Webhooks:   []admissionv1.MutatingWebhook{*w},
+	}, nil
 }
 
 // ensureKueueMetricsCert makes sure kueueMetricsCertDir holds a certificate

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -131,13 +133,17 @@ func quota(q string) string {
 }
 
 // createQueues creates the queueing objects and waits until the
-// ClusterQueue and the LocalQueue are Active.
+// ClusterQueue and the LocalQueue are Active, and Kueue's TrainJob webhook
+// of the namespace's own when it asks for one.
 func (s *scenarioRun) createQueues(ctx context.Context) error {
 	objs, err := s.queueObjects()
 	if err != nil || len(objs) == 0 {
 		return err
 	}
 	c := s.cluster.Client()
+	if err := s.installKueueWebhook(ctx); err != nil {
+		return err
+	}
 	for _, o := range objs {
 		if err := c.Create(ctx, o.DeepCopy()); err != nil {
 			return fmt.Errorf("failed to create Kueue %s %s: %w", o.GetKind(), o.GetName(), err)
@@ -167,6 +173,63 @@ func (s *scenarioRun) createQueues(ctx context.Context) error {
 	return nil
 }
 
+// kueueEntryTwice is in the refusal of a TrainJob to which Kueue's webhook
+// added its entry twice.
+const kueueEntryTwice = `Duplicate value: {"manager":"kueue.x-k8s.io/manager"}`
+
+// installKueueWebhook creates the namespace's own copy of Kueue's TrainJob
+// defaulting webhook (spec.queues.kueueWebhookReinvocation) and waits until
+// it defaults a server-side dry run of a TrainJob in the queue.
+func (s *scenarioRun) installKueueWebhook(ctx context.Context) error {
+	q := s.sc.Spec.Queues
+	if q.KueueWebhookReinvocation == "" {
+		return nil
+	}
+	kw, ok := s.cluster.(sim.KueueWebhooks)
+	if !ok {
+		return fmt.Errorf("this cluster cannot give Kueue's webhook a reinvocationPolicy")
+	}
+	cfg, err := kw.KueueTrainJobWebhook(s.ns, s.ns[len(s.ns)-6:], q.KueueWebhookReinvocation)
+	if err != nil {
+		return err
+	}
+	c := s.cluster.Client()
+	if err := c.Create(ctx, cfg); err != nil {
+		return fmt.Errorf("failed to create %s: %w", cfg.Name, err)
+	}
+	s.kueueWebhook = cfg.Name
+	probe := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "trainer.kubeflow.org/v1alpha1",
+		"kind":       "TrainJob",
+		"metadata":   map[string]any{"name": "trainersim-kueue-probe", "namespace": s.ns, "labels": map[string]any{"kueue.x-k8s.io/queue-name": q.LocalQueue}},
+		"spec":       map[string]any{"runtimeRef": map[string]any{"name": "torch-distributed"}},
+	}}
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, queuesReadyTimeout, true, func(ctx context.Context) (bool, error) {
+		got := probe.DeepCopy()
+		if err := c.Create(ctx, got, client.DryRunAll); err != nil {
+			// Reinvoked, Kueue v0.19.1's defaulting adds its entry twice
+			// (Kueue #15210): the refusal shows it was called.
+			if strings.Contains(err.Error(), kueueEntryTwice) {
+				return true, nil
+			}
+			if !errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				last = err
+			}
+			return false, nil
+		}
+		entries, _, _ := unstructured.NestedSlice(got.Object, "spec", "runtimePatches")
+		if len(entries) == 0 {
+			last = fmt.Errorf("the dry run came back without Kueue's entry: %v", got.Object["spec"])
+		}
+		return len(entries) > 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("Kueue's webhook %s did not default a dry-run TrainJob within %s (last: %v): %w", cfg.Name, queuesReadyTimeout, last, err)
+	}
+	return nil
+}
+
 // deleteQueues deletes the cluster-scoped queueing objects (the LocalQueue
 // goes with the namespace). Kueue removes their finalizers once nothing
 // uses them; this does not wait for it.
@@ -176,6 +239,13 @@ func (s *scenarioRun) deleteQueues(ctx context.Context) error {
 		return err
 	}
 	var errs []error
+	if s.kueueWebhook != "" {
+		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		cfg.Name = s.kueueWebhook
+		if err := s.cluster.Client().Delete(ctx, cfg); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
 	for i := len(objs) - 1; i >= 0; i-- {
 		if objs[i].GetNamespace() != "" {
 			continue

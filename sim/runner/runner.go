@@ -312,6 +312,9 @@ type scenarioRun struct {
 	interleaving *Interleaving
 	nodes        []string
 	runLabel     string // the namespace's sim.RunLabel, on a cluster simctl did not start
+	// kueueWebhook is the namespace's own Kueue TrainJob webhook
+	// configuration, once created.
+	kueueWebhook string
 	// webhookServer serves the scenario's webhooks, once installed.
 	webhookServer *sim.WebhookServer
 	objects       map[string]map[string]any // by step name: the object the server returned
@@ -348,6 +351,9 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	if usesKueue(s.sc) {
 		// Kueue's webhooks see the TrainJobs of these namespaces only.
 		metav1.SetMetaDataLabel(&ns.ObjectMeta, sim.KueueNamespaceLabel, "true")
+		if q := s.sc.Spec.Queues; q != nil && q.KueueWebhookReinvocation != "" {
+			metav1.SetMetaDataLabel(&ns.ObjectMeta, sim.KueueReinvocationLabel, q.KueueWebhookReinvocation)
+		}
 	}
 	s.runLabel = ns.Labels[sim.RunLabel]
 	if err := c.Create(ctx, ns); err != nil {

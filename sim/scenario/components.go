@@ -36,6 +36,9 @@ func (v *validator) components() {
 	if q.Preemption != "" && !slices.Contains(QueuePreemptions, q.Preemption) {
 		v.errorf("spec.queues.preemption", "unknown preemption %s: must be %s", quote(q.Preemption), oneOf(QueuePreemptions))
 	}
+	if p := q.KueueWebhookReinvocation; p != "" && p != "Never" && p != "IfNeeded" {
+		v.errorf("spec.queues.kueueWebhookReinvocation", "unknown policy %s: must be Never or IfNeeded", quote(p))
+	}
 	if len(q.Flavors) == 0 {
 		v.errorf("spec.queues.flavors", "a ClusterQueue needs at least one flavor")
 	}

@@ -153,6 +153,12 @@ type Queues struct {
 	// Never.
 	// +optional
 	Preemption string `json:"preemption,omitempty"`
+	// KueueWebhookReinvocation gives Kueue's TrainJob defaulting webhook,
+	// for this scenario's namespace, the reinvocationPolicy IfNeeded (as
+	// operators set it, so that Kueue sees what later webhooks add) or
+	// Never. Empty: Kueue's manifest's (Never).
+	// +optional
+	KueueWebhookReinvocation string `json:"kueueWebhookReinvocation,omitempty"`
 	// PriorityClasses are WorkloadPriorityClasses created for the
 	// scenario (and deleted after it), which TrainJobs name in their label
 	// kueue.x-k8s.io/priority-class. Their names are cluster-wide: give
