@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/results"
+	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
@@ -158,7 +159,7 @@ func (s *scenarioRun) createSetup(ctx context.Context) error {
 			}
 		}
 	}
-	return s.waitRuntimesSeen(ctx, runtimes)
+	return sim.WaitRuntimesSeen(ctx, s.cluster.Client(), s.ns, runtimes)
 }
 
 // FixturesDir is where setup paths are resolved; set by the caller that

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -109,16 +108,29 @@ func renderOn(ctx context.Context, out io.Writer, release sim.TrainerRelease, ns
 	if err := shareRuntimes(ctx, cl, objs, runtimes); err != nil {
 		return nil, withCode(ExitCluster, err)
 	}
-	sorted := append([]*unstructured.Unstructured(nil), objs...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].GetKind() != "TrainJob" && sorted[j].GetKind() == "TrainJob" })
-	for _, o := range sorted {
+	// Everything but the TrainJobs first, then, once the Trainer sees the
+	// runtimes among them, the TrainJobs.
+	var trainJobs, runtimesMade []*unstructured.Unstructured
+	for _, o := range objs {
 		o = o.DeepCopy()
 		if namespaced(o) {
 			o.SetNamespace(ns)
 		}
 		if o.GetKind() == "TrainJob" {
-			waitForRuntime(ctx, cl, o)
+			trainJobs = append(trainJobs, o)
+			continue
 		}
+		if err := cl.Create(ctx, o); err != nil {
+			return nil, withCode(ExitFailed, fmt.Errorf("Trainer %s refused %s %s: %w", release.Version, o.GetKind(), o.GetName(), err))
+		}
+		if k := o.GetKind(); k == "TrainingRuntime" || k == "ClusterTrainingRuntime" {
+			runtimesMade = append(runtimesMade, o)
+		}
+	}
+	if err := sim.WaitRuntimesSeen(ctx, cl, ns, runtimesMade); err != nil {
+		return nil, withCode(ExitCluster, err)
+	}
+	for _, o := range trainJobs {
 		if err := cl.Create(ctx, o); err != nil {
 			return nil, withCode(ExitFailed, fmt.Errorf("Trainer %s refused %s %s: %w", release.Version, o.GetKind(), o.GetName(), err))
 		}
@@ -171,21 +183,6 @@ func shareRuntimes(ctx context.Context, cl client.Client, objs []*unstructured.U
 		}
 	}
 	return nil
-}
-
-// runtimeNotSeen is how the Trainer's webhook refuses a TrainJob whose
-// runtime its cache does not hold yet.
-const runtimeNotSeen = "must be created before the TrainJob is created"
-
-// waitForRuntime waits, by server-side dry runs of the TrainJob's create,
-// until the Trainer's webhook has seen a runtime FILE held (created just
-// before), for at most verifyWait; the create itself then says how it
-// went.
-func waitForRuntime(ctx context.Context, cl client.Client, trainJob *unstructured.Unstructured) {
-	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, verifyWait, true, func(ctx context.Context) (bool, error) {
-		err := cl.Create(ctx, trainJob.DeepCopy(), client.DryRunAll)
-		return err == nil || !strings.Contains(err.Error(), runtimeNotSeen), nil
-	})
 }
 
 func holds(objs []*unstructured.Unstructured, kind, name string) bool {

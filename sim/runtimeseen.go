@@ -1,4 +1,4 @@
-package runner
+package sim
 
 import (
 	"context"
@@ -19,26 +19,26 @@ const runtimeSeenTimeout = 30 * time.Second
 // runtime it cannot find.
 const runtimeNotFound = "must be created before the TrainJob is created"
 
-// waitRuntimesSeen waits until the Trainer's TrainJob webhook, which reads
-// runtimes from its controller's cache, finds every runtime the set-up
-// created: a server-side dry run of a TrainJob naming it is no longer
-// refused as not found. The set-up is done only then, so that a scenario's
-// first TrainJob does not race that cache. On a kind cluster the webhook
+// WaitRuntimesSeen waits until the Trainer's TrainJob webhook, which reads
+// runtimes from its controller's cache, finds every runtime just created:
+// a server-side dry run of a TrainJob in namespace naming it is no longer
+// refused as not found. A scenario's set-up (and simctl migrate --verify)
+// is done only then, so that the first TrainJob does not race that cache. On a kind cluster the webhook
 // runs in another process and sees a new runtime some milliseconds after
 // its create; envtest's in-process Trainer is quicker, not different.
-func (s *scenarioRun) waitRuntimesSeen(ctx context.Context, runtimes []*unstructured.Unstructured) error {
+func WaitRuntimesSeen(ctx context.Context, c client.Client, namespace string, runtimes []*unstructured.Unstructured) error {
 	for _, rt := range runtimes {
 		probe := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "trainer.kubeflow.org/v1alpha1",
 			"kind":       "TrainJob",
-			"metadata":   map[string]any{"name": "trainersim-runtime-probe", "namespace": s.ns},
+			"metadata":   map[string]any{"name": "trainersim-runtime-probe", "namespace": namespace},
 			"spec": map[string]any{"runtimeRef": map[string]any{
 				"apiGroup": "trainer.kubeflow.org", "kind": rt.GetKind(), "name": rt.GetName(),
 			}},
 		}}
 		var last error
 		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, runtimeSeenTimeout, true, func(ctx context.Context) (bool, error) {
-			last = s.cluster.Client().Create(ctx, probe.DeepCopy(), client.DryRunAll)
+			last = c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
 			return last == nil || !strings.Contains(last.Error(), runtimeNotFound), nil
 		})
 		if err != nil {
