@@ -112,3 +112,23 @@ func IsolateNodeGroup(g fakegpu.NodeGroup, namespace string) fakegpu.NodeGroup {
 func isolationToleration(namespace string) corev1.Toleration {
 	return corev1.Toleration{Key: IsolationKey, Operator: corev1.TolerationOpEqual, Value: namespace, Effect: corev1.TaintEffectNoSchedule}
 }
+
+// StripIsolation removes from a Pod spec what an isolated namespace added
+// to it (the node selector and toleration of IsolationKey), leaving what
+// the Pod's own makers gave it.
+func StripIsolation(spec *corev1.PodSpec) {
+	delete(spec.NodeSelector, IsolationKey)
+	if len(spec.NodeSelector) == 0 {
+		spec.NodeSelector = nil
+	}
+	kept := spec.Tolerations[:0]
+	for _, t := range spec.Tolerations {
+		if t.Key != IsolationKey {
+			kept = append(kept, t)
+		}
+	}
+	spec.Tolerations = kept
+	if len(kept) == 0 {
+		spec.Tolerations = nil
+	}
+}

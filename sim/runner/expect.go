@@ -206,27 +206,9 @@ func (s *scenarioRun) pods(ctx context.Context, sel *v1alpha1.LabelSelector, cac
 		return nil, fmt.Errorf("failed to list pods: %w", err)
 	}
 	for i := range pods {
-		stripIsolation(&pods[i])
+		sim.StripIsolation(&pods[i].Spec)
 	}
 	return pods, nil
-}
-
-// stripIsolation removes what the runner's namespace added to a Pod.
-func stripIsolation(p *corev1.Pod) {
-	delete(p.Spec.NodeSelector, IsolationKey)
-	if len(p.Spec.NodeSelector) == 0 {
-		p.Spec.NodeSelector = nil
-	}
-	kept := p.Spec.Tolerations[:0]
-	for _, t := range p.Spec.Tolerations {
-		if t.Key != IsolationKey {
-			kept = append(kept, t)
-		}
-	}
-	p.Spec.Tolerations = kept
-	if len(kept) == 0 {
-		p.Spec.Tolerations = nil
-	}
 }
 
 // nodeProfile is the fakegpu profile of a node, read once per node: a

@@ -259,17 +259,7 @@ func normalized(t *corev1.PodTemplateSpec) any {
 	}
 	s := &t.Spec
 	s.NodeName = ""
-	delete(s.NodeSelector, sim.IsolationKey)
-	if len(s.NodeSelector) == 0 {
-		s.NodeSelector = nil
-	}
-	var tolerations []corev1.Toleration
-	for _, tol := range s.Tolerations {
-		if tol.Key != sim.IsolationKey {
-			tolerations = append(tolerations, tol)
-		}
-	}
-	s.Tolerations = tolerations
+	sim.StripIsolation(s)
 	var volumes []corev1.Volume
 	for _, v := range s.Volumes {
 		if !strings.HasPrefix(v.Name, "kube-api-access-") {
