@@ -40,21 +40,32 @@ func readObjects(fsys fs.FS, root string) ([]*unstructured.Unstructured, error) 
 		if err != nil {
 			return nil, fmt.Errorf("failed to read manifest %s: %w", f, err)
 		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			if err := dec.Decode(&u.Object); err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				return nil, fmt.Errorf("failed to decode manifest %s: %w", f, err)
-			}
-			if len(u.Object) > 0 {
-				objs = append(objs, u)
-			}
+		decoded, err := DecodeObjects(data)
+		if err != nil {
+			return nil, fmt.Errorf("failed to decode manifest %s: %w", f, err)
 		}
+		objs = append(objs, decoded...)
 	}
 	return objs, nil
+}
+
+// DecodeObjects decodes every YAML (or JSON) document of data into an
+// unstructured object, skipping empty documents.
+func DecodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, err
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
 }
 
 func toTyped[T any](u *unstructured.Unstructured) (*T, error) {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
@@ -47,13 +45,13 @@ type renderedJob struct {
 // verifyMigration runs oldDocs on oldRelease and newDocs on newRelease and
 // prints the difference of what they render; a difference is ExitFailed.
 func verifyMigration(ctx context.Context, out io.Writer, oldDocs, newDocs []byte, oldRelease, newRelease sim.TrainerRelease) error {
-	oldObjs, err := decodeDocs(oldDocs)
+	oldObjs, err := sim.DecodeObjects(oldDocs)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return withCode(ExitUsage, fmt.Errorf("failed to decode: %w", err))
 	}
-	newObjs, err := decodeDocs(newDocs)
+	newObjs, err := sim.DecodeObjects(newDocs)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return withCode(ExitUsage, fmt.Errorf("failed to decode the migration: %w", err))
 	}
 	// One namespace name on both clusters: names derived from it (the
 	// Trainer's environment variables, Pod hostnames) are then the same.
@@ -283,22 +281,4 @@ func normalized(t *corev1.PodTemplateSpec) any {
 		return fmt.Sprintf("unconvertible Pod template: %v", err)
 	}
 	return u
-}
-
-// decodeDocs decodes every YAML document of data.
-func decodeDocs(data []byte) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs, nil
-			}
-			return nil, fmt.Errorf("failed to decode: %w", err)
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
-	}
 }
