@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim"
@@ -171,4 +174,29 @@ func stopCluster(c sim.Cluster, err *error) {
 	if stopErr := c.Stop(); stopErr != nil && *err == nil {
 		*err = withCode(ExitCluster, fmt.Errorf("failed to stop the cluster: %w", stopErr))
 	}
+}
+
+// isolatedNamespace creates the namespace ns on c, isolated as a scenario's
+// is, waits for its default ServiceAccount, and adds groups as its own
+// nodes (named <ns>-<profile>-<i>). It returns the nodes' names, also on
+// error, for their removal.
+func isolatedNamespace(ctx context.Context, c sim.Cluster, ns string, groups []fakegpu.NodeGroup) ([]string, error) {
+	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	c.IsolateNamespace(obj)
+	if err := c.Client().Create(ctx, obj); err != nil {
+		return nil, fmt.Errorf("failed to create namespace %s: %w", ns, err)
+	}
+	if err := sim.WaitForDefaultServiceAccount(ctx, c.Client(), ns); err != nil {
+		return nil, err
+	}
+	groups = slices.Clone(groups)
+	for i := range groups {
+		groups[i].NamePrefix = ns + "-" + groups[i].Profile
+		groups[i] = c.IsolateNodeGroup(groups[i], ns)
+	}
+	nodes, err := c.AddNodes(ctx, groups)
+	if err != nil {
+		return nodes, fmt.Errorf("failed to add the nodes of %s: %w", ns, err)
+	}
+	return nodes, nil
 }

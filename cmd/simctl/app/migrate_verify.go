@@ -87,20 +87,7 @@ func renderOn(ctx context.Context, out io.Writer, release sim.TrainerRelease, ns
 		return nil, err
 	}
 	cl := c.Client()
-	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-	c.IsolateNamespace(nsObj)
-	if err := cl.Create(ctx, nsObj); err != nil {
-		return nil, withCode(ExitCluster, fmt.Errorf("failed to create namespace %s: %w", ns, err))
-	}
-	groups := fakegpu.DefaultNodeGroups()
-	for i := range groups {
-		groups[i].NamePrefix = "verify-" + groups[i].Profile
-		groups[i] = c.IsolateNodeGroup(groups[i], ns)
-	}
-	if _, err := c.AddNodes(ctx, groups); err != nil {
-		return nil, withCode(ExitCluster, err)
-	}
-	if err := sim.WaitForDefaultServiceAccount(ctx, cl, ns); err != nil {
+	if _, err := isolatedNamespace(ctx, c, ns, fakegpu.DefaultNodeGroups()); err != nil {
 		return nil, withCode(ExitCluster, err)
 	}
 	if err := shareRuntimes(ctx, cl, objs, runtimes); err != nil {

@@ -66,10 +66,6 @@ func runSmoke(ctx context.Context, out io.Writer, o sim.ClusterOptions, groups [
 	// The smoke check's Pods run on nodes of its own, as a scenario's do, so
 	// that it never touches the nodes of a cluster it did not start.
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: runner.NamespaceName("smoke")}}
-	env.IsolateNamespace(ns)
-	if err := c.Create(ctx, ns); err != nil {
-		return withCode(ExitFailed, fmt.Errorf("failed to create namespace: %w", err))
-	}
 	var nodes []string
 	defer func() {
 		cleanupCtx := context.WithoutCancel(ctx)
@@ -78,17 +74,9 @@ func runSmoke(ctx context.Context, out io.Writer, o sim.ClusterOptions, groups [
 			err = withCode(ExitCluster, fmt.Errorf("failed to delete the smoke namespace and nodes: %w", cleanupErr))
 		}
 	}()
-	if err := sim.WaitForDefaultServiceAccount(ctx, c, ns.Name); err != nil {
-		return withCode(ExitCluster, err)
-	}
-	for i := range groups {
-		groups[i].NamePrefix = ns.Name + "-" + groups[i].Profile
-		groups[i] = env.IsolateNodeGroup(groups[i], ns.Name)
-	}
 	since := time.Now()
-	nodes, err = env.AddNodes(ctx, groups)
-	if err != nil {
-		return withCode(ExitCluster, fmt.Errorf("failed to add the smoke nodes: %w", err))
+	if nodes, err = isolatedNamespace(ctx, env, ns.Name, groups); err != nil {
+		return withCode(ExitCluster, err)
 	}
 	fmt.Fprintf(out, "%d nodes ready in %s: %s\n", len(nodes), time.Since(since).Round(10*time.Millisecond), strings.Join(nodes, ", "))
 	job := wrappers.MakeTrainJob(ns.Name, "gpu-smoke").
