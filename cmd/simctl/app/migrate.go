@@ -60,7 +60,7 @@ TrainJobs last), and compares what the TrainJobs render there: the Pod
 template of each replicated job of their JobSets, and their Pods (by
 replicated job, Job index and completion index), without what the servers
 choose (names, uids, nodes, ServiceAccount token volumes) and the label
-jobset.sigs.k8s.io/priority, which only the newer JobSet stamps. The second
+jobset.sigs.k8s.io/priority, which JobSet stamps since v0.11. The second
 cluster's default ClusterTrainingRuntimes that the TrainJobs name get the
 first's spec, so that the comparison shows the migration, not how the
 default runtimes changed between releases. What differs is printed as a
