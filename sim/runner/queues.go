@@ -189,7 +189,7 @@ func (s *scenarioRun) installKueueWebhook(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("this cluster cannot give Kueue's webhook a reinvocationPolicy")
 	}
-	cfg, err := kw.KueueTrainJobWebhook(s.ns, s.ns[len(s.ns)-6:], q.KueueWebhookReinvocation)
+	cfg, err := kw.KueueTrainJobWebhook(s.ns, s.nsSuffix(), q.KueueWebhookReinvocation)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -42,7 +43,7 @@ func (s *scenarioRun) managerWebhooks() []sim.ManagerWebhook {
 			failure = "Fail"
 		}
 		out = append(out, sim.ManagerWebhook{
-			Name:               w.Name + "-" + s.ns[len(s.ns)-6:],
+			Name:               w.Name + "-" + s.nsSuffix(),
 			Namespace:          s.ns,
 			Manager:            w.Manager,
 			Entry:              deepCopy(w.Entry),
@@ -54,6 +55,10 @@ func (s *scenarioRun) managerWebhooks() []sim.ManagerWebhook {
 	}
 	return out
 }
+
+// nsSuffix is the random suffix of the scenario's namespace, which makes
+// the names of its cluster-wide objects unique.
+func (s *scenarioRun) nsSuffix() string { return s.ns[strings.LastIndexByte(s.ns, '-')+1:] }
 
 // installWebhooks serves the scenario's webhooks and creates their
 // configurations, and waits until the API server calls each (for a
@@ -85,12 +90,16 @@ func (s *scenarioRun) installWebhooks(ctx context.Context) error {
 		"spec":       map[string]any{"runtimeRef": map[string]any{"name": "torch-distributed"}},
 	}}
 	for _, h := range hooks {
+		// The dry run may be refused after the webhook's call (by the
+		// Trainer's validation, say): only the call matters, the refusal
+		// is kept for the message.
+		var last error
 		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, webhookReadyTimeout, true, func(ctx context.Context) (bool, error) {
-			_ = c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+			last = c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
 			return server.DryRunCalled(h), nil
 		})
 		if err != nil {
-			return fmt.Errorf("the API server did not call webhook %s within %s: %w", h.Name, webhookReadyTimeout, err)
+			return fmt.Errorf("the API server did not call webhook %s within %s (the dry run's answer: %v): %w", h.Name, webhookReadyTimeout, last, err)
 		}
 	}
 	return nil
