@@ -17,6 +17,7 @@ import (
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/scenario"
 )
 
 // A scenario's Kueue queueing objects (spec.queues), built from its node
@@ -255,4 +256,27 @@ func (s *scenarioRun) deleteQueues(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// WithComponents returns have and the components the scenarios of files
+// ask for (spec.components), leaving out the scenarios whose Trainer range
+// does not hold for the release a cluster will run (trainer; empty: the
+// pinned one), which will be skipped: what a run on a cluster it starts
+// must start.
+func WithComponents(have []string, files []*scenario.File, trainer string) []string {
+	if trainer == "" {
+		trainer = sim.TrainerVersion
+	}
+	out := slices.Clone(have)
+	for _, f := range files {
+		if !TrainerHolds(f.Scenario.Spec.Trainer, trainer) {
+			continue
+		}
+		for _, c := range f.Scenario.Spec.Components {
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }

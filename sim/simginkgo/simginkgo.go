@@ -7,7 +7,6 @@ package simginkgo
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -44,14 +43,7 @@ func Scenarios(paths ...string) bool {
 	files, loadErr := scenario.LoadPaths(paths, scenario.Options{})
 	opts := sim.ClusterOptionsFromEnv()
 	if opts.Kubeconfig == "" && opts.Provider != sim.ClusterKind {
-		// Start the components the scenarios ask for.
-		for _, f := range files {
-			for _, c := range f.Scenario.Spec.Components {
-				if !slices.Contains(opts.Components, c) {
-					opts.Components = append(opts.Components, c)
-				}
-			}
-		}
+		opts.Components = runner.WithComponents(opts.Components, files, opts.Trainer)
 	}
 	env := sim.NewCluster(opts)
 	var agree *agreement

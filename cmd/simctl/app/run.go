@@ -165,14 +165,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		return withCode(ExitUsage, errors.New("no scenario selected"))
 	}
 	if o.Provider != sim.ClusterKind && o.Kubeconfig == "" {
-		// Start the components the scenarios ask for.
-		for _, file := range files {
-			for _, c := range file.Scenario.Spec.Components {
-				if !slices.Contains(o.Components, c) {
-					o.Components = append(o.Components, c)
-				}
-			}
-		}
+		o.Components = runner.WithComponents(o.Components, files, o.Trainer)
 	}
 	if f.reportDir != "" {
 		if err := os.MkdirAll(f.reportDir, 0o755); err != nil {
