@@ -162,6 +162,14 @@ var _ = Describe("simctl run --kubeconfig on a running trainersim cluster", func
 		Expect(session.Err).To(gbytes.Say(`cannot reach the cluster at https://127.0.0.1:1`))
 	})
 
+	It("refuses a --trainer the cluster does not run, exit 3, and runs nothing", func(ctx SpecContext) {
+		session := startSimctl(simctl, "run", "--kubeconfig", env.KubeconfigPath, "--trainer", "v2.2.0", readmeExample)
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(3))
+		Expect(string(session.Err.Contents())).To(ContainSubstring("the cluster runs the Trainer " + sim.TrainerVersion + ", not the v2.2.0 of --trainer"))
+		Expect(string(session.Out.Contents())).NotTo(ContainSubstring("PASS"))
+		Expect(runLabelled(ctx, k8s)).To(BeEmpty())
+	})
+
 	It("simctl clean removes what a killed run left behind", func(ctx SpecContext) {
 		cmd := exec.Command(simctl, "run", "--kubeconfig", env.KubeconfigPath, readmeExample)
 		session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
