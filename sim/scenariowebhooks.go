@@ -15,7 +15,6 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -236,7 +235,7 @@ func (w *ManagerWebhook) mutate(req *admissionv1.AdmissionRequest) (WebhookCall,
 	}
 	if index >= 0 {
 		got, _ := entries[index].(map[string]any)
-		if equality.Semantic.DeepEqual(got["trainingRuntimeSpec"], w.Entry) {
+		if sameJSON(got["trainingRuntimeSpec"], w.Entry) {
 			return call, nil, nil
 		}
 		if t, ok := got["time"]; ok {
@@ -254,4 +253,12 @@ func (w *ManagerWebhook) mutate(req *admissionv1.AdmissionRequest) (WebhookCall,
 	}
 	patch, err := json.Marshal([]map[string]any{{"op": op, "path": "/spec/runtimePatches", "value": entries}})
 	return call, patch, err
+}
+
+// sameJSON compares two decoded values as JSON: a scenario's entry (from
+// YAML, whole numbers as int64) and the object's (from JSON, float64).
+func sameJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
 }
