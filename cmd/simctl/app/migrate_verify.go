@@ -58,11 +58,11 @@ func verifyMigration(ctx context.Context, out io.Writer, oldDocs, newDocs []byte
 	ns := runner.NamespaceName("migrate")
 	fmt.Fprintf(out, "verify: the TrainJobs as written on Trainer %s, migrated on Trainer %s, in namespace %s\n", oldRelease.Version, newRelease.Version, ns)
 	runtimes := map[string]*unstructured.Unstructured{}
-	before, err := renderOn(ctx, out, oldRelease, ns, oldObjs, runtimes)
+	before, err := renderOn(ctx, out, oldRelease, ns, oldObjs, runtimes, true)
 	if err != nil {
 		return err
 	}
-	after, err := renderOn(ctx, out, newRelease, ns, newObjs, runtimes)
+	after, err := renderOn(ctx, out, newRelease, ns, newObjs, runtimes, false)
 	if err != nil {
 		return err
 	}
@@ -76,11 +76,11 @@ func verifyMigration(ctx context.Context, out io.Writer, oldDocs, newDocs []byte
 
 // renderOn starts a cluster of release, creates objs in ns (TrainJobs last)
 // and returns what the TrainJobs render. The ClusterTrainingRuntimes the
-// TrainJobs name are read from the first cluster into runtimes and written
-// over the default ones of the second: both then render from the same
+// TrainJobs name are read from the first cluster (record) into runtimes and
+// written over the default ones of the second: both then render from the same
 // runtime, and the diff shows the migration, not how the default runtimes
 // changed between the releases.
-func renderOn(ctx context.Context, out io.Writer, release sim.TrainerRelease, ns string, objs []*unstructured.Unstructured, runtimes map[string]*unstructured.Unstructured) (_ rendered, err error) {
+func renderOn(ctx context.Context, out io.Writer, release sim.TrainerRelease, ns string, objs []*unstructured.Unstructured, runtimes map[string]*unstructured.Unstructured, record bool) (_ rendered, err error) {
 	c, err := startCluster(ctx, out, sim.ClusterOptions{Trainer: release.Version})
 	defer stopCluster(c, &err)
 	if err != nil {
@@ -90,7 +90,7 @@ func renderOn(ctx context.Context, out io.Writer, release sim.TrainerRelease, ns
 	if _, err := isolatedNamespace(ctx, c, ns, fakegpu.DefaultNodeGroups()); err != nil {
 		return nil, withCode(ExitCluster, err)
 	}
-	if err := shareRuntimes(ctx, cl, objs, runtimes); err != nil {
+	if err := shareRuntimes(ctx, cl, objs, runtimes, record); err != nil {
 		return nil, withCode(ExitCluster, err)
 	}
 	// Everything but the TrainJobs first, then, once the Trainer sees the
@@ -135,10 +135,9 @@ func renderOn(ctx context.Context, out io.Writer, release sim.TrainerRelease, ns
 }
 
 // shareRuntimes records the ClusterTrainingRuntimes the TrainJobs of objs
-// name that objs do not hold (the cluster's default ones) when runtimes is
-// empty, and writes the recorded ones over this cluster's otherwise.
-func shareRuntimes(ctx context.Context, cl client.Client, objs []*unstructured.Unstructured, runtimes map[string]*unstructured.Unstructured) error {
-	record := len(runtimes) == 0
+// name that objs do not hold (the cluster's default ones) into runtimes when
+// record is set, and writes the recorded ones over this cluster's otherwise.
+func shareRuntimes(ctx context.Context, cl client.Client, objs []*unstructured.Unstructured, runtimes map[string]*unstructured.Unstructured, record bool) error {
 	for _, o := range objs {
 		if o.GetKind() != "TrainJob" {
 			continue
