@@ -90,9 +90,6 @@ func ParseVersionRange(s string) (VersionRange, error) {
 	return r, nil
 }
 
-// String is the range as written.
-func (r VersionRange) String() string { return r.text }
-
 // Contains reports whether version is in the range.
 func (r VersionRange) Contains(version string) bool {
 	for _, all := range r.any {
