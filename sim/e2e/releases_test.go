@@ -161,6 +161,8 @@ var _ = Describe("simctl run with real managers", func() {
 			case e.Lane == "platform-defaults" && e.Kind == results.EntryWebhookCall:
 				webhookCalls++
 				Expect(e.Summary).To(ContainSubstring("called on CREATE of TrainJob/three: added its entry"))
+				Expect(e.Detail).To(ContainSubstring(`"manager":"platform.example.com/defaults"`))
+				Expect(e.Detail).To(ContainSubstring(`"platform.example.com/cost-center":"ml-research"`))
 			}
 		}
 		Expect(kueueWrites).To(BeNumerically(">=", 2), "Kueue's admission update and its unsuspend")

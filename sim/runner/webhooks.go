@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -139,13 +140,18 @@ func (s *scenarioRun) webhookEntries() []results.TimelineEntry {
 			case c.Changed:
 				what = "replaced its entry"
 			}
-			out = append(out, results.TimelineEntry{
+			e := results.TimelineEntry{
 				At:      c.At,
 				Lane:    lane,
 				Kind:    results.EntryWebhookCall,
 				Object:  c.Object,
 				Summary: fmt.Sprintf("webhook %s called on %s of %s: %s", lane, c.Operation, c.Object, what),
-			})
+			}
+			if c.Changed {
+				entry, _ := json.Marshal(map[string]any{"manager": h.Manager, "trainingRuntimeSpec": h.Entry})
+				e.Detail = "the entry it wrote: " + string(entry)
+			}
+			out = append(out, e)
 		}
 	}
 	return out
