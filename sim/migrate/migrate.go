@@ -205,7 +205,7 @@ func parse(file string, data []byte) (docs []*yaml.Node, errs scenario.Errors) {
 			continue
 		}
 		if root := doc.Content[0]; root.Kind != yaml.MappingNode {
-			errs = append(errs, at(file, root, "", "document %d is %s, not a Kubernetes object", i, describeNode(root)))
+			errs = append(errs, at(file, root, "", "document %d is %s, not a Kubernetes object", i, scenario.DescribeNode(root)))
 			continue
 		}
 		docs = append(docs, doc)
@@ -237,28 +237,6 @@ func at(file string, n *yaml.Node, fieldPath, format string, args ...any) *scena
 		e.Line, e.Column = n.Line, n.Column
 	}
 	return e
-}
-
-// describeNode names what a node holds, for messages.
-func describeNode(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.MappingNode:
-		return "an object"
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!str":
-			return "a string"
-		case "!!int", "!!float":
-			return "a number"
-		case "!!bool":
-			return "a boolean"
-		case "!!null":
-			return "null"
-		}
-	}
-	return "a " + n.ShortTag()
 }
 
 // plural formats a count of things: "1 document", "2 documents".

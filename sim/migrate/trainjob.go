@@ -60,7 +60,7 @@ func (t *trainJob) migrate() {
 		t.errorf(nodeOr(specKey, t.root), "spec", "the TrainJob has no spec: there is nothing to migrate")
 		return
 	case spec.Kind != yaml.MappingNode:
-		t.errorf(spec, "spec", "expected an object, found %s", describeNode(spec))
+		t.errorf(spec, "spec", "expected an object, found %s", scenario.DescribeNode(spec))
 		return
 	}
 	if k, _ := lookup(spec, "runtimePatches"); k != nil {
@@ -140,7 +140,7 @@ func (t *trainJob) overrides(list *yaml.Node) []*override {
 		return nil
 	}
 	if list.Kind != yaml.SequenceNode {
-		t.errorf(list, "spec.podTemplateOverrides", "expected a list of overrides, found %s", describeNode(list))
+		t.errorf(list, "spec.podTemplateOverrides", "expected a list of overrides, found %s", scenario.DescribeNode(list))
 		return nil
 	}
 	var out []*override
@@ -163,7 +163,7 @@ var typeError = regexp.MustCompile(`^json: cannot unmarshal (.+) into Go (?:stru
 func (t *trainJob) decodeOverride(i int, n *yaml.Node) *override {
 	o := &override{index: i, path: fieldpath.AppendIndex("spec.podTemplateOverrides", i), node: n}
 	if n.Kind != yaml.MappingNode {
-		t.errorf(n, o.path, "expected an override (an object), found %s", describeNode(n))
+		t.errorf(n, o.path, "expected an override (an object), found %s", scenario.DescribeNode(n))
 		return nil
 	}
 	data, err := toJSON(n)
@@ -287,13 +287,13 @@ func (t *trainJob) stringMap(fieldPath string, n *yaml.Node) bool {
 		return false
 	}
 	if n.Kind != yaml.MappingNode {
-		t.errorf(n, fieldPath, "expected a map of strings, found %s", describeNode(n))
+		t.errorf(n, fieldPath, "expected a map of strings, found %s", scenario.DescribeNode(n))
 		return false
 	}
 	ok := true
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if v := n.Content[i+1]; v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
-			t.errorf(v, fieldpath.AppendField(fieldPath, n.Content[i].Value), "expected a string, found %s", describeNode(v))
+			t.errorf(v, fieldpath.AppendField(fieldPath, n.Content[i].Value), "expected a string, found %s", scenario.DescribeNode(v))
 			ok = false
 		}
 	}

@@ -628,6 +628,10 @@ func scalar(n *yaml.Node) (any, error) {
 	}
 }
 
+// DescribeNode says what a YAML node holds, for messages: "a list",
+// "string \"x\"", "integer 5". simctl migrate words its errors with it too.
+func DescribeNode(n *yaml.Node) string { return describe(n) }
+
 // describe says what a node is, for messages.
 func describe(n *yaml.Node) string {
 	switch n.Kind {
