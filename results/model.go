@@ -241,6 +241,9 @@ const (
 	// EntryWebhookCall is a call of an admission webhook a scenario
 	// declares, as the webhook saw it; its lane is the webhook.
 	EntryWebhookCall = "webhook-call"
+	// EntryRequestRefused is a request of a component (Kueue) that the
+	// API server refused, from its audit log; its lane is the component.
+	EntryRequestRefused = "request-refused"
 	// EntryJobSetCreated, EntryJobSetChanged (a new generation),
 	// EntryJobSetSuspended, EntryJobSetResumed and EntryJobSetDeleted are
 	// what happened to a JobSet.

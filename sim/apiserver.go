@@ -30,6 +30,13 @@ func (e *Environment) startAPIServer(bins map[string]string) error {
 	for flag, values := range apiServerFlags {
 		e.env.ControlPlane.GetAPIServer().Configure().Append(flag, values...)
 	}
+	audit, err := e.auditFlags()
+	if err != nil {
+		return err
+	}
+	for flag, values := range audit {
+		e.env.ControlPlane.GetAPIServer().Configure().Append(flag, values...)
+	}
 	for _, flag := range apiServerDroppedDefaults {
 		e.env.ControlPlane.GetAPIServer().Configure().Disable(flag)
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -18,6 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
+
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
 // Admission webhooks that scenarios declare as managers: served by this
@@ -42,8 +45,18 @@ type ManagerWebhook struct {
 	// (Entry is the entry's trainingRuntimeSpec).
 	Manager string
 	Entry   map[string]any
+	// Hold, when set, is the kind of request the webhook holds before it
+	// answers (v1alpha1.HoldUnsuspend: an UPDATE that sets spec.suspend
+	// from true to false), until Release: as a slow webhook keeps a
+	// write waiting inside the API server while other writes land.
+	Hold string
+	// OnHold, when set, is called as the webhook begins to hold a request.
+	OnHold func()
 	// Operations, ReinvocationPolicy and FailurePolicy are the
-	// configuration's.
+	// configuration's. The configuration also receives CREATE, so that
+	// the API server's call can be probed with a dry run: the webhook
+	// answers an operation it does not intercept without a change, and
+	// the call is not recorded.
 	Operations         []string
 	ReinvocationPolicy string
 	FailurePolicy      string
@@ -62,6 +75,19 @@ type WebhookCall struct {
 	Changed bool
 	// Added is true when the entry was not there at all.
 	Added bool
+	// Held says that the webhook held the request before answering it,
+	// for HeldFor; Released says what ended the hold, empty while it
+	// holds.
+	Held     bool
+	HeldFor  time.Duration
+	Released string
+}
+
+// hold is the state of a webhook's Hold.
+type hold struct {
+	released chan struct{}
+	reason   string         // why it was released
+	holding  []*WebhookCall // the calls it holds now
 }
 
 // WebhookServer serves the scenario webhooks.
@@ -72,8 +98,9 @@ type WebhookServer struct {
 	server  *http.Server
 	mu      sync.Mutex
 	hooks   map[string]*ManagerWebhook // by path
-	calls   map[string][]WebhookCall   // by path
+	calls   map[string][]*WebhookCall  // by path
 	dryRuns map[string]int             // by path
+	holds   map[string]*hold           // by path, of the webhooks with a Hold
 }
 
 // ServeWebhooks is WebhookServing: the server starts with the first call
@@ -102,7 +129,7 @@ func newWebhookServer(host, certDir string, ca []byte) (*WebhookServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to listen for scenario webhooks: %w", err)
 	}
-	s := &WebhookServer{host: host, port: l.Addr().(*net.TCPAddr).Port, ca: ca, hooks: map[string]*ManagerWebhook{}, calls: map[string][]WebhookCall{}, dryRuns: map[string]int{}}
+	s := &WebhookServer{host: host, port: l.Addr().(*net.TCPAddr).Port, ca: ca, hooks: map[string]*ManagerWebhook{}, calls: map[string][]*WebhookCall{}, dryRuns: map[string]int{}, holds: map[string]*hold{}}
 	s.server = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.server.Serve(l) }()
 	return s, nil
@@ -123,10 +150,20 @@ func (s *WebhookServer) Register(w ManagerWebhook) *admissionregistrationv1.Muta
 	p := webhookPath(&w)
 	s.mu.Lock()
 	s.hooks[p] = &w
+	if w.Hold != "" {
+		s.holds[p] = &hold{released: make(chan struct{})}
+	}
 	s.mu.Unlock()
 	var ops []admissionregistrationv1.OperationType
 	for _, o := range w.Operations {
 		ops = append(ops, admissionregistrationv1.OperationType(o))
+	}
+	if !slices.Contains(w.Operations, string(admissionv1.Create)) {
+		ops = append(ops, admissionregistrationv1.Create) // for the probe
+	}
+	timeout := int32(10)
+	if w.Hold != "" {
+		timeout = 30 // the most the API server allows: the longest hold
 	}
 	reinvocation := admissionregistrationv1.ReinvocationPolicyType(w.ReinvocationPolicy)
 	failure := admissionregistrationv1.FailurePolicyType(w.FailurePolicy)
@@ -149,26 +186,61 @@ func (s *WebhookServer) Register(w ManagerWebhook) *admissionregistrationv1.Muta
 			AdmissionReviewVersions: []string{"v1"},
 			ReinvocationPolicy:      &reinvocation,
 			FailurePolicy:           &failure,
-			TimeoutSeconds:          ptr.To[int32](10),
+			TimeoutSeconds:          ptr.To(timeout),
 		}},
 	}
 }
 
-// Unregister stops serving w and forgets its calls.
+// Unregister stops serving w, answers the requests it holds and forgets
+// its calls.
 func (s *WebhookServer) Unregister(w ManagerWebhook) {
+	s.Release(w, "the scenario ended")
 	p := webhookPath(&w)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.hooks, p)
 	delete(s.calls, p)
 	delete(s.dryRuns, p)
+	delete(s.holds, p)
+}
+
+// Release ends w's Hold, for the reason given: the requests it holds are
+// answered, and it holds none after. Releasing again does nothing.
+func (s *WebhookServer) Release(w ManagerWebhook, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.holds[webhookPath(&w)]
+	if h == nil || h.reason != "" {
+		return
+	}
+	h.reason = reason
+	now := time.Now()
+	for _, c := range h.holding {
+		c.HeldFor, c.Released = now.Sub(c.At), reason
+	}
+	h.holding = nil
+	close(h.released)
+}
+
+// Holding is the number of requests w holds now.
+func (s *WebhookServer) Holding(w ManagerWebhook) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.holds[webhookPath(&w)]; h != nil {
+		return len(h.holding)
+	}
+	return 0
 }
 
 // Calls returns w's calls so far, dry runs left out.
 func (s *WebhookServer) Calls(w ManagerWebhook) []WebhookCall {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]WebhookCall(nil), s.calls[webhookPath(&w)]...)
+	var out []WebhookCall
+	for _, c := range s.calls[webhookPath(&w)] {
+		out = append(out, *c)
+	}
+	return out
 }
 
 // DryRunCalled reports whether w has been called for a dry run: the API
@@ -192,9 +264,19 @@ func (s *WebhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	hook := s.hooks[r.URL.Path]
 	s.mu.Unlock()
-	resp := &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
-	if hook != nil {
-		call, patch, err := hook.mutate(review.Request)
+	req := review.Request
+	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
+	dryRun := req.DryRun != nil && *req.DryRun
+	switch {
+	case hook == nil:
+	case !slices.Contains(hook.Operations, string(req.Operation)):
+		if dryRun {
+			s.mu.Lock()
+			s.dryRuns[r.URL.Path]++
+			s.mu.Unlock()
+		}
+	default:
+		call, patch, err := hook.mutate(req)
 		switch {
 		case err != nil:
 			resp.Allowed = false
@@ -204,20 +286,62 @@ func (s *WebhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 			resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
 		}
 		s.mu.Lock()
-		if review.Request.DryRun != nil && *review.Request.DryRun {
+		if dryRun {
 			s.dryRuns[r.URL.Path]++
-		} else {
-			s.calls[r.URL.Path] = append(s.calls[r.URL.Path], call)
+			s.mu.Unlock()
+			break
 		}
+		c := &call
+		s.calls[r.URL.Path] = append(s.calls[r.URL.Path], c)
+		h := s.holds[r.URL.Path]
+		if h == nil || h.reason != "" || !holds(hook.Hold, req) {
+			s.mu.Unlock()
+			break
+		}
+		c.Held = true
+		h.holding = append(h.holding, c)
 		s.mu.Unlock()
+		if hook.OnHold != nil {
+			hook.OnHold()
+		}
+		select {
+		case <-h.released:
+		case <-r.Context().Done():
+			s.mu.Lock()
+			if c.Released == "" {
+				c.HeldFor, c.Released = time.Since(c.At), "the API server stopped waiting"
+				h.holding = slices.DeleteFunc(h.holding, func(o *WebhookCall) bool { return o == c })
+			}
+			s.mu.Unlock()
+			return
+		}
 	}
 	out, _ := json.Marshal(&admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp})
 	rw.Header().Set("Content-Type", "application/json")
 	_, _ = rw.Write(out)
 }
 
+// holds reports whether a webhook whose Hold is kind holds req.
+func holds(kind string, req *admissionv1.AdmissionRequest) bool {
+	if kind != v1alpha1.HoldUnsuspend || req.Operation != admissionv1.Update {
+		return false
+	}
+	return suspended(req.OldObject.Raw) && !suspended(req.Object.Raw)
+}
+
+// suspended reports whether the TrainJob in raw has spec.suspend true.
+func suspended(raw []byte) bool {
+	var obj struct {
+		Spec struct {
+			Suspend *bool `json:"suspend"`
+		} `json:"spec"`
+	}
+	return json.Unmarshal(raw, &obj) == nil && obj.Spec.Suspend != nil && *obj.Spec.Suspend
+}
+
 // mutate returns the call and the JSON patch that puts w's entry into the
-// TrainJob of req (nil: it is there already, as w writes it).
+// TrainJob of req (nil: it is there already, as w writes it, or w writes
+// no entry).
 func (w *ManagerWebhook) mutate(req *admissionv1.AdmissionRequest) (WebhookCall, []byte, error) {
 	call := WebhookCall{At: time.Now(), Webhook: w.Name, Operation: string(req.Operation)}
 	obj := &unstructured.Unstructured{}
@@ -225,6 +349,9 @@ func (w *ManagerWebhook) mutate(req *admissionv1.AdmissionRequest) (WebhookCall,
 		return call, nil, err
 	}
 	call.Object = obj.GetKind() + "/" + obj.GetName()
+	if w.Manager == "" {
+		return call, nil, nil
+	}
 	entries, _, _ := unstructured.NestedSlice(obj.Object, "spec", "runtimePatches")
 	want := map[string]any{"manager": w.Manager, "trainingRuntimeSpec": w.Entry}
 	index := -1

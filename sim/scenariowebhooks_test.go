@@ -1,11 +1,19 @@
 package sim
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
 // TestManagerWebhookMutate: the webhook adds its entry, leaves the TrainJob
@@ -56,5 +64,83 @@ func TestManagerWebhookMutate(t *testing.T) {
 	}
 	if err := json.Unmarshal(patch, &ops); err != nil || ops[0]["op"] != "add" {
 		t.Errorf("no list: patch %s, want an add of the list", patch)
+	}
+}
+
+// TestWebhookHold: a webhook with a hold answers an unsuspend only once it
+// is released, and lets every other request through at once; once
+// released it holds nothing; a request whose caller stops waiting ends
+// the hold of that request, and the call says so.
+func TestWebhookHold(t *testing.T) {
+	s := &WebhookServer{hooks: map[string]*ManagerWebhook{}, calls: map[string][]*WebhookCall{}, dryRuns: map[string]int{}, holds: map[string]*hold{}}
+	held := make(chan struct{}, 4)
+	w := ManagerWebhook{Name: "gate", Namespace: "ns", Operations: []string{"UPDATE"}, Hold: v1alpha1.HoldUnsuspend, OnHold: func() { held <- struct{}{} }}
+	s.Register(w)
+	job := func(suspend bool) runtime.RawExtension {
+		return runtime.RawExtension{Raw: []byte(fmt.Sprintf(`{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","metadata":{"name":"j"},"spec":{"suspend":%t}}`, suspend))}
+	}
+	send := func(ctx context.Context, w ManagerWebhook, op admissionv1.Operation, old, obj runtime.RawExtension) <-chan *admissionv1.AdmissionResponse {
+		out := make(chan *admissionv1.AdmissionResponse, 1)
+		body, _ := json.Marshal(&admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{UID: "u", Operation: op, OldObject: old, Object: obj}})
+		go func() {
+			rec := httptest.NewRecorder()
+			s.serve(rec, httptest.NewRequestWithContext(ctx, http.MethodPost, webhookPath(&w), bytes.NewReader(body)))
+			review := &admissionv1.AdmissionReview{}
+			_ = json.Unmarshal(rec.Body.Bytes(), review)
+			out <- review.Response
+		}()
+		return out
+	}
+	answered := func(what string, ch <-chan *admissionv1.AdmissionResponse) {
+		t.Helper()
+		select {
+		case r := <-ch:
+			if r == nil || !r.Allowed || r.Patch != nil {
+				t.Errorf("%s: answer %+v, want allowed without a change", what, r)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: not answered", what)
+		}
+	}
+
+	waitHeld := func() {
+		t.Helper()
+		select {
+		case <-held:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the unsuspend was not held")
+		}
+	}
+	unsuspend := send(context.Background(), w, admissionv1.Update, job(true), job(false))
+	waitHeld()
+	if n := s.Holding(w); n != 1 {
+		t.Errorf("holding %d, want 1", n)
+	}
+	answered("a label change while it holds", send(context.Background(), w, admissionv1.Update, job(true), job(true)))
+	select {
+	case r := <-unsuspend:
+		t.Fatalf("the unsuspend was answered before the release: %+v", r)
+	case <-time.After(100 * time.Millisecond):
+	}
+	s.Release(w, "step x ran")
+	answered("the held unsuspend", unsuspend)
+	answered("an unsuspend after the release", send(context.Background(), w, admissionv1.Update, job(true), job(false)))
+
+	calls := s.Calls(w)
+	if len(calls) != 3 || !calls[0].Held || calls[0].Released != "step x ran" || calls[0].HeldFor < 100*time.Millisecond || calls[1].Held || calls[2].Held {
+		t.Errorf("calls %+v: want the first held until step x ran, the others not", calls)
+	}
+
+	// A second webhook whose caller stops waiting.
+	w2 := w
+	w2.Name = "gate2"
+	s.Register(w2)
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := send(ctx, w2, admissionv1.Update, job(true), job(false))
+	waitHeld()
+	cancel()
+	<-gone
+	if calls := s.Calls(w2); len(calls) != 1 || calls[0].Released != "the API server stopped waiting" || s.Holding(w2) != 0 {
+		t.Errorf("calls %+v, holding %d: want the call ended by the caller, none held", calls, s.Holding(w2))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -167,5 +169,34 @@ var _ = Describe("simctl run with real managers", func() {
 		}
 		Expect(kueueWrites).To(BeNumerically(">=", 2), "Kueue's admission update and its unsuspend")
 		Expect(webhookCalls).To(Equal(1))
+	})
+
+	It("lands a write between Kueue's two requests with a webhook that holds the second, and shows the API server's refusal on Kueue's lane", func() {
+		dir := GinkgoT().TempDir()
+		session := startSimctl(simctl, "run", "--report-dir", dir, "../../scenarios/real-kueue/user-write-between-requests.yaml")
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
+		run := readReport(dir)
+		Expect(run.Scenarios).To(HaveLen(1))
+		sc := run.Scenarios[0]
+		Expect(sc.Passed).To(BeTrue(), sc.Failure)
+		var held, refused []results.TimelineEntry
+		var labelled time.Time
+		for _, e := range sc.Timeline.Entries {
+			switch {
+			case e.Lane == "platform-policy" && strings.Contains(e.Summary, "held it"):
+				held = append(held, e)
+			case e.Lane == "kueue" && e.Kind == results.EntryRequestRefused:
+				refused = append(refused, e)
+			case e.Lane == "user" && e.Kind == results.EntryWrite:
+				labelled = e.At
+			}
+		}
+		Expect(held).To(HaveLen(1), "one unsuspend held")
+		Expect(held[0].Summary).To(ContainSubstring(`as step "the user labels the TrainJob while Kueue's unsuspend waits" ran`))
+		Expect(refused).NotTo(BeEmpty())
+		Expect(refused[0].Summary).To(Equal("kueue's patch of TrainJob/llm refused: 409 Conflict"))
+		Expect(refused[0].Detail).To(ContainSubstring("the object has been modified"))
+		Expect(held[0].At).To(BeTemporally("<", labelled), "the hold began before the user's write")
+		Expect(labelled).To(BeTemporally("<", refused[0].At), "the refusal came after the user's write")
 	})
 })

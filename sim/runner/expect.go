@@ -171,6 +171,17 @@ var checkers = map[string]checker{
 	"noOverlaps": func(s *scenarioRun, ctx context.Context, e *v1alpha1.Expect, cached bool) (string, string) {
 		return s.checkNoOverlaps(ctx, e.NoOverlaps, cached), ""
 	},
+	"requests": func(s *scenarioRun, _ context.Context, e *v1alpha1.Expect, _ bool) (string, string) {
+		for i := range e.Requests {
+			if msg := s.checkRequest(&e.Requests[i]); msg != "" {
+				return msg, ""
+			}
+		}
+		return "", ""
+	},
+	"holding": func(s *scenarioRun, _ context.Context, e *v1alpha1.Expect, _ bool) (string, string) {
+		return s.holding(e.Holding), ""
+	},
 }
 
 // HandlesExpectation reports whether the runner checks the expectation

@@ -23,6 +23,8 @@ var invalidExpectations = map[string]string{
 	"events":     "[{involvedKind: Pod, bogus: 1}]",
 	"owners":     `[{target: {kind: TrainJob, name: x}, field: "spec..suspend", manager: m}]`,
 	"noOverlaps": `"Not A Name"`,
+	"requests":   `[{component: kueue, target: {kind: TrainJob, name: x}, status: 409}]`,
+	"holding":    "gate",
 }
 
 // TestRegistry checks that every verb of v1alpha1.Verbs and every kind of

@@ -260,6 +260,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		}
 		run.watch.setStep(sc.Spec.Steps[i].Name)
 		st := run.step(ctx, &sc.Spec.Steps[i])
+		run.releaseHolds(st.Name)
 		recording := time.Now()
 		// Only a write to a TrainJob can change who owns an entry: a step
 		// without one keeps the owners of the step before.
@@ -433,8 +434,10 @@ func (s *scenarioRun) lifecycle() sim.LifecyclePolicy {
 // timeline stops the watches and puts the scenario's writes and what the
 // watches observed on one timeline.
 func (s *scenarioRun) timeline(setup []results.Write, steps []results.Step) *results.Timeline {
+	s.releaseHolds("")
 	observed, dropped, problems := s.watch.stop()
 	observed = append(observed, s.webhookEntries()...)
+	observed = append(observed, s.refusedRequests()...)
 	return buildTimeline(s.sc, setup, steps, observed, dropped, problems)
 }
 

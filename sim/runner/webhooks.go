@@ -43,8 +43,14 @@ func (s *scenarioRun) managerWebhooks() []sim.ManagerWebhook {
 		if failure == "" {
 			failure = "Fail"
 		}
+		hold := ""
+		if w.Hold != nil {
+			hold = w.Hold.Requests
+		}
 		out = append(out, sim.ManagerWebhook{
 			Name:               w.Name + "-" + s.nsSuffix(),
+			Hold:               hold,
+			OnHold:             s.watch.notify,
 			Namespace:          s.ns,
 			Manager:            w.Manager,
 			Entry:              deepCopy(w.Entry),
@@ -123,6 +129,49 @@ func (s *scenarioRun) uninstallWebhooks(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// releaseHolds answers the requests held by the webhooks whose hold ends
+// with the step of a name, and by every webhook when step is "" (the
+// scenario ended).
+func (s *scenarioRun) releaseHolds(step string) {
+	if s.webhookServer == nil {
+		return
+	}
+	for i, h := range s.managerWebhooks() {
+		w := s.sc.Spec.Webhooks[i]
+		switch {
+		case w.Hold == nil:
+		case step == "":
+			s.webhookServer.Release(h, "the scenario ended")
+		case w.Hold.Until == step:
+			s.webhookServer.Release(h, fmt.Sprintf("step %q ran", step))
+		}
+	}
+}
+
+// holding checks that the webhook of a name holds a request.
+func (s *scenarioRun) holding(name string) string {
+	for i, h := range s.managerWebhooks() {
+		if s.sc.Spec.Webhooks[i].Name != name || s.webhookServer == nil {
+			continue
+		}
+		if s.webhookServer.Holding(h) > 0 {
+			return ""
+		}
+		return fmt.Sprintf("webhook %s holds no request (%d calls so far, %d of them held)", name, len(s.webhookServer.Calls(h)), heldCalls(s.webhookServer.Calls(h)))
+	}
+	return fmt.Sprintf("webhook %s is not installed", name)
+}
+
+func heldCalls(calls []sim.WebhookCall) int {
+	n := 0
+	for _, c := range calls {
+		if c.Held {
+			n++
+		}
+	}
+	return n
+}
+
 // webhookEntries are the timeline entries of the webhooks' calls so far,
 // each in the lane of the webhook's name as the scenario gives it.
 func (s *scenarioRun) webhookEntries() []results.TimelineEntry {
@@ -139,6 +188,15 @@ func (s *scenarioRun) webhookEntries() []results.TimelineEntry {
 				what = "added its entry"
 			case c.Changed:
 				what = "replaced its entry"
+			case h.Manager == "":
+				what = "no change"
+			}
+			if c.Held {
+				released := "still held"
+				if c.Released != "" {
+					released = fmt.Sprintf("answered after %s, as %s", c.HeldFor.Round(time.Millisecond), c.Released)
+				}
+				what = fmt.Sprintf("held it (it unsuspends), %s; %s", released, what)
 			}
 			e := results.TimelineEntry{
 				At:      c.At,

@@ -99,17 +99,52 @@ func (v *validator) webhooks() {
 				v.errorf(index(join(wp, "operations"), j), "unknown operation %s: must be %s", quote(op), oneOf(WebhookOperations))
 			}
 		}
-		if w.Manager == "" {
+		switch {
+		case w.Manager == "" && len(w.Entry) == 0 && w.Hold == nil:
+			v.errorf(wp, "a webhook writes an entry (manager and entry), holds requests (hold), or both")
+		case w.Manager == "" && len(w.Entry) > 0:
 			v.errorf(join(wp, "manager"), "must name the manager of the entry it writes")
-		}
-		if len(w.Entry) == 0 {
+		case w.Manager != "" && len(w.Entry) == 0:
 			v.errorf(join(wp, "entry"), "must give the entry's trainingRuntimeSpec")
+		}
+		if w.Hold != nil {
+			v.hold(join(wp, "hold"), w)
 		}
 		if p := w.ReinvocationPolicy; p != "" && p != "Never" && p != "IfNeeded" {
 			v.errorf(join(wp, "reinvocationPolicy"), "unknown policy %s: must be Never or IfNeeded", quote(p))
 		}
 		if p := w.FailurePolicy; p != "" && p != "Fail" && p != "Ignore" {
 			v.errorf(join(wp, "failurePolicy"), "unknown policy %s: must be Fail or Ignore", quote(p))
+		}
+	}
+}
+
+// hold checks a webhook's hold: what it holds, and a step that releases
+// it after every step that expects it holding.
+func (v *validator) hold(path string, w v1alpha1.AdmissionWebhook) {
+	h := w.Hold
+	if h.Requests != v1alpha1.HoldUnsuspend {
+		v.errorf(join(path, "requests"), "unknown requests %s: must be %s", quote(h.Requests), quote(v1alpha1.HoldUnsuspend))
+	}
+	if h.Requests == v1alpha1.HoldUnsuspend && !slices.Contains(w.Operations, "UPDATE") {
+		v.errorf(path, "an unsuspend is an UPDATE: add UPDATE to operations")
+	}
+	up := join(path, "until")
+	ref, ok := v.steps[h.Until]
+	switch {
+	case h.Until == "":
+		v.errorf(up, "must name the step after which the requests held are answered")
+		return
+	case !ok:
+		v.errorf(up, "no step is named %s", quote(h.Until))
+		return
+	case ref.path != index("spec.steps", ref.outer):
+		v.errorf(up, "step %s is a write of a concurrently group: name a step of spec.steps", quote(h.Until))
+		return
+	}
+	for i, st := range v.sc.Spec.Steps {
+		if st.Expect != nil && st.Expect.Holding == w.Name && i >= ref.outer {
+			v.errorf(join(join(index("spec.steps", i), "expect"), "holding"), "the hold of webhook %s ends with step %s (%s): expect it holding before", quote(w.Name), quote(h.Until), ref.path)
 		}
 	}
 }

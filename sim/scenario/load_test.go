@@ -20,13 +20,21 @@ const testFixtures = "testdata/fixtures"
 // produce, in order.
 var invalid = map[string][]string{
 	"invalid-webhooks.yaml": {
+		`testdata/invalid-webhooks.yaml:7:5: spec.webhooks[0]: a webhook writes an entry (manager and entry), holds requests (hold), or both`,
 		`testdata/invalid-webhooks.yaml:7:11: spec.webhooks[0].name: invalid name "Platform_Defaults": a DNS subdomain (lowercase letters, digits, '-' and '.')`,
 		`testdata/invalid-webhooks.yaml:8:13: spec.webhooks[0].object: unsupported object "Pod": a webhook intercepts TrainJob`,
 		`testdata/invalid-webhooks.yaml:9:18: spec.webhooks[0].operations[0]: unknown operation "DELETE": must be CREATE or UPDATE`,
-		"testdata/invalid-webhooks.yaml:10:14: spec.webhooks[0].manager: must name the manager of the entry it writes",
 		`testdata/invalid-webhooks.yaml:11:25: spec.webhooks[0].reinvocationPolicy: unknown policy "Always": must be Never or IfNeeded`,
 		`testdata/invalid-webhooks.yaml:12:20: spec.webhooks[0].failurePolicy: unknown policy "Retry": must be Fail or Ignore`,
-		"testdata/invalid-webhooks.yaml:13:5: spec.webhooks[0].entry: must give the entry's trainingRuntimeSpec",
+		`testdata/invalid-webhooks.yaml:14:5: spec.webhooks[1].entry: must give the entry's trainingRuntimeSpec`,
+		`testdata/invalid-webhooks.yaml:18:17: spec.webhooks[1].hold.requests: unknown requests "slow": must be "unsuspend"`,
+		`testdata/invalid-webhooks.yaml:19:14: spec.webhooks[1].hold.until: no step is named "no such step"`,
+		`testdata/invalid-webhooks.yaml:23:5: spec.webhooks[2].hold: an unsuspend is an UPDATE: add UPDATE to operations`,
+		`testdata/invalid-webhooks.yaml:33:16: spec.steps[1].expect.holding: the hold of webhook "gate2" ends with step "later" (spec.steps[0]): expect it holding before`,
+		`testdata/invalid-webhooks.yaml:35:20: spec.steps[1].expect.requests[0].component: component "kueue" is not in spec.components, which names none: add it there`,
+		`testdata/invalid-webhooks.yaml:36:15: spec.steps[1].expect.requests[0].verb: unknown verb "get": must be create, update, patch or delete`,
+		`testdata/invalid-webhooks.yaml:38:17: spec.steps[1].expect.requests[0].target.kind: unsupported kind "Pod": the audit log records the components' requests to TrainJobs`,
+		`testdata/invalid-webhooks.yaml:40:17: spec.steps[1].expect.requests[0].status: must be an HTTP status code, found 0`,
 	},
 	"invalid-components.yaml": {
 		`testdata/invalid-components.yaml:7:5: spec.components[0]: unknown component "volcano": must be kueue`,
@@ -72,7 +80,7 @@ var invalid = map[string][]string{
 		`testdata/invalid-interleavings.yaml:18:18: spec.steps[0].concurrently.interleavings.cases[0].first: "w9" is not a write of this group (writes: w1, w2)`,
 		"testdata/invalid-interleavings.yaml:19:11: spec.steps[0].concurrently.interleavings.cases[0].order: order needs at least 2 writes, found 1",
 		`testdata/invalid-interleavings.yaml:21:23: spec.steps[0].concurrently.interleavings.cases[1].order[1]: "w1" is named twice`,
-		"testdata/invalid-interleavings.yaml:22:11: spec.steps[0].concurrently.interleavings.cases[1].expect: expect needs at least one of pods, objects, events, owners or noOverlaps",
+		"testdata/invalid-interleavings.yaml:22:11: spec.steps[0].concurrently.interleavings.cases[1].expect: expect needs at least one of pods, objects, events, owners, noOverlaps, requests or holding",
 		"testdata/invalid-interleavings.yaml:23:11: spec.steps[0].concurrently.interleavings.cases[2]: a case needs first or order to say which orders it is about",
 		"testdata/invalid-interleavings.yaml:23:11: spec.steps[0].concurrently.interleavings.cases[2]: a case needs outcomes or expect",
 		`testdata/invalid-interleavings.yaml:23:17: spec.steps[0].concurrently.interleavings.cases[2].name: duplicate case name "twice"`,
@@ -214,7 +222,7 @@ var invalid = map[string][]string{
 		`testdata/invalid-objects.yaml:32:7: spec.steps[3].create.metadata: expected a mapping, found a list`,
 	},
 	"invalid-expect.yaml": {
-		`testdata/invalid-expect.yaml:9:5: spec.steps[0].expect: expect needs at least one of pods, objects, events, owners or noOverlaps`,
+		`testdata/invalid-expect.yaml:9:5: spec.steps[0].expect: expect needs at least one of pods, objects, events, owners, noOverlaps, requests or holding`,
 		`testdata/invalid-expect.yaml:13:16: spec.steps[1].expect.pods.count: must not be negative, found -1`,
 		`testdata/invalid-expect.yaml:14:16: spec.steps[1].expect.pods.phase: unknown phase "Completed": must be Pending, Running, Succeeded or Failed`,
 		`testdata/invalid-expect.yaml:18:24: spec.steps[2].expect.objects[0].target.kind: must not be empty`,

@@ -802,6 +802,39 @@ var expectationChecks = map[string]func(v *validator, path string, e *v1alpha1.E
 			v.errorf(path, "invalid TrainJob name %s: %s", quote(e.NoOverlaps), strings.Join(msgs, "; "))
 		}
 	},
+	"requests": func(v *validator, path string, e *v1alpha1.Expect) {
+		for i, r := range e.Requests {
+			rp := index(path, i)
+			switch {
+			case slices.Contains(v.sc.Spec.Components, r.Component):
+			case len(v.sc.Spec.Components) == 0:
+				v.errorf(join(rp, "component"), "component %s is not in spec.components, which names none: add it there", quote(r.Component))
+			default:
+				v.errorf(join(rp, "component"), "unknown component %s: must be one of spec.components (%s)", quote(r.Component), strings.Join(v.sc.Spec.Components, ", "))
+			}
+			if r.Verb != "" && !slices.Contains(v1alpha1.RequestVerbs, r.Verb) {
+				v.errorf(join(rp, "verb"), "unknown verb %s: must be %s", quote(r.Verb), oneOf(v1alpha1.RequestVerbs))
+			}
+			v.target(join(rp, "target"), r.Target)
+			if r.Target.Selector != nil {
+				v.errorf(join(rp, "target.selector"), "a request is about one object: give its name")
+			}
+			if r.Target.Kind != "TrainJob" {
+				v.errorf(join(join(rp, "target"), "kind"), "unsupported kind %s: the audit log records the components' requests to TrainJobs", quote(r.Target.Kind))
+			}
+			if r.Status < 100 || r.Status > 599 {
+				v.errorf(join(rp, "status"), "must be an HTTP status code, found %d", r.Status)
+			}
+		}
+	},
+	"holding": func(v *validator, path string, e *v1alpha1.Expect) {
+		for _, w := range v.sc.Spec.Webhooks {
+			if w.Name == e.Holding && w.Hold != nil {
+				return
+			}
+		}
+		v.errorf(path, "no webhook of spec.webhooks named %s has a hold", quote(e.Holding))
+	},
 }
 
 // LintsExpectation reports whether the loader checks the expectation kind

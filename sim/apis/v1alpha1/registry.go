@@ -154,6 +154,8 @@ var Expectations = []Expectation{
 	{Name: "events", In: func(e *Expect) bool { return len(e.Events) > 0 }},
 	{Name: "owners", In: func(e *Expect) bool { return len(e.Owners) > 0 }},
 	{Name: "noOverlaps", In: func(e *Expect) bool { return e.NoOverlaps != "" }},
+	{Name: "requests", In: func(e *Expect) bool { return len(e.Requests) > 0 }},
+	{Name: "holding", In: func(e *Expect) bool { return e.Holding != "" }},
 }
 
 // ExpectationNames returns the names of Expectations, in order.

@@ -114,7 +114,7 @@ type Clusters struct {
 var ClusterProviders = []string{"envtest", "kubeconfig", "kind"}
 
 // AdmissionWebhook is a mutating admission webhook that writes a
-// runtimePatches entry.
+// runtimePatches entry, holds requests, or both.
 type AdmissionWebhook struct {
 	// Name of its MutatingWebhookConfiguration (with the namespace's
 	// suffix, unique in the cluster). The API server calls mutating
@@ -127,12 +127,21 @@ type AdmissionWebhook struct {
 	// Operations it intercepts: CREATE, UPDATE. Empty: CREATE.
 	// +optional
 	Operations []string `json:"operations,omitempty"`
-	// Manager of the entry it writes.
-	Manager string `json:"manager"`
+	// Manager of the entry it writes. Empty: it writes no entry (it
+	// holds requests).
+	// +optional
+	Manager string `json:"manager,omitempty"`
 	// Entry is the trainingRuntimeSpec of its entry. It adds the entry,
 	// or replaces its entry when that differs, and leaves the TrainJob
 	// alone when its entry is there as it writes it.
-	Entry Object `json:"entry"`
+	// +optional
+	Entry Object `json:"entry,omitempty"`
+	// Hold makes it hold some requests before it answers them, as a slow
+	// webhook keeps a write waiting inside the API server, until a step
+	// has run: the way to make a write land between two requests of a
+	// real manager that come milliseconds apart.
+	// +optional
+	Hold *WebhookHold `json:"hold,omitempty"`
 	// ReinvocationPolicy: Never or IfNeeded. Empty: Never.
 	// +optional
 	ReinvocationPolicy string `json:"reinvocationPolicy,omitempty"`
@@ -140,6 +149,24 @@ type AdmissionWebhook struct {
 	// +optional
 	FailurePolicy string `json:"failurePolicy,omitempty"`
 }
+
+// WebhookHold says which requests a webhook holds, and until when.
+type WebhookHold struct {
+	// Requests are the requests it holds: unsuspend (an UPDATE, as a
+	// TrainJob's update or patch reaches a webhook, that sets spec.suspend
+	// from true to false). It holds every such request of its operations
+	// until the step runs; none after.
+	Requests string `json:"requests"`
+	// Until is a step of spec.steps: the requests held are answered once
+	// that step has run (its write answered and its expect checked), or
+	// when the API server stops waiting for the webhook (30 s; the
+	// request then fails as the failurePolicy says), or when the scenario
+	// ends. A step's expect holding says when a request is held.
+	Until string `json:"until"`
+}
+
+// HoldUnsuspend is the requests of a hold that unsuspend a TrainJob.
+const HoldUnsuspend = "unsuspend"
 
 // Queues are the scenario's Kueue queueing objects.
 type Queues struct {
@@ -555,6 +582,18 @@ type Expect struct {
 	// (see strict, which checks every TrainJob after every step).
 	// +optional
 	NoOverlaps string `json:"noOverlaps,omitempty"`
+	// Requests asserts requests that a component the harness runs sent
+	// about an object of the scenario, and how the API server answered
+	// them, as its audit log records them (clusters simctl starts:
+	// envtest). A component's request that was refused is a result:
+	// this is how a scenario says so.
+	// +optional
+	Requests []RequestExpectation `json:"requests,omitempty"`
+	// Holding names a webhook of spec.webhooks with a hold: it must be
+	// holding a request, so that the next steps land while that request
+	// waits. Only in a step before the hold's until.
+	// +optional
+	Holding string `json:"holding,omitempty"`
 }
 
 // DefaultWithin is how long an Expect without within is checked.
@@ -743,6 +782,29 @@ type EventExpectation struct {
 	// +optional
 	MessageMatches string `json:"messageMatches,omitempty"`
 }
+
+// RequestExpectation asserts that a component sent at least one request
+// that matches, answered as it says.
+type RequestExpectation struct {
+	// Component that sent it, one of the scenario's spec.components: kueue.
+	Component string `json:"component"`
+	// Verb of the request: create, update, patch or delete. Empty: any.
+	// +optional
+	Verb string `json:"verb,omitempty"`
+	// Target is the object: a TrainJob (the audit log records the
+	// components' writes to TrainJobs only).
+	Target Target `json:"target"`
+	// Status is the HTTP status code of the answer: 200 for a write that
+	// was applied, 409 for a conflict, ...
+	Status int `json:"status"`
+	// MessageContains must be a substring of the answer's message (a
+	// refusal's; the audit log keeps none of a success).
+	// +optional
+	MessageContains string `json:"messageContains,omitempty"`
+}
+
+// RequestVerbs are the verbs of a RequestExpectation.
+var RequestVerbs = []string{"create", "update", "patch", "delete"}
 
 // OwnerExpectation asserts who owns a field of an object, read from its
 // managedFields (server-side apply and update both record owners).

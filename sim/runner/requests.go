@@ -1,0 +1,95 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/trainersim/trainersim/results"
+	"github.com/trainersim/trainersim/sim"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+)
+
+// The components' requests, as the API server's audit log records them.
+
+// componentRequests returns the components' requests to objects of the
+// scenario's namespace; false when the cluster records none.
+func (s *scenarioRun) componentRequests() ([]sim.ComponentRequest, bool, error) {
+	auditing, ok := s.cluster.(sim.RequestAuditing)
+	if !ok {
+		return nil, false, nil
+	}
+	reqs, err := auditing.ComponentRequests(s.ns)
+	return reqs, true, err
+}
+
+// checkRequest checks that a request of want's component matches want.
+func (s *scenarioRun) checkRequest(want *v1alpha1.RequestExpectation) string {
+	reqs, ok, err := s.componentRequests()
+	switch {
+	case !ok:
+		return "this cluster records no requests of components (expect.requests needs a cluster simctl starts: envtest)"
+	case err != nil:
+		return fmt.Sprintf("failed to read the API server's audit log: %v", err)
+	}
+	object := want.Target.Kind + "/" + want.Target.Name
+	var seen []string
+	for _, r := range reqs {
+		if r.Component != want.Component || r.Resource != "trainjobs" || r.Name != want.Target.Name {
+			continue
+		}
+		if (want.Verb == "" || r.Verb == want.Verb) && r.Code == want.Status && strings.Contains(r.Message, want.MessageContains) {
+			return ""
+		}
+		seen = append(seen, answer(r))
+	}
+	verb := want.Verb
+	if verb == "" {
+		verb = "request"
+	}
+	wanted := fmt.Sprintf("%s's %s of %s answered %d", want.Component, verb, object, want.Status)
+	if want.MessageContains != "" {
+		wanted += fmt.Sprintf(" with a message containing %q", want.MessageContains)
+	}
+	if len(seen) == 0 {
+		return fmt.Sprintf("no %s: %s sent no request about %s", wanted, want.Component, object)
+	}
+	return fmt.Sprintf("no %s; its requests about it: %s", wanted, strings.Join(seen, "; "))
+}
+
+// answer says what a request got: "patch: 409 Conflict: <message>".
+func answer(r sim.ComponentRequest) string {
+	out := fmt.Sprintf("%s: %d", r.Verb, r.Code)
+	if r.Reason != "" {
+		out += " " + r.Reason
+	}
+	if r.Message != "" {
+		out += ": " + r.Message
+	}
+	return out
+}
+
+// refusedRequests are the timeline entries of the components' requests
+// the API server refused, each in its component's lane (the requests it
+// applied are there already, as the changes the watches saw).
+func (s *scenarioRun) refusedRequests() []results.TimelineEntry {
+	reqs, _, err := s.componentRequests()
+	if err != nil {
+		return nil
+	}
+	var out []results.TimelineEntry
+	for _, r := range reqs {
+		if r.Code < 400 {
+			continue
+		}
+		object := "TrainJob/" + r.Name
+		out = append(out, results.TimelineEntry{
+			At:      r.At,
+			Lane:    r.Component,
+			Kind:    results.EntryRequestRefused,
+			Object:  object,
+			Summary: fmt.Sprintf("%s's %s of %s refused: %d %s", r.Component, r.Verb, object, r.Code, r.Reason),
+			Detail:  r.Message,
+		})
+	}
+	return out
+}
