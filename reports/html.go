@@ -70,6 +70,7 @@ type htmlRun struct {
 	KubernetesVersion     string
 	TrainerVersion        string
 	JobSetVersion         string
+	KueueVersion          string
 	FailedSteps           []htmlFailedStep
 	Scenarios             []htmlScenario
 	StepCount, WriteCount int
@@ -175,6 +176,7 @@ func newHTMLRun(run *results.Run) htmlRun {
 		KubernetesVersion: run.KubernetesVersion,
 		TrainerVersion:    run.TrainerVersion,
 		JobSetVersion:     run.JobSetVersion,
+		KueueVersion:      run.KueueVersion,
 	}
 	switch {
 	case v.Passed:

@@ -52,6 +52,7 @@ type JournalStart struct {
 	KubernetesVersion string    `json:"kubernetesVersion"`
 	TrainerVersion    string    `json:"trainerVersion"`
 	JobSetVersion     string    `json:"jobSetVersion"`
+	KueueVersion      string    `json:"kueueVersion,omitempty"`
 	// Paths are the scenario paths the run was given.
 	Paths []string `json:"paths,omitempty"`
 	// Runs are the runs the run is to make, in order: one per scenario,
@@ -260,6 +261,7 @@ func journalRun(start *JournalStart, done []results.Scenario, end *JournalEnd) *
 		KubernetesVersion: start.KubernetesVersion,
 		TrainerVersion:    start.TrainerVersion,
 		JobSetVersion:     start.JobSetVersion,
+		KueueVersion:      start.KueueVersion,
 		Scenarios:         slices.Clone(done),
 	}
 	order := make(map[string]int, len(start.Runs))

@@ -107,6 +107,9 @@ func WriteJUnit(w io.Writer, run *results.Run) error {
 			{Name: "jobSetVersion", Value: xmlSafe(run.JobSetVersion)},
 		},
 	}
+	if run.KueueVersion != "" {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "kueueVersion", Value: xmlSafe(run.KueueVersion)})
+	}
 	if run.Interrupted {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "interrupted", Value: "true"})
 	}

@@ -23,10 +23,12 @@ type Run struct {
 	// Cluster names the cluster provider the run used: envtest or
 	// kubeconfig.
 	Cluster string `json:"cluster,omitempty"`
-	// KubernetesVersion, TrainerVersion and JobSetVersion say what ran.
+	// KubernetesVersion, TrainerVersion and JobSetVersion say what ran;
+	// KueueVersion too, when the run started Kueue.
 	KubernetesVersion string `json:"kubernetesVersion"`
 	TrainerVersion    string `json:"trainerVersion"`
 	JobSetVersion     string `json:"jobSetVersion"`
+	KueueVersion      string `json:"kueueVersion,omitempty"`
 	// Interrupted is true when the run was stopped (Ctrl-C) before every
 	// scenario finished; Scenarios holds those that did.
 	Interrupted bool `json:"interrupted,omitempty"`

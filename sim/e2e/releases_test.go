@@ -175,7 +175,12 @@ var _ = Describe("simctl run with real managers", func() {
 		dir := GinkgoT().TempDir()
 		session := startSimctl(simctl, "run", "--report-dir", dir, "../../scenarios/real-kueue/user-write-between-requests.yaml")
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
+		Expect(string(session.Out.Contents())).To(MatchRegexp(`cluster ready in .*, JobSet v[0-9.]+, Kueue v0\.19\.1\n`))
 		run := readReport(dir)
+		Expect(run.KueueVersion).To(Equal("v0.19.1"), "the report says which Kueue ran")
+		junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(junit)).To(ContainSubstring(`<property name="kueueVersion" value="v0.19.1">`))
 		Expect(run.Scenarios).To(HaveLen(1))
 		sc := run.Scenarios[0]
 		Expect(sc.Passed).To(BeTrue(), sc.Failure)

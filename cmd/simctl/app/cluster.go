@@ -155,7 +155,7 @@ func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (sim
 	if o.Trainer != "" && v.Trainer != o.Trainer {
 		return c, withCode(ExitCluster, fmt.Errorf("the cluster runs the Trainer %s, not the %s of --trainer", v.Trainer, o.Trainer))
 	}
-	fmt.Fprintf(out, "cluster ready in %s: %s, Kubernetes %s, Trainer %s, JobSet %s\n", time.Since(start).Round(10*time.Millisecond), v.Cluster, v.Kubernetes, v.Trainer, v.JobSet)
+	fmt.Fprintf(out, "cluster ready in %s: %s, Kubernetes %s, Trainer %s, JobSet %s%s\n", time.Since(start).Round(10*time.Millisecond), v.Cluster, v.Kubernetes, v.Trainer, v.JobSet, kueueVersion(v.Kueue))
 	if p, ok := c.(interface{ ParentDeathProtected() bool }); ok && !p.ParentDeathProtected() {
 		fmt.Fprintln(out, "warning: setpriv(1) with --pdeathsig is not available: if simctl is killed with SIGKILL, kube-apiserver and etcd keep running")
 	}
@@ -199,4 +199,13 @@ func isolatedNamespace(ctx context.Context, c sim.Cluster, ns string, groups []f
 		return nodes, fmt.Errorf("failed to add the nodes of %s: %w", ns, err)
 	}
 	return nodes, nil
+}
+
+// kueueVersion is ", Kueue <version>" after the other versions, when
+// Kueue ran; empty otherwise.
+func kueueVersion(version string) string {
+	if version == "" {
+		return ""
+	}
+	return ", Kueue " + version
 }

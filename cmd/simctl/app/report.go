@@ -73,8 +73,8 @@ func rebuildReports(streams Streams, dir string) error {
 	for _, p := range run.Problems {
 		fmt.Fprintf(streams.Err, "warning: %s\n", p)
 	}
-	fmt.Fprintf(streams.Out, "%d scenarios in %s: %s, Kubernetes %s, Trainer %s, JobSet %s, started %s\n",
-		len(run.Scenarios), path, run.Cluster, run.KubernetesVersion, run.TrainerVersion, run.JobSetVersion, run.Started.Format("2006-01-02 15:04:05 MST"))
+	fmt.Fprintf(streams.Out, "%d scenarios in %s: %s, Kubernetes %s, Trainer %s, JobSet %s%s, started %s\n",
+		len(run.Scenarios), path, run.Cluster, run.KubernetesVersion, run.TrainerVersion, run.JobSetVersion, kueueVersion(run.KueueVersion), run.Started.Format("2006-01-02 15:04:05 MST"))
 	for i := range run.Scenarios {
 		printScenario(streams.Out, &run.Scenarios[i], false)
 	}

@@ -195,7 +195,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		return err
 	}
 	v := env.Versions()
-	run.Cluster, run.KubernetesVersion, run.TrainerVersion, run.JobSetVersion = v.Cluster, v.Kubernetes, v.Trainer, v.JobSet
+	run.Cluster, run.KubernetesVersion, run.TrainerVersion, run.JobSetVersion, run.KueueVersion = v.Cluster, v.Kubernetes, v.Trainer, v.JobSet, v.Kueue
 	parallel := f.parallel
 	if i, ok := env.(interface{ Isolated() bool }); ok && !i.Isolated() {
 		parallel = 1
@@ -212,6 +212,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 			KubernetesVersion: run.KubernetesVersion,
 			TrainerVersion:    run.TrainerVersion,
 			JobSetVersion:     run.JobSetVersion,
+			KueueVersion:      run.KueueVersion,
 			Paths:             paths,
 		}
 		for _, p := range plans {
