@@ -285,40 +285,54 @@ func (s *WebhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 			resp.Patch = patch
 			resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
 		}
-		s.mu.Lock()
-		if dryRun {
-			s.dryRuns[r.URL.Path]++
-			s.mu.Unlock()
-			break
-		}
-		c := &call
-		s.calls[r.URL.Path] = append(s.calls[r.URL.Path], c)
-		h := s.holds[r.URL.Path]
-		if h == nil || h.reason != "" || !holds(hook.Hold, req) {
-			s.mu.Unlock()
-			break
-		}
-		c.Held = true
-		h.holding = append(h.holding, c)
-		s.mu.Unlock()
-		if hook.OnHold != nil {
-			hook.OnHold()
-		}
-		select {
-		case <-h.released:
-		case <-r.Context().Done():
-			s.mu.Lock()
-			if c.Released == "" {
-				c.HeldFor, c.Released = time.Since(c.At), "the API server stopped waiting"
-				h.holding = slices.DeleteFunc(h.holding, func(o *WebhookCall) bool { return o == c })
-			}
-			s.mu.Unlock()
-			return
+		if h, c := s.record(r.URL.Path, hook, req, call, dryRun); h != nil && !s.wait(r.Context(), h, c, hook) {
+			return // the API server stopped waiting: nobody reads an answer
 		}
 	}
 	out, _ := json.Marshal(&admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp})
 	rw.Header().Set("Content-Type", "application/json")
 	_, _ = rw.Write(out)
+}
+
+// record counts a dry run of a webhook's path, or keeps the call; for a
+// call the webhook is to hold, it returns the hold, which then holds it.
+func (s *WebhookServer) record(path string, hook *ManagerWebhook, req *admissionv1.AdmissionRequest, call WebhookCall, dryRun bool) (*hold, *WebhookCall) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if dryRun {
+		s.dryRuns[path]++
+		return nil, nil
+	}
+	c := &call
+	s.calls[path] = append(s.calls[path], c)
+	h := s.holds[path]
+	if h == nil || h.reason != "" || !holds(hook.Hold, req) {
+		return nil, nil
+	}
+	c.Held = true
+	h.holding = append(h.holding, c)
+	return h, c
+}
+
+// wait waits until h is released, and reports whether it was; false: the
+// API server stopped waiting first (ctx, the request's, is done), which
+// ends the hold of c.
+func (s *WebhookServer) wait(ctx context.Context, h *hold, c *WebhookCall, hook *ManagerWebhook) bool {
+	if hook.OnHold != nil {
+		hook.OnHold()
+	}
+	select {
+	case <-h.released:
+		return true
+	case <-ctx.Done():
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if c.Released == "" {
+			c.HeldFor, c.Released = time.Since(c.At), "the API server stopped waiting"
+			h.holding = slices.DeleteFunc(h.holding, func(o *WebhookCall) bool { return o == c })
+		}
+		return false
+	}
 }
 
 // holds reports whether a webhook whose Hold is kind holds req.

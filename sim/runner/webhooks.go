@@ -157,19 +157,16 @@ func (s *scenarioRun) holding(name string) string {
 		if s.webhookServer.Holding(h) > 0 {
 			return ""
 		}
-		return fmt.Sprintf("webhook %s holds no request (%d calls so far, %d of them held)", name, len(s.webhookServer.Calls(h)), heldCalls(s.webhookServer.Calls(h)))
+		calls := s.webhookServer.Calls(h)
+		held := 0
+		for _, c := range calls {
+			if c.Held {
+				held++
+			}
+		}
+		return fmt.Sprintf("webhook %s holds no request (%d calls so far, %d of them held and answered)", name, len(calls), held)
 	}
 	return fmt.Sprintf("webhook %s is not installed", name)
-}
-
-func heldCalls(calls []sim.WebhookCall) int {
-	n := 0
-	for _, c := range calls {
-		if c.Held {
-			n++
-		}
-	}
-	return n
 }
 
 // webhookEntries are the timeline entries of the webhooks' calls so far,
