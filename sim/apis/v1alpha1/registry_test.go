@@ -69,7 +69,7 @@ func TestExpectationsAreTheExpectsFields(t *testing.T) {
 	if diff := cmp.Diff(fields, ExpectationNames()); diff != "" {
 		t.Errorf("Expect's fields and Expectations differ (-fields +Expectations):\n%s", diff)
 	}
-	values := map[string]string{"pods": `{}`, "objects": `[{}]`, "events": `[{}]`, "owners": `[{}]`, "noOverlaps": `"llm"`}
+	values := map[string]string{"pods": `{}`, "objects": `[{}]`, "events": `[{}]`, "owners": `[{}]`, "noOverlaps": `"llm"`, "requests": `[{}]`, "holding": `"gate"`}
 	for _, k := range Expectations {
 		var e Expect
 		if err := json.Unmarshal([]byte(`{"`+k.Name+`": `+values[k.Name]+`}`), &e); err != nil {
