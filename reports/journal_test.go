@@ -24,6 +24,7 @@ func journalStart(run *results.Run) JournalStart {
 		KubernetesVersion: run.KubernetesVersion,
 		TrainerVersion:    run.TrainerVersion,
 		JobSetVersion:     run.JobSetVersion,
+		KueueVersion:      run.KueueVersion,
 		Paths:             []string{"scenarios/"},
 	}
 	for _, sc := range run.Scenarios {

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -32,10 +33,18 @@ func TestKueueVersion(t *testing.T) {
 			t.Errorf("a run without Kueue names a Kueue version")
 		}
 
-		start := journalStart(run)
-		start.KueueVersion = run.KueueVersion
-		if got := journalRun(&start, run.Scenarios, nil).KueueVersion; got != kueue {
-			t.Errorf("the journal's run has Kueue %q, want %q", got, kueue)
+		// A run killed before it ended is rebuilt from report.jsonl
+		// with the version its start record wrote.
+		dir := t.TempDir()
+		if err := recordAll(t, dir, run).Close(); err != nil {
+			t.Fatal(err)
+		}
+		rebuilt, err := ReadJournal(filepath.Join(dir, JSONLFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rebuilt.KueueVersion != kueue {
+			t.Errorf("the run rebuilt from the journal has Kueue %q, want %q", rebuilt.KueueVersion, kueue)
 		}
 	}
 }
