@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,8 +26,9 @@ type ComponentRequest struct {
 	Component string
 	// Verb is the request's: create, update, patch or delete.
 	Verb string
-	// Resource, Namespace and Name are the object's.
-	Resource, Namespace, Name string
+	// Name is the object's: a TrainJob's, as the audit policy records no
+	// other.
+	Name string
 	// Code is the HTTP status code of the answer; Reason and Message are a
 	// refusal's.
 	Code            int
@@ -41,16 +43,15 @@ type RequestAuditing interface {
 	ComponentRequests(namespace string) ([]ComponentRequest, error)
 }
 
-// componentUserPrefix is the prefix of the users the components run as
-// (system:<component>, see startManager).
-const componentUserPrefix = "system:"
+// ComponentUser is the user a component's process runs as.
+func ComponentUser(component string) string { return "system:" + component }
 
 // auditPolicy records the writes of the component users to TrainJobs: who,
 // what and the answer (level Metadata), once answered. Nothing else.
 func auditPolicy() string {
 	var users []string
 	for _, c := range Components {
-		users = append(users, fmt.Sprintf("%q", componentUserPrefix+c))
+		users = append(users, fmt.Sprintf("%q", ComponentUser(c)))
 	}
 	return `apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -92,7 +93,6 @@ type auditEvent struct {
 		Username string `json:"username"`
 	} `json:"user"`
 	ObjectRef *struct {
-		Resource  string `json:"resource"`
 		Namespace string `json:"namespace"`
 		Name      string `json:"name"`
 	} `json:"objectRef"`
@@ -118,18 +118,28 @@ func (e *Environment) ComponentRequests(namespace string) ([]ComponentRequest, e
 }
 
 // readComponentRequests reads an audit log: one JSON event per line. A
-// line the server is still writing (the last, cut short) is left for the
-// next read.
-func readComponentRequests(f *os.File, namespace string) ([]ComponentRequest, error) {
+// last line without its newline, which the server is still writing, is
+// left for the next read; any other line that is not an event is an error.
+func readComponentRequests(r io.Reader, namespace string) ([]ComponentRequest, error) {
+	users := map[string]string{}
+	for _, c := range Components {
+		users[ComponentUser(c)] = c
+	}
 	var out []ComponentRequest
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
-	for sc.Scan() {
-		var ev auditEvent
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			continue
+	br := bufio.NewReader(r)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if err == io.EOF {
+			return out, nil // nothing, or a line being written
 		}
-		component, ok := strings.CutPrefix(ev.User.Username, componentUserPrefix)
+		if err != nil {
+			return out, err
+		}
+		var ev auditEvent
+		if err := json.Unmarshal(line, &ev); err != nil {
+			return out, fmt.Errorf("audit log line %d: %w", n, err)
+		}
+		component, ok := users[ev.User.Username]
 		if !ok || ev.ObjectRef == nil || ev.ObjectRef.Namespace != namespace || ev.ResponseStatus == nil {
 			continue
 		}
@@ -137,13 +147,10 @@ func readComponentRequests(f *os.File, namespace string) ([]ComponentRequest, er
 			At:        ev.StageTimestamp,
 			Component: component,
 			Verb:      ev.Verb,
-			Resource:  ev.ObjectRef.Resource,
-			Namespace: ev.ObjectRef.Namespace,
 			Name:      ev.ObjectRef.Name,
 			Code:      ev.ResponseStatus.Code,
 			Reason:    ev.ResponseStatus.Reason,
 			Message:   ev.ResponseStatus.Message,
 		})
 	}
-	return out, sc.Err()
 }

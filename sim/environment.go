@@ -173,6 +173,7 @@ var (
 	_ Cluster              = (*Environment)(nil)
 	_ TrainerBuildObserver = (*Environment)(nil)
 	_ WebhookServing       = (*Environment)(nil)
+	_ RequestAuditing      = (*Environment)(nil)
 	_ KueueWebhooks        = (*Environment)(nil)
 )
 

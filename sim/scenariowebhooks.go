@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -67,7 +68,6 @@ type ManagerWebhook struct {
 // WebhookCall is one call of a scenario webhook, as the webhook saw it.
 type WebhookCall struct {
 	At        time.Time
-	Webhook   string
 	Operation string
 	Object    string
 	// Changed says whether the webhook added or replaced its entry; false:
@@ -82,6 +82,10 @@ type WebhookCall struct {
 	HeldFor  time.Duration
 	Released string
 }
+
+// HoldAbandoned is the Released of a call the API server stopped waiting
+// for: the webhook never answered it.
+const HoldAbandoned = "the API server stopped waiting"
 
 // hold is the state of a webhook's Hold.
 type hold struct {
@@ -101,6 +105,8 @@ type WebhookServer struct {
 	calls   map[string][]*WebhookCall  // by path
 	dryRuns map[string]int             // by path
 	holds   map[string]*hold           // by path, of the webhooks with a Hold
+	// serveErr is why the server stopped serving, if it did.
+	serveErr error
 }
 
 // ServeWebhooks is WebhookServing: the server starts with the first call
@@ -129,10 +135,21 @@ func newWebhookServer(host, certDir string, ca []byte) (*WebhookServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to listen for scenario webhooks: %w", err)
 	}
-	s := &WebhookServer{host: host, port: l.Addr().(*net.TCPAddr).Port, ca: ca, hooks: map[string]*ManagerWebhook{}, calls: map[string][]*WebhookCall{}, dryRuns: map[string]int{}, holds: map[string]*hold{}}
+	s := newWebhookState(host, l.Addr().(*net.TCPAddr).Port, ca)
 	s.server = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.server.Serve(l) }()
+	go func() {
+		if err := s.server.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+			s.mu.Lock()
+			s.serveErr = err
+			s.mu.Unlock()
+		}
+	}()
 	return s, nil
+}
+
+// newWebhookState is a server's state before it serves: no webhooks yet.
+func newWebhookState(host string, port int, ca []byte) *WebhookServer {
+	return &WebhookServer{host: host, port: port, ca: ca, hooks: map[string]*ManagerWebhook{}, calls: map[string][]*WebhookCall{}, dryRuns: map[string]int{}, holds: map[string]*hold{}}
 }
 
 // Close stops the server.
@@ -244,11 +261,15 @@ func (s *WebhookServer) Calls(w ManagerWebhook) []WebhookCall {
 }
 
 // DryRunCalled reports whether w has been called for a dry run: the API
-// server's configuration has reached it.
-func (s *WebhookServer) DryRunCalled(w ManagerWebhook) bool {
+// server's configuration has reached it. The error says why the server
+// stopped serving, if it did.
+func (s *WebhookServer) DryRunCalled(w ManagerWebhook) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.dryRuns[webhookPath(&w)] > 0
+	if s.serveErr != nil {
+		return false, fmt.Errorf("the server of scenario webhooks stopped: %w", s.serveErr)
+	}
+	return s.dryRuns[webhookPath(&w)] > 0, nil
 }
 
 func (s *WebhookServer) serve(rw http.ResponseWriter, r *http.Request) {
@@ -328,7 +349,7 @@ func (s *WebhookServer) wait(ctx context.Context, h *hold, c *WebhookCall, hook 
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if c.Released == "" {
-			c.HeldFor, c.Released = time.Since(c.At), "the API server stopped waiting"
+			c.HeldFor, c.Released = time.Since(c.At), HoldAbandoned
 			h.holding = slices.DeleteFunc(h.holding, func(o *WebhookCall) bool { return o == c })
 		}
 		return false
@@ -357,7 +378,7 @@ func suspended(raw []byte) bool {
 // TrainJob of req (nil: it is there already, as w writes it, or w writes
 // no entry).
 func (w *ManagerWebhook) mutate(req *admissionv1.AdmissionRequest) (WebhookCall, []byte, error) {
-	call := WebhookCall{At: time.Now(), Webhook: w.Name, Operation: string(req.Operation)}
+	call := WebhookCall{At: time.Now(), Operation: string(req.Operation)}
 	obj := &unstructured.Unstructured{}
 	if err := obj.UnmarshalJSON(req.Object.Raw); err != nil {
 		return call, nil, err
@@ -366,7 +387,7 @@ func (w *ManagerWebhook) mutate(req *admissionv1.AdmissionRequest) (WebhookCall,
 	if w.Manager == "" {
 		return call, nil, nil
 	}
-	entries, _, _ := unstructured.NestedSlice(obj.Object, "spec", "runtimePatches")
+	entries, listed, _ := unstructured.NestedSlice(obj.Object, "spec", "runtimePatches")
 	want := map[string]any{"manager": w.Manager, "trainingRuntimeSpec": w.Entry}
 	index := -1
 	for i, e := range entries {
@@ -389,7 +410,7 @@ func (w *ManagerWebhook) mutate(req *admissionv1.AdmissionRequest) (WebhookCall,
 	}
 	call.Changed = true
 	op := "replace"
-	if _, found, _ := unstructured.NestedSlice(obj.Object, "spec", "runtimePatches"); !found {
+	if !listed {
 		op = "add"
 	}
 	patch, err := json.Marshal([]map[string]any{{"op": op, "path": "/spec/runtimePatches", "value": entries}})

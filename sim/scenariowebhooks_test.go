@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
@@ -72,19 +74,29 @@ func TestManagerWebhookMutate(t *testing.T) {
 // released it holds nothing; a request whose caller stops waiting ends
 // the hold of that request, and the call says so.
 func TestWebhookHold(t *testing.T) {
-	s := &WebhookServer{hooks: map[string]*ManagerWebhook{}, calls: map[string][]*WebhookCall{}, dryRuns: map[string]int{}, holds: map[string]*hold{}}
+	s := newWebhookState("127.0.0.1", 9443, nil)
 	held := make(chan struct{}, 4)
 	w := ManagerWebhook{Name: "gate", Namespace: "ns", Operations: []string{"UPDATE"}, Hold: v1alpha1.HoldUnsuspend, OnHold: func() { held <- struct{}{} }}
-	s.Register(w)
+	cfg := s.Register(w).Webhooks[0]
+	// The API server waits up to 30 s for it, and calls it on CREATE too,
+	// for the readiness probe.
+	if *cfg.TimeoutSeconds != 30 || !slices.Equal(cfg.Rules[0].Operations, []admissionregistrationv1.OperationType{"UPDATE", "CREATE"}) {
+		t.Errorf("configuration: timeout %d, operations %v; want 30 s, UPDATE and CREATE", *cfg.TimeoutSeconds, cfg.Rules[0].Operations)
+	}
 	job := func(suspend bool) runtime.RawExtension {
 		return runtime.RawExtension{Raw: []byte(fmt.Sprintf(`{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","metadata":{"name":"j"},"spec":{"suspend":%t}}`, suspend))}
 	}
+	// send answers the response, nil when none was written.
 	send := func(ctx context.Context, w ManagerWebhook, op admissionv1.Operation, old, obj runtime.RawExtension) <-chan *admissionv1.AdmissionResponse {
 		out := make(chan *admissionv1.AdmissionResponse, 1)
 		body, _ := json.Marshal(&admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{UID: "u", Operation: op, OldObject: old, Object: obj}})
 		go func() {
 			rec := httptest.NewRecorder()
 			s.serve(rec, httptest.NewRequestWithContext(ctx, http.MethodPost, webhookPath(&w), bytes.NewReader(body)))
+			if rec.Body.Len() == 0 {
+				out <- nil
+				return
+			}
 			review := &admissionv1.AdmissionReview{}
 			_ = json.Unmarshal(rec.Body.Bytes(), review)
 			out <- review.Response
@@ -131,7 +143,9 @@ func TestWebhookHold(t *testing.T) {
 		t.Errorf("calls %+v: want the first held until step x ran, the others not", calls)
 	}
 
-	// A second webhook whose caller stops waiting.
+	// A second webhook whose caller stops waiting: no answer, and the
+	// hold goes on for the next request, which the end of the scenario
+	// (Unregister) answers.
 	w2 := w
 	w2.Name = "gate2"
 	s.Register(w2)
@@ -139,8 +153,14 @@ func TestWebhookHold(t *testing.T) {
 	gone := send(ctx, w2, admissionv1.Update, job(true), job(false))
 	waitHeld()
 	cancel()
-	<-gone
-	if calls := s.Calls(w2); len(calls) != 1 || calls[0].Released != "the API server stopped waiting" || s.Holding(w2) != 0 {
+	if r := <-gone; r != nil {
+		t.Errorf("a request its caller stopped waiting for was answered: %+v", r)
+	}
+	if calls := s.Calls(w2); len(calls) != 1 || calls[0].Released != HoldAbandoned || s.Holding(w2) != 0 {
 		t.Errorf("calls %+v, holding %d: want the call ended by the caller, none held", calls, s.Holding(w2))
 	}
+	next := send(context.Background(), w2, admissionv1.Update, job(true), job(false))
+	waitHeld()
+	s.Unregister(w2)
+	answered("an unsuspend held when the scenario ends", next)
 }

@@ -172,12 +172,7 @@ var checkers = map[string]checker{
 		return s.checkNoOverlaps(ctx, e.NoOverlaps, cached), ""
 	},
 	"requests": func(s *scenarioRun, _ context.Context, e *v1alpha1.Expect, _ bool) (string, string) {
-		for i := range e.Requests {
-			if msg := s.checkRequest(&e.Requests[i]); msg != "" {
-				return msg, ""
-			}
-		}
-		return "", ""
+		return s.checkRequests(e.Requests), ""
 	},
 	"holding": func(s *scenarioRun, _ context.Context, e *v1alpha1.Expect, _ bool) (string, string) {
 		return s.holding(e.Holding), ""

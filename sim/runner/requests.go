@@ -11,6 +11,9 @@ import (
 
 // The components' requests, as the API server's audit log records them.
 
+// noAuditLog says that a cluster records no requests of components.
+const noAuditLog = "this cluster records no requests of components (expect.requests needs a cluster simctl starts: envtest)"
+
 // componentRequests returns the components' requests to objects of the
 // scenario's namespace; false when the cluster records none.
 func (s *scenarioRun) componentRequests() ([]sim.ComponentRequest, bool, error) {
@@ -22,19 +25,31 @@ func (s *scenarioRun) componentRequests() ([]sim.ComponentRequest, bool, error) 
 	return reqs, true, err
 }
 
-// checkRequest checks that a request of want's component matches want.
-func (s *scenarioRun) checkRequest(want *v1alpha1.RequestExpectation) string {
+// checkRequests checks every request expectation against one read of the
+// audit log.
+func (s *scenarioRun) checkRequests(wants []v1alpha1.RequestExpectation) string {
 	reqs, ok, err := s.componentRequests()
 	switch {
 	case !ok:
-		return "this cluster records no requests of components (expect.requests needs a cluster simctl starts: envtest)"
+		return noAuditLog
 	case err != nil:
 		return fmt.Sprintf("failed to read the API server's audit log: %v", err)
 	}
+	for i := range wants {
+		if msg := checkRequest(reqs, &wants[i]); msg != "" {
+			return msg
+		}
+	}
+	return ""
+}
+
+// checkRequest checks that one of reqs is a request of want's component
+// that matches want.
+func checkRequest(reqs []sim.ComponentRequest, want *v1alpha1.RequestExpectation) string {
 	object := want.Target.Kind + "/" + want.Target.Name
 	var seen []string
 	for _, r := range reqs {
-		if r.Component != want.Component || r.Resource != "trainjobs" || r.Name != want.Target.Name {
+		if r.Component != want.Component || r.Name != want.Target.Name {
 			continue
 		}
 		if (want.Verb == "" || r.Verb == want.Verb) && r.Code == want.Status && strings.Contains(r.Message, want.MessageContains) {
@@ -70,12 +85,10 @@ func answer(r sim.ComponentRequest) string {
 
 // refusedRequests are the timeline entries of the components' requests
 // the API server refused, each in its component's lane (the requests it
-// applied are there already, as the changes the watches saw).
-func (s *scenarioRun) refusedRequests() []results.TimelineEntry {
+// applied are there already, as the changes the watches saw); a log that
+// cannot be read is a problem of the timeline.
+func (s *scenarioRun) refusedRequests() ([]results.TimelineEntry, error) {
 	reqs, _, err := s.componentRequests()
-	if err != nil {
-		return nil
-	}
 	var out []results.TimelineEntry
 	for _, r := range reqs {
 		if r.Code < 400 {
@@ -91,5 +104,5 @@ func (s *scenarioRun) refusedRequests() []results.TimelineEntry {
 			Detail:  r.Message,
 		})
 	}
-	return out
+	return out, err
 }

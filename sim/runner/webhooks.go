@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -65,13 +64,14 @@ func (s *scenarioRun) managerWebhooks() []sim.ManagerWebhook {
 
 // nsSuffix is the random suffix of the scenario's namespace, which makes
 // the names of its cluster-wide objects unique.
-func (s *scenarioRun) nsSuffix() string { return s.ns[strings.LastIndexByte(s.ns, '-')+1:] }
+func (s *scenarioRun) nsSuffix() string { return namespaceSuffix(s.ns) }
 
 // installWebhooks serves the scenario's webhooks and creates their
 // configurations, and waits until the API server calls each (for a
 // server-side dry run of a TrainJob).
 func (s *scenarioRun) installWebhooks(ctx context.Context) error {
-	hooks := s.managerWebhooks()
+	s.webhooks = s.managerWebhooks()
+	hooks := s.webhooks
 	if len(hooks) == 0 {
 		return nil
 	}
@@ -103,7 +103,7 @@ func (s *scenarioRun) installWebhooks(ctx context.Context) error {
 		var last error
 		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, webhookReadyTimeout, true, func(ctx context.Context) (bool, error) {
 			last = c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
-			return server.DryRunCalled(h), nil
+			return server.DryRunCalled(h)
 		})
 		if err != nil {
 			return fmt.Errorf("the API server did not call webhook %s within %s (the dry run's answer: %v): %w", h.Name, webhookReadyTimeout, last, err)
@@ -118,7 +118,7 @@ func (s *scenarioRun) uninstallWebhooks(ctx context.Context) error {
 		return nil
 	}
 	var errs []error
-	for _, h := range s.managerWebhooks() {
+	for _, h := range s.webhooks {
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		cfg.Name = h.Name
 		if err := s.cluster.Client().Delete(ctx, cfg); err != nil && !apierrors.IsNotFound(err) {
@@ -136,7 +136,7 @@ func (s *scenarioRun) releaseHolds(step string) {
 	if s.webhookServer == nil {
 		return
 	}
-	for i, h := range s.managerWebhooks() {
+	for i, h := range s.webhooks {
 		w := s.sc.Spec.Webhooks[i]
 		switch {
 		case w.Hold == nil:
@@ -150,7 +150,7 @@ func (s *scenarioRun) releaseHolds(step string) {
 
 // holding checks that the webhook of a name holds a request.
 func (s *scenarioRun) holding(name string) string {
-	for i, h := range s.managerWebhooks() {
+	for i, h := range s.webhooks {
 		if s.sc.Spec.Webhooks[i].Name != name || s.webhookServer == nil {
 			continue
 		}
@@ -158,13 +158,16 @@ func (s *scenarioRun) holding(name string) string {
 			return ""
 		}
 		calls := s.webhookServer.Calls(h)
-		held := 0
+		answered, abandoned := 0, 0
 		for _, c := range calls {
-			if c.Held {
-				held++
+			switch {
+			case c.Held && c.Released == sim.HoldAbandoned:
+				abandoned++
+			case c.Held:
+				answered++
 			}
 		}
-		return fmt.Sprintf("webhook %s holds no request (%d calls so far, %d of them held and answered)", name, len(calls), held)
+		return fmt.Sprintf("webhook %s holds no request (%d calls so far; held, then answered: %d; held until the API server stopped waiting: %d)", name, len(calls), answered, abandoned)
 	}
 	return fmt.Sprintf("webhook %s is not installed", name)
 }
@@ -176,7 +179,7 @@ func (s *scenarioRun) webhookEntries() []results.TimelineEntry {
 		return nil
 	}
 	var out []results.TimelineEntry
-	for i, h := range s.managerWebhooks() {
+	for i, h := range s.webhooks {
 		lane := s.sc.Spec.Webhooks[i].Name
 		for _, c := range s.webhookServer.Calls(h) {
 			what := "its entry was there as it writes it: no change"

@@ -141,6 +141,9 @@ func (v *validator) hold(path string, w v1alpha1.AdmissionWebhook) {
 	case ref.path != index("spec.steps", ref.outer):
 		v.errorf(up, "step %s is a write of a concurrently group: name a step of spec.steps", quote(h.Until))
 		return
+	case v.sc.Spec.Steps[ref.outer].Trainer != nil:
+		v.errorf(up, "step %s runs on some Trainer releases only (its trainer.versions): on the others the hold would never end; name a step every release runs", quote(h.Until))
+		return
 	}
 	for i, st := range v.sc.Spec.Steps {
 		if st.Expect != nil && st.Expect.Holding == w.Name && i >= ref.outer {

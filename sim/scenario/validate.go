@@ -816,10 +816,10 @@ var expectationChecks = map[string]func(v *validator, path string, e *v1alpha1.E
 				v.errorf(join(rp, "verb"), "unknown verb %s: must be %s", quote(r.Verb), oneOf(v1alpha1.RequestVerbs))
 			}
 			v.target(join(rp, "target"), r.Target)
-			if r.Target.Selector != nil {
-				v.errorf(join(rp, "target.selector"), "a request is about one object: give its name")
+			if r.Target.Namespace != "" {
+				v.errorf(join(join(rp, "target"), "namespace"), "a component's requests are looked up in the scenario's namespace: leave namespace out")
 			}
-			if r.Target.Kind != "TrainJob" {
+			if r.Target.Kind != "" && r.Target.Kind != "TrainJob" {
 				v.errorf(join(join(rp, "target"), "kind"), "unsupported kind %s: the audit log records the components' requests to TrainJobs", quote(r.Target.Kind))
 			}
 			if r.Status < 100 || r.Status > 599 {

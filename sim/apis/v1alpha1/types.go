@@ -157,11 +157,13 @@ type WebhookHold struct {
 	// from true to false). It holds every such request of its operations
 	// until the step runs; none after.
 	Requests string `json:"requests"`
-	// Until is a step of spec.steps: the requests held are answered once
-	// that step has run (its write answered and its expect checked), or
-	// when the API server stops waiting for the webhook (30 s; the
-	// request then fails as the failurePolicy says), or when the scenario
-	// ends. A step's expect holding says when a request is held.
+	// Until is a step of spec.steps that every Trainer release runs: the
+	// requests held are answered once that step has run (its write
+	// answered and its expect checked), or when the scenario ends. A
+	// request the API server stops waiting for (after 30 s) is never
+	// answered and fails as the failurePolicy says; the webhook goes on
+	// holding the next ones. A step's expect holding says when a request
+	// is held.
 	Until string `json:"until"`
 }
 
