@@ -202,7 +202,11 @@ func renderTrainJob(ctx context.Context, out io.Writer, release string, cl clien
 	job := renderedJob{Templates: map[string]any{}, Pods: map[string]any{}}
 	want := 0
 	for _, rj := range js.Spec.ReplicatedJobs {
-		job.Templates[rj.Name] = normalized(rj.Template.Spec.Template.DeepCopy())
+		t, err := normalized(rj.Template.Spec.Template.DeepCopy())
+		if err != nil {
+			return renderedJob{}, fmt.Errorf("replicated job %s of TrainJob %s: %w", rj.Name, name, err)
+		}
+		job.Templates[rj.Name] = t
 		parallelism := int32(1)
 		if p := rj.Template.Spec.Parallelism; p != nil {
 			parallelism = *p
@@ -230,7 +234,11 @@ func renderTrainJob(ctx context.Context, out io.Writer, release string, cl clien
 			p.Labels[jobsetv1alpha2.ReplicatedJobNameKey], p.Labels[jobsetv1alpha2.JobIndexKey], p.Labels["batch.kubernetes.io/job-completion-index"],
 		}, "/")
 		tmpl := &corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}
-		job.Pods[key] = normalized(tmpl)
+		u, err := normalized(tmpl)
+		if err != nil {
+			return renderedJob{}, fmt.Errorf("Pod %s of TrainJob %s: %w", p.Name, name, err)
+		}
+		job.Pods[key] = u
 	}
 	return job, nil
 }
@@ -244,7 +252,7 @@ const jobSetPriorityLabel = "jobset.sigs.k8s.io/priority"
 // the servers chose, the node, the ServiceAccount token volume, the
 // harness's isolation of the namespace's Pods, and the label only the newer
 // JobSets stamp.
-func normalized(t *corev1.PodTemplateSpec) any {
+func normalized(t *corev1.PodTemplateSpec) (map[string]any, error) {
 	t.ObjectMeta = metav1.ObjectMeta{Labels: t.Labels, Annotations: t.Annotations}
 	for _, k := range []string{"controller-uid", "batch.kubernetes.io/controller-uid", jobsetv1alpha2.JobSetUIDKey, jobSetPriorityLabel} {
 		delete(t.Labels, k)
@@ -273,7 +281,7 @@ func normalized(t *corev1.PodTemplateSpec) any {
 	}
 	u, err := apiruntime.DefaultUnstructuredConverter.ToUnstructured(t)
 	if err != nil {
-		return fmt.Sprintf("unconvertible Pod template: %v", err)
+		return nil, fmt.Errorf("failed to convert the Pod template to unstructured: %w", err)
 	}
-	return u
+	return u, nil
 }
