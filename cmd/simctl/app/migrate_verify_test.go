@@ -1,0 +1,76 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+)
+
+// renderTestTimeout bounds renderTrainJob's waits in the tests below.
+const renderTestTimeout = 300 * time.Millisecond
+
+// fakeTrainJobCluster holds the JobSet of TrainJob "job" (one replicated job
+// "node", 2 replicas of parallelism 1) and pods of its Pods.
+func fakeTrainJobCluster(t *testing.T, pods int) client.Client {
+	t.Helper()
+	scheme := apiruntime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := jobsetv1alpha2.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	objs := []client.Object{&jobsetv1alpha2.JobSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"},
+		Spec: jobsetv1alpha2.JobSetSpec{ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{
+			{Name: "node", Replicas: 2},
+		}},
+	}}
+	for i := range pods {
+		objs = append(objs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+			Namespace: "ns", Name: "job-node-" + strconv.Itoa(i),
+			Labels: map[string]string{jobsetv1alpha2.JobSetNameKey: "job", jobsetv1alpha2.ReplicatedJobNameKey: "node", jobsetv1alpha2.JobIndexKey: strconv.Itoa(i)},
+		}})
+	}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+}
+
+func TestRenderTrainJob(t *testing.T) {
+	job, err := renderTrainJob(context.Background(), fakeTrainJobCluster(t, 2), "ns", "job", renderTestTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{1, 2}, []int{len(job.Templates), len(job.Pods)}); diff != "" {
+		t.Errorf("templates and Pods mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestRenderTrainJobTooFewPods: a Pod short is a failure with the counts,
+// not something left to the diff.
+func TestRenderTrainJobTooFewPods(t *testing.T) {
+	_, err := renderTrainJob(context.Background(), fakeTrainJobCluster(t, 1), "ns", "job", renderTestTimeout)
+	want := "TrainJob job: want 2 Pods, got 1 within 300ms"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+}
+
+// TestRenderTrainJobCancelled: the end of the context is returned as such.
+func TestRenderTrainJobCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := renderTrainJob(ctx, fakeTrainJobCluster(t, 1), "ns", "job", time.Minute)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want %v", err, context.Canceled)
+	}
+}
