@@ -100,7 +100,10 @@ func Migrate(data []byte, opts Options) ([]byte, []Warning, error) {
 	if len(errs) > 0 {
 		return nil, nil, &errs
 	}
-	known := defaultRuntimes()
+	known, err := defaultRuntimes()
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, doc := range docs {
 		known.add(doc.Content[0])
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
@@ -281,6 +282,44 @@ func TestMigrateRemovesOverridesThatDoNothing(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, string(out)); diff != "" {
 				t.Errorf("output mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDefaultRuntimesAreV210s: the jobs Migrate checks target jobs against
+// are those of Trainer v2.1.0's default runtimes, not v2.3.0's
+// (jax-distributed is newer; deepspeed-distributed had its jobs in another
+// order, which the warning lists).
+func TestDefaultRuntimesAreV210s(t *testing.T) {
+	r, err := defaultRuntimes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r["ClusterTrainingRuntime/jax-distributed"]; ok {
+		t.Error("jax-distributed, which v2.1.0 does not have, is among the default runtimes")
+	}
+	got := r["ClusterTrainingRuntime/deepspeed-distributed"].jobs
+	if diff := cmp.Diff([]string{"launcher", "node"}, got); diff != "" {
+		t.Errorf("jobs of deepspeed-distributed mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestReadRuntimesErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fsys fstest.MapFS
+		want string
+	}{
+		{name: "no directory", fsys: fstest.MapFS{},
+			want: "failed to read Trainer v2.1.0's default runtimes: open runtimes: file does not exist"},
+		{name: "not YAML", fsys: fstest.MapFS{"runtimes/a.yaml": {Data: []byte("a: b\n\tc: d\n")}},
+			want: "failed to decode runtimes/a.yaml: yaml: line 2: found a tab character that violates indentation"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := readRuntimes(tc.fsys, "runtimes")
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("err = %v, want %s", err, tc.want)
 			}
 		})
 	}

@@ -139,8 +139,12 @@ func migrateFile(ctx context.Context, streams Streams, file, manager string, str
 		return withCode(ExitFailed, fmt.Errorf("%s (--strict)", plural(len(warnings), "warning")))
 	}
 	if verify {
+		from, err := sim.LookupTrainer(migrate.SourceRelease)
+		if err != nil {
+			return err
+		}
 		releases := sim.TrainerReleases
-		return verifyMigration(ctx, streams.Err, data, out, releases[0], releases[len(releases)-1])
+		return verifyMigration(ctx, streams.Err, data, out, from, releases[len(releases)-1])
 	}
 	return nil
 }

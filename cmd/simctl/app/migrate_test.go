@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/trainersim/trainersim/sim"
+	"github.com/trainersim/trainersim/sim/migrate"
 )
 
 // migrateTestdata holds the TrainJob files and goldens of sim/migrate.
@@ -143,5 +146,18 @@ func TestMigrateSeedFixture(t *testing.T) {
 	}
 	if diff := cmp.Diff(string(want), stdout); diff != "" {
 		t.Errorf("fixtures/migrate/seed-000.migrated.yaml is not what migrate prints (-file +printed):\n%s", diff)
+	}
+}
+
+// TestMigrateSourceReleaseIsSupported: the release whose default runtimes
+// migrate checks target jobs against is the one --verify starts, and it is
+// one with podTemplateOverrides.
+func TestMigrateSourceReleaseIsSupported(t *testing.T) {
+	r, err := sim.LookupTrainer(migrate.SourceRelease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.API != sim.APIPodTemplateOverrides {
+		t.Errorf("Trainer %s has API %s, want %s", r.Version, r.API, sim.APIPodTemplateOverrides)
 	}
 }
