@@ -14,12 +14,6 @@ import (
 	"github.com/trainersim/trainersim/sim/internal/smpmeta"
 )
 
-// podTemplateMeta describes a Pod template to the strategic merge: the type
-// v2.1.0 merges an override with (trainingruntime.go:226), and the type of
-// a replicated job's Pod template in the JobSet spec v2.3.0 merges an entry
-// with.
-var podTemplateMeta = mustMeta(corev1.PodTemplateSpec{})
-
 // jobPatch is the Pod template patch of one replicated job: the overrides
 // that target it, folded in list order.
 type jobPatch struct {
@@ -92,7 +86,7 @@ func (t *trainJob) checkOrder(j *jobPatch) {
 	uses := map[string][]listUse{}
 	var paths []string
 	for _, o := range j.overrides {
-		walkLists("", o.patch, o.guide, podTemplateMeta, func(path string, keys []string, n *yaml.Node) {
+		walkLists("", o.patch, o.guide, smpmeta.PodTemplate, func(path string, keys []string, n *yaml.Node) {
 			if _, ok := uses[path]; !ok {
 				paths = append(paths, path)
 			}
@@ -154,14 +148,6 @@ func joinIndexes(ix []string) string {
 		return strings.Join(ix, "")
 	}
 	return strings.Join(ix[:len(ix)-1], ", ") + " and " + ix[len(ix)-1]
-}
-
-func mustMeta(v any) strategicpatch.PatchMetaFromStruct {
-	m, err := strategicpatch.NewPatchMetaFromStruct(v)
-	if err != nil {
-		panic(err)
-	}
-	return m
 }
 
 // keyValue renders a list item's key value as fieldpath writes it.

@@ -376,7 +376,7 @@ func parsePath(p string) []pathSegment {
 // selected by their merge key where they have one.
 func locate(n *yaml.Node, segs []pathSegment) (*yaml.Node, string) {
 	var (
-		meta     strategicpatch.LookupPatchMeta = mustMeta(overrideShape{})
+		meta     strategicpatch.LookupPatchMeta = overrideMeta
 		elem                                    = meta
 		mergeKey string
 		spelled  string
