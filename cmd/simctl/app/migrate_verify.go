@@ -98,7 +98,11 @@ func renderOn(ctx context.Context, out io.Writer, release sim.TrainerRelease, ns
 	var trainJobs, runtimesMade []*unstructured.Unstructured
 	for _, o := range objs {
 		o = o.DeepCopy()
-		if namespaced(o) {
+		namespaced, err := cl.IsObjectNamespaced(o)
+		if err != nil {
+			return nil, withCode(ExitFailed, fmt.Errorf("failed to find the resource of %s %s on Trainer %s's cluster: %w", o.GetKind(), o.GetName(), release.Version, err))
+		}
+		if namespaced {
 			o.SetNamespace(ns)
 		}
 		if o.GetKind() == "TrainJob" {
@@ -176,15 +180,6 @@ func holds(objs []*unstructured.Unstructured, kind, name string) bool {
 		}
 	}
 	return false
-}
-
-// namespaced reports whether a FILE document goes into the namespace.
-func namespaced(o *unstructured.Unstructured) bool {
-	switch o.GetKind() {
-	case "ClusterTrainingRuntime", "Namespace", "StorageClass", "PersistentVolume", "PriorityClass":
-		return false
-	}
-	return true
 }
 
 // renderTrainJob waits for the TrainJob's JobSet and then for its Pods (as
