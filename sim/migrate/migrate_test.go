@@ -302,3 +302,18 @@ func TestReadRuntimesErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestParsePath: the paths of sigs.k8s.io/json's strict errors, names with
+// characters fieldpath.Parse would want quoted included.
+func TestParsePath(t *testing.T) {
+	for in, want := range map[string][]pathSegment{
+		"spec.containers[0].securityContext": {{name: "spec", index: -1}, {name: "containers", index: -1}, {index: 0}, {name: "securityContext", index: -1}},
+		"spec.foo bar":                       {{name: "spec", index: -1}, {name: "foo bar", index: -1}},
+		"spec.x=y":                           {{name: "spec", index: -1}, {name: "x=y", index: -1}},
+		"spec.containers[1].odd]":            {{name: "spec", index: -1}, {name: "containers", index: -1}, {index: 1}, {name: "odd]", index: -1}},
+	} {
+		if diff := cmp.Diff(want, parsePath(in), cmp.AllowUnexported(pathSegment{})); diff != "" {
+			t.Errorf("parsePath(%q) mismatch (-want +got):\n%s", in, diff)
+		}
+	}
+}

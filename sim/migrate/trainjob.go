@@ -350,7 +350,10 @@ type pathSegment struct {
 }
 
 // parsePath reads a path of sigs.k8s.io/json's strict errors, such as
-// spec.containers[0].securityContext.
+// spec.containers[0].securityContext. That is not fieldpath's syntax: the
+// decoder joins field names with dots as they are, so an unknown field
+// "foo bar", "x=y" or "odd]" is spelled raw, where fieldpath.Parse wants it
+// quoted and fails.
 func parsePath(p string) []pathSegment {
 	var segs []pathSegment
 	for part := range strings.SplitSeq(p, ".") {
