@@ -426,7 +426,15 @@ func jobsPhrase(jobs []string) string {
 	case 1:
 		return "job " + jobs[0]
 	}
-	return "jobs " + strings.Join(jobs[:len(jobs)-1], ", ") + " and " + jobs[len(jobs)-1]
+	return "jobs " + joinAnd(jobs)
+}
+
+// joinAnd joins items in a sentence: "a", "a and b", "a, b and c".
+func joinAnd(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 // nodeOr returns n, or else when n is nil.
