@@ -213,19 +213,28 @@ func renderTrainJob(ctx context.Context, cl client.Client, ns, name string, time
 		}
 		want += int(rj.Replicas * parallelism)
 	}
+	// A failed list is tried again: near the end of the wait client-go's
+	// rate limiter fails it ("would exceed context deadline"), and the
+	// count of the last list is what to report.
 	var pods []corev1.Pod
+	var listErr error
+	listed := false
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		var err error
-		pods, err = sim.TrainJobPods(ctx, cl, ns, name)
-		return len(pods) >= want, err
+		got, err := sim.TrainJobPods(ctx, cl, ns, name)
+		if err != nil {
+			listErr = err
+			return false, nil
+		}
+		pods, listed = got, true
+		return len(pods) >= want, nil
 	})
 	switch {
 	case ctx.Err() != nil:
 		return renderedJob{}, ctx.Err()
-	case len(pods) < want && wait.Interrupted(err):
-		return renderedJob{}, fmt.Errorf("TrainJob %s: want %d Pods, got %d within %s", name, want, len(pods), timeout)
+	case err != nil && !listed && listErr != nil:
+		return renderedJob{}, listErr
 	case err != nil:
-		return renderedJob{}, err
+		return renderedJob{}, fmt.Errorf("TrainJob %s: want %d Pods, got %d within %s", name, want, len(pods), timeout)
 	}
 	for i := range pods {
 		p := &pods[i]

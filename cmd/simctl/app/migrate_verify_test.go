@@ -13,6 +13,7 @@ import (
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 )
 
@@ -20,8 +21,9 @@ import (
 const renderTestTimeout = 300 * time.Millisecond
 
 // fakeTrainJobCluster holds the JobSet of TrainJob "job" (one replicated job
-// "node", 2 replicas of parallelism 1) and pods of its Pods.
-func fakeTrainJobCluster(t *testing.T, pods int) client.Client {
+// "node", 2 replicas of parallelism 1) and pods of its Pods; funcs, when
+// given, intercept its calls.
+func fakeTrainJobCluster(t *testing.T, pods int, funcs ...interceptor.Funcs) client.Client {
 	t.Helper()
 	scheme := apiruntime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
@@ -42,7 +44,11 @@ func fakeTrainJobCluster(t *testing.T, pods int) client.Client {
 			Labels: map[string]string{jobsetv1alpha2.JobSetNameKey: "job", jobsetv1alpha2.ReplicatedJobNameKey: "node", jobsetv1alpha2.JobIndexKey: strconv.Itoa(i)},
 		}})
 	}
-	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	b := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...)
+	for _, f := range funcs {
+		b = b.WithInterceptorFuncs(f)
+	}
+	return b.Build()
 }
 
 func TestRenderTrainJob(t *testing.T) {
@@ -62,6 +68,35 @@ func TestRenderTrainJobTooFewPods(t *testing.T) {
 	want := "TrainJob job: want 2 Pods, got 1 within 300ms"
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
+	}
+}
+
+// TestRenderTrainJobListFails: a list that fails (as client-go's rate
+// limiter fails one near the end of the wait) is tried again, and the
+// shortfall is reported with the count of the last list; when no list
+// succeeds, the list's error is.
+func TestRenderTrainJobListFails(t *testing.T) {
+	errList := errors.New("rate: Wait(n=1) would exceed context deadline")
+	calls := 0
+	failAfterFirst := interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		calls++
+		if calls > 1 {
+			return errList
+		}
+		return c.List(ctx, list, opts...)
+	}}
+	_, err := renderTrainJob(context.Background(), fakeTrainJobCluster(t, 1, failAfterFirst), "ns", "job", renderTestTimeout)
+	want := "TrainJob job: want 2 Pods, got 1 within 300ms"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+
+	alwaysFail := interceptor.Funcs{List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
+		return errList
+	}}
+	_, err = renderTrainJob(context.Background(), fakeTrainJobCluster(t, 2, alwaysFail), "ns", "job", renderTestTimeout)
+	if !errors.Is(err, errList) {
+		t.Errorf("err = %v, want %v", err, errList)
 	}
 }
 
