@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +59,16 @@ func TestRenderTrainJob(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int{1, 2}, []int{len(job.Templates), len(job.Pods)}); diff != "" {
 		t.Errorf("templates and Pods mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestRenderTrainJobNoJobSet: a TrainJob without a JobSet after the wait is
+// a failure that says so.
+func TestRenderTrainJobNoJobSet(t *testing.T) {
+	_, err := renderTrainJob(context.Background(), fakeTrainJobCluster(t, 0), "ns", "other", renderTestTimeout)
+	want := "no JobSet for TrainJob other within 300ms"
+	if err == nil || !strings.HasPrefix(err.Error(), want+": ") {
+		t.Errorf("err = %v, want %s: ...", err, want)
 	}
 }
 
