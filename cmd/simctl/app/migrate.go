@@ -72,8 +72,9 @@ choose (names, uids, nodes, ServiceAccount token volumes) and the label
 jobset.sigs.k8s.io/priority, which JobSet stamps since v0.11. The second
 cluster's default ClusterTrainingRuntimes that the TrainJobs name get the
 first's spec, so that the comparison shows the migration, not how the
-default runtimes changed between releases. What differs is printed as a
-go-cmp diff (-old +new) on standard error, and simctl exits 1. It takes
+default runtimes changed between releases. It prints how many Pod
+templates and Pods it compared; what differs is printed as a go-cmp diff
+(-old +new) on standard error, and simctl exits 1. It takes
 about 20 seconds. With --strict, a warning stops migrate before --verify
 starts a cluster.
 

@@ -66,12 +66,42 @@ func verifyMigration(ctx context.Context, out io.Writer, oldDocs, newDocs []byte
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(out, "verify: compared %s\n", compared(before, after))
 	if diff := cmp.Diff(before, after); diff != "" {
 		fmt.Fprintf(out, "verify: what the TrainJobs render differs (-%s +%s):\n%s", oldRelease.Version, newRelease.Version, diff)
 		return withCode(ExitFailed, errors.New("the migrated TrainJobs render differently"))
 	}
 	fmt.Fprintf(out, "verify: the JobSets' Pod templates and the Pods are the same on both releases\n")
 	return nil
+}
+
+// compared says what a comparison of two renderings covers: the TrainJobs,
+// Pod templates (by replicated job) and Pods (by key) of either.
+func compared(a, b rendered) string {
+	trainJobs := map[string]bool{}
+	var templates, pods int
+	for _, r := range []rendered{a, b} {
+		for name := range r {
+			trainJobs[name] = true
+		}
+	}
+	for name := range trainJobs {
+		templates += len(unionKeys(a[name].Templates, b[name].Templates))
+		pods += len(unionKeys(a[name].Pods, b[name].Pods))
+	}
+	return fmt.Sprintf("%s and %s of %s", plural(templates, "Pod template"), plural(pods, "Pod"), plural(len(trainJobs), "TrainJob"))
+}
+
+// unionKeys returns the keys of a and b.
+func unionKeys(a, b map[string]any) map[string]bool {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	return keys
 }
 
 // renderOn starts a cluster of release, creates objs in ns (TrainJobs last)

@@ -120,3 +120,25 @@ func TestRenderTrainJobCancelled(t *testing.T) {
 		t.Errorf("err = %v, want %v", err, context.Canceled)
 	}
 }
+
+// TestCompared: what verify says it compared counts what either side has.
+func TestCompared(t *testing.T) {
+	before := rendered{"a": {Templates: map[string]any{"node": nil}, Pods: map[string]any{"node/0/0": nil, "node/1/0": nil}}}
+	after := rendered{
+		"a": {Templates: map[string]any{"node": nil, "launcher": nil}, Pods: map[string]any{"node/0/0": nil}},
+		"b": {Templates: map[string]any{"node": nil}, Pods: map[string]any{"node/0/0": nil}},
+	}
+	for _, tc := range []struct {
+		name          string
+		before, after rendered
+		want          string
+	}{
+		{"same", before, before, "1 Pod template and 2 Pods of 1 TrainJob"},
+		{"either side", before, after, "3 Pod templates and 3 Pods of 2 TrainJobs"},
+		{"nothing", rendered{}, rendered{}, "0 Pod templates and 0 Pods of 0 TrainJobs"},
+	} {
+		if got := compared(tc.before, tc.after); got != tc.want {
+			t.Errorf("%s: compared = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
