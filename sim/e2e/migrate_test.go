@@ -19,6 +19,9 @@ var _ = Describe("simctl migrate --verify", func() {
 		Expect(string(session.Out.Contents())).To(ContainSubstring("- manager: trainer.kubeflow.org/kubeflow-sdk"))
 		Expect(string(session.Err.Contents())).To(ContainSubstring("Trainer v2.1.0, JobSet v0.10.1"))
 		Expect(string(session.Err.Contents())).To(ContainSubstring("Trainer v2.3.0, JobSet v0.12.0"))
+		// One TrainJob on torch-distributed, whose one replicated job (node)
+		// has one Pod.
+		Expect(string(session.Err.Contents())).To(ContainSubstring("verify: compared 1 Pod template and 1 Pod of 1 TrainJob\n"))
 		Expect(string(session.Err.Contents())).To(ContainSubstring("verify: the JobSets' Pod templates and the Pods are the same on both releases"))
 	})
 

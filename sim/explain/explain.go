@@ -6,13 +6,12 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainersim/trainersim/sim/fieldpath"
+	"github.com/trainersim/trainersim/sim/internal/smpmeta"
 )
 
 // Names of the first two layers.
@@ -21,20 +20,8 @@ const (
 	trainJobLayer = "trainjob"
 )
 
-var (
-	// podTemplateMeta describes Pod templates, for the keyed lists.
-	podTemplateMeta = mustMeta(corev1.PodTemplateSpec{})
-	// jobSetMeta describes a JobSet, the shape of an entry's template.
-	jobSetMeta = mustMeta(jobsetv1alpha2.JobSet{})
-)
-
-func mustMeta(v any) strategicpatch.PatchMetaFromStruct {
-	m, err := strategicpatch.NewPatchMetaFromStruct(v)
-	if err != nil {
-		panic(err)
-	}
-	return m
-}
+// jobSetMeta describes a JobSet, the shape of an entry's template.
+var jobSetMeta = smpmeta.MustFromStruct(jobsetv1alpha2.JobSet{})
 
 // podTemplatePath is the path of a replicated job's Pod template in a JobSet.
 func podTemplatePath(replicatedJob string) string {
@@ -145,7 +132,7 @@ func podTemplates(jobSet map[string]any) []PodTemplate {
 func flattenLayer(l *Layer) *flat {
 	f := newFlat()
 	for _, pt := range l.PodTemplates {
-		f.add(podTemplatePath(pt.ReplicatedJob), pt.Template, podTemplateMeta)
+		f.add(podTemplatePath(pt.ReplicatedJob), pt.Template, smpmeta.PodTemplate)
 	}
 	return f
 }

@@ -9,6 +9,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainersim/trainersim/sim/internal/smpmeta"
 )
 
 // entry is a runtimePatches entry whose Pod spec patch for replicated job rj
@@ -152,7 +154,7 @@ func TestFlattenKeyedLists(t *testing.T) {
 		},
 	}
 	f := newFlat()
-	f.add("T", tmpl, podTemplateMeta)
+	f.add("T", tmpl, smpmeta.PodTemplate)
 	want := []string{
 		"T.spec.containers[name=node].command",
 		"T.spec.containers[name=node].ports[containerPort=29500]",

@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/trainersim/trainersim/sim/internal/smpmeta"
 )
 
 // Output formats of Write.
@@ -77,7 +79,7 @@ func (r *Result) WriteText(w io.Writer) error {
 		case KindRuntime:
 			p.printf(", its Pod templates\n")
 			for _, pt := range l.PodTemplates {
-				p.block(pt.ReplicatedJob+":", compact(pt.Template, podTemplateMeta))
+				p.block(pt.ReplicatedJob+":", compact(pt.Template, smpmeta.PodTemplate))
 			}
 		case KindTrainJob:
 			p.printf(" without runtimePatches, which the trainer's plugins turn into Pod template fields\n")
@@ -90,7 +92,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	p.printf("\nFINAL Pod templates, from the JobSet the trainer builds\n")
 	final := r.Layers[len(r.Layers)-1]
 	for _, pt := range final.PodTemplates {
-		p.block(pt.ReplicatedJob+":", compact(pt.Template, podTemplateMeta))
+		p.block(pt.ReplicatedJob+":", compact(pt.Template, smpmeta.PodTemplate))
 	}
 
 	for _, pt := range final.PodTemplates {

@@ -48,7 +48,8 @@
 //     some of them (securityContext, finalizers).
 //   - UnknownJob: a target job the TrainJob's runtime does not have, when
 //     the runtime is known (in the same input, or a default
-//     ClusterTrainingRuntime). v2.1.0 merges an override into the runtime's
+//     ClusterTrainingRuntime of v2.1.0, embedded in
+//     fixtures/releases/v2.1.0/runtimes). v2.1.0 merges an override into the runtime's
 //     jobs only (trainingruntime.go:192-197), so its webhook, which reads
 //     the job names after the merge (trainingruntime.go:263,
 //     clustertrainingruntime.go:102), rejects the TrainJob

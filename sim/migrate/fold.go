@@ -4,21 +4,15 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/trainersim/trainersim/sim/fieldpath"
 	"github.com/trainersim/trainersim/sim/internal/smpmeta"
 )
-
-// podTemplateMeta describes a Pod template to the strategic merge: the type
-// v2.1.0 merges an override with (trainingruntime.go:226), and the type of
-// a replicated job's Pod template in the JobSet spec v2.3.0 merges an entry
-// with.
-var podTemplateMeta = mustMeta(corev1.PodTemplateSpec{})
 
 // jobPatch is the Pod template patch of one replicated job: the overrides
 // that target it, folded in list order.
@@ -48,11 +42,7 @@ func (t *trainJob) fold(overrides []*override) []*jobPatch {
 	}
 	for _, j := range jobs {
 		for _, o := range j.overrides {
-			patch, err := normalize(o.patch) // a copy: the merge may change its arguments
-			if err != nil {
-				t.errorf(o.node, o.path, "%v", err)
-				continue
-			}
+			patch := runtime.DeepCopyJSON(o.patch) // the merge may change its arguments
 			if j.value == nil {
 				j.value = patch
 				continue
@@ -92,7 +82,7 @@ func (t *trainJob) checkOrder(j *jobPatch) {
 	uses := map[string][]listUse{}
 	var paths []string
 	for _, o := range j.overrides {
-		walkLists("", o.patch, o.guide, podTemplateMeta, func(path string, keys []string, n *yaml.Node) {
+		walkLists("", o.patch, o.guide, smpmeta.PodTemplate, func(path string, keys []string, n *yaml.Node) {
 			if _, ok := uses[path]; !ok {
 				paths = append(paths, path)
 			}
@@ -117,7 +107,7 @@ func (t *trainJob) checkOrder(j *jobPatch) {
 		}
 		t.warn(Order, us[differs].node, os, []string{j.name}, p, fmt.Sprintf(
 			"spec.podTemplateOverrides%s %s %s of job %s with different items: Trainer v2.1.0 merges them one after the other, the runtimePatches entry all at once, so if the runtime already has one of these items their order in the Pod can differ",
-			joinIndexes(indexes), verb, p, j.name))
+			joinAnd(indexes), verb, p, j.name))
 	}
 }
 
@@ -146,22 +136,6 @@ func walkLists(prefix string, v map[string]any, guide *yaml.Node, meta strategic
 			}
 		}
 	}
-}
-
-// joinIndexes writes "[0] and [1]", "[0], [1] and [3]".
-func joinIndexes(ix []string) string {
-	if len(ix) < 2 {
-		return strings.Join(ix, "")
-	}
-	return strings.Join(ix[:len(ix)-1], ", ") + " and " + ix[len(ix)-1]
-}
-
-func mustMeta(v any) strategicpatch.PatchMetaFromStruct {
-	m, err := strategicpatch.NewPatchMetaFromStruct(v)
-	if err != nil {
-		panic(err)
-	}
-	return m
 }
 
 // keyValue renders a list item's key value as fieldpath writes it.

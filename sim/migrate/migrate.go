@@ -3,7 +3,6 @@ package migrate
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,10 +10,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/sim/scenario"
 )
@@ -100,7 +97,10 @@ func Migrate(data []byte, opts Options) ([]byte, []Warning, error) {
 	if len(errs) > 0 {
 		return nil, nil, &errs
 	}
-	known := defaultRuntimes()
+	known, err := defaultRuntimes()
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, doc := range docs {
 		known.add(doc.Content[0])
 	}
@@ -139,28 +139,6 @@ func Migrate(data []byte, opts Options) ([]byte, []Warning, error) {
 		return nil, nil, fmt.Errorf("failed to encode YAML: %w", err)
 	}
 	return out.Bytes(), warnings, nil
-}
-
-// MigrateObject is Migrate of one TrainJob given as an object, for callers
-// that create it on a cluster. Warnings and errors have no lines.
-func MigrateObject(obj *unstructured.Unstructured, opts Options) (*unstructured.Unstructured, []Warning, error) {
-	data, err := json.Marshal(obj.Object)
-	if err != nil {
-		return nil, nil, fmt.Errorf("failed to encode TrainJob: %w", err)
-	}
-	out, warnings, err := Migrate(data, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err = sigsyaml.YAMLToJSON(out)
-	if err != nil {
-		return nil, nil, fmt.Errorf("failed to decode migrated TrainJob: %w", err)
-	}
-	migrated := &unstructured.Unstructured{}
-	if err := migrated.UnmarshalJSON(data); err != nil {
-		return nil, nil, fmt.Errorf("failed to decode migrated TrainJob: %w", err)
-	}
-	return migrated, warnings, nil
 }
 
 // manager returns the manager of the entry, checked as Trainer v2.3.0's

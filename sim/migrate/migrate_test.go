@@ -7,20 +7,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	sigsyaml "sigs.k8s.io/yaml"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.migrated.yaml")
 
 // goldenCases are the TrainJob files of testdata/ with the warnings each
-// gives; the migrated output of NAME.yaml is NAME.migrated.yaml.
+// gives, every field; the migrated output of NAME.yaml is
+// NAME.migrated.yaml.
 var goldenCases = []struct {
 	name     string
-	warnings []string
+	warnings []Warning // File is the input's
 }{
 	{name: "seed-migration"},
 	{name: "fold-same-job"},
@@ -28,20 +28,29 @@ var goldenCases = []struct {
 	{name: "metadata"},
 	{name: "labels-only"},
 	{name: "several-documents"},
-	{name: "warn-order", warnings: []string{
-		"testdata/warn-order.yaml:29:11: warning: spec.podTemplateOverrides[0] and [1] both set spec.volumes of job node with different items: Trainer v2.1.0 merges them one after the other, the runtimePatches entry all at once, so if the runtime already has one of these items their order in the Pod can differ",
-		"testdata/warn-order.yaml:34:15: warning: spec.podTemplateOverrides[0] and [1] both set spec.containers[name=trainer].env of job node with different items: Trainer v2.1.0 merges them one after the other, the runtimePatches entry all at once, so if the runtime already has one of these items their order in the Pod can differ",
+	{name: "warn-order", warnings: []Warning{
+		{Reason: Order, Line: 29, Column: 11, TrainJob: "warn-order", Overrides: []int{0, 1}, Jobs: []string{"node"}, Field: "spec.volumes",
+			Message: "spec.podTemplateOverrides[0] and [1] both set spec.volumes of job node with different items: Trainer v2.1.0 merges them one after the other, the runtimePatches entry all at once, so if the runtime already has one of these items their order in the Pod can differ"},
+		{Reason: Order, Line: 34, Column: 15, TrainJob: "warn-order", Overrides: []int{0, 1}, Jobs: []string{"node"}, Field: "spec.containers[name=trainer].env",
+			Message: "spec.podTemplateOverrides[0] and [1] both set spec.containers[name=trainer].env of job node with different items: Trainer v2.1.0 merges them one after the other, the runtimePatches entry all at once, so if the runtime already has one of these items their order in the Pod can differ"},
 	}},
-	{name: "warn-dropped", warnings: []string{
-		"testdata/warn-dropped.yaml:15:9: warning: spec.podTemplateOverrides[0].metadata.finalizers (job node): Trainer v2.1.0 applies only the labels and annotations of an override's metadata: left out, because v2.3.0 would patch it into the Pod template",
-		"testdata/warn-dropped.yaml:20:9: warning: spec.podTemplateOverrides[0].spec.securityContext (job node) is not in Trainer v2.1.0's API, so v2.1.0 never applied it: left out, because v2.3.0 would apply it",
-		"testdata/warn-dropped.yaml:22:9: warning: spec.podTemplateOverrides[0].spec.priorityClassName (job node) is not in Trainer v2.1.0's API, so v2.1.0 never applied it: left out",
-		"testdata/warn-dropped.yaml:25:13: warning: spec.podTemplateOverrides[0].spec.containers[name=trainer].image (job node) is not in Trainer v2.1.0's API, so v2.1.0 never applied it: left out",
-		"testdata/warn-dropped.yaml:26:13: warning: spec.podTemplateOverrides[0].spec.containers[name=trainer].securityContext (job node) is not in Trainer v2.1.0's API, so v2.1.0 never applied it: left out, because v2.3.0 would apply it",
-		"testdata/warn-dropped.yaml:31:19: warning: spec.podTemplateOverrides[1].targetJobs is empty, so Trainer v2.1.0 applied the override to no job: left out",
+	{name: "warn-dropped", warnings: []Warning{
+		{Reason: Dropped, Line: 15, Column: 9, TrainJob: "warn-dropped", Overrides: []int{0}, Jobs: []string{"node"}, Field: "metadata.finalizers",
+			Message: "spec.podTemplateOverrides[0].metadata.finalizers (job node): Trainer v2.1.0 applies only the labels and annotations of an override's metadata: left out, because v2.3.0 would patch it into the Pod template"},
+		{Reason: Dropped, Line: 20, Column: 9, TrainJob: "warn-dropped", Overrides: []int{0}, Jobs: []string{"node"}, Field: "spec.securityContext",
+			Message: "spec.podTemplateOverrides[0].spec.securityContext (job node) is not in Trainer v2.1.0's API, so v2.1.0 never applied it: left out, because v2.3.0 would apply it"},
+		{Reason: Dropped, Line: 22, Column: 9, TrainJob: "warn-dropped", Overrides: []int{0}, Jobs: []string{"node"}, Field: "spec.priorityClassName",
+			Message: "spec.podTemplateOverrides[0].spec.priorityClassName (job node) is not in Trainer v2.1.0's API, so v2.1.0 never applied it: left out"},
+		{Reason: Dropped, Line: 25, Column: 13, TrainJob: "warn-dropped", Overrides: []int{0}, Jobs: []string{"node"}, Field: "spec.containers[name=trainer].image",
+			Message: "spec.podTemplateOverrides[0].spec.containers[name=trainer].image (job node) is not in Trainer v2.1.0's API, so v2.1.0 never applied it: left out"},
+		{Reason: Dropped, Line: 26, Column: 13, TrainJob: "warn-dropped", Overrides: []int{0}, Jobs: []string{"node"}, Field: "spec.containers[name=trainer].securityContext",
+			Message: "spec.podTemplateOverrides[0].spec.containers[name=trainer].securityContext (job node) is not in Trainer v2.1.0's API, so v2.1.0 never applied it: left out, because v2.3.0 would apply it"},
+		{Reason: Dropped, Line: 31, Column: 19, TrainJob: "warn-dropped", Overrides: []int{1}, Field: "targetJobs",
+			Message: "spec.podTemplateOverrides[1].targetJobs is empty, so Trainer v2.1.0 applied the override to no job: left out"},
 	}},
-	{name: "warn-unknown-job", warnings: []string{
-		"testdata/warn-unknown-job.yaml:12:11: warning: spec.podTemplateOverrides[0].targetJobs[1] names job launcher, which the default ClusterTrainingRuntime torch-distributed does not have (it has node): Trainer v2.1.0 rejects the TrainJob, v2.3.0 admits it and adds a replicated job launcher to the JobSet",
+	{name: "warn-unknown-job", warnings: []Warning{
+		{Reason: UnknownJob, Line: 12, Column: 11, TrainJob: "warn-unknown-job", Overrides: []int{0}, Jobs: []string{"launcher"}, Field: "targetJobs[1]",
+			Message: "spec.podTemplateOverrides[0].targetJobs[1] names job launcher, which the default ClusterTrainingRuntime torch-distributed does not have (it has node): Trainer v2.1.0 rejects the TrainJob, v2.3.0 admits it and adds a replicated job launcher to the JobSet"},
 	}},
 }
 
@@ -63,11 +72,10 @@ func TestMigrateGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Migrate: %v", err)
 			}
-			var got []string
-			for _, w := range warnings {
-				got = append(got, w.String())
+			for i := range tc.warnings {
+				tc.warnings[i].File = in
 			}
-			if diff := cmp.Diff(tc.warnings, got); diff != "" {
+			if diff := cmp.Diff(tc.warnings, warnings); diff != "" {
 				t.Errorf("warnings mismatch (-want +got):\n%s", diff)
 			}
 			golden := "testdata/" + tc.name + ".migrated.yaml"
@@ -168,35 +176,6 @@ func TestMigrateManager(t *testing.T) {
 	}
 }
 
-func TestMigrateObject(t *testing.T) {
-	data, err := os.ReadFile("testdata/seed-migration.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := &unstructured.Unstructured{}
-	if err := sigsyaml.Unmarshal(data, &in.Object); err != nil {
-		t.Fatal(err)
-	}
-	got, warnings, err := MigrateObject(in, Options{})
-	if err != nil || len(warnings) > 0 {
-		t.Fatalf("MigrateObject: warnings %v, err %v", warnings, err)
-	}
-	golden, err := os.ReadFile("testdata/seed-migration.migrated.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := &unstructured.Unstructured{}
-	if err := sigsyaml.Unmarshal(golden, &want.Object); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want.Object, got.Object); diff != "" {
-		t.Errorf("object mismatch (-want +got):\n%s", diff)
-	}
-	if _, ok := in.Object["spec"].(map[string]any)["podTemplateOverrides"]; !ok {
-		t.Error("MigrateObject changed its argument")
-	}
-}
-
 // trainJobHead is the start of a TrainJob document, for the error cases.
 const trainJobHead = `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
@@ -283,5 +262,58 @@ func TestMigrateRemovesOverridesThatDoNothing(t *testing.T) {
 				t.Errorf("output mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDefaultRuntimesAreV210s: the jobs Migrate checks target jobs against
+// are those of Trainer v2.1.0's default runtimes, not v2.3.0's
+// (jax-distributed is newer; deepspeed-distributed had its jobs in another
+// order, which the warning lists).
+func TestDefaultRuntimesAreV210s(t *testing.T) {
+	r, err := defaultRuntimes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r["ClusterTrainingRuntime/jax-distributed"]; ok {
+		t.Error("jax-distributed, which v2.1.0 does not have, is among the default runtimes")
+	}
+	got := r["ClusterTrainingRuntime/deepspeed-distributed"].jobs
+	if diff := cmp.Diff([]string{"launcher", "node"}, got); diff != "" {
+		t.Errorf("jobs of deepspeed-distributed mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestReadRuntimesErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fsys fstest.MapFS
+		want string
+	}{
+		{name: "no directory", fsys: fstest.MapFS{},
+			want: "failed to read Trainer v2.1.0's default runtimes: open runtimes: file does not exist"},
+		{name: "not YAML", fsys: fstest.MapFS{"runtimes/a.yaml": {Data: []byte("a: b\n\tc: d\n")}},
+			want: "failed to decode runtimes/a.yaml: yaml: line 2: found a tab character that violates indentation"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := readRuntimes(tc.fsys, "runtimes")
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("err = %v, want %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestParsePath: the paths of sigs.k8s.io/json's strict errors, names with
+// characters fieldpath.Parse would want quoted included.
+func TestParsePath(t *testing.T) {
+	for in, want := range map[string][]pathSegment{
+		"spec.containers[0].securityContext": {{name: "spec", index: -1}, {name: "containers", index: -1}, {index: 0}, {name: "securityContext", index: -1}},
+		"spec.foo bar":                       {{name: "spec", index: -1}, {name: "foo bar", index: -1}},
+		"spec.x=y":                           {{name: "spec", index: -1}, {name: "x=y", index: -1}},
+		"spec.containers[1].odd]":            {{name: "spec", index: -1}, {name: "containers", index: -1}, {index: 1}, {name: "odd]", index: -1}},
+	} {
+		if diff := cmp.Diff(want, parsePath(in), cmp.AllowUnexported(pathSegment{})); diff != "" {
+			t.Errorf("parsePath(%q) mismatch (-want +got):\n%s", in, diff)
+		}
 	}
 }

@@ -23,7 +23,7 @@ func (j *jobPatch) render() *yaml.Node {
 	for i, o := range j.overrides {
 		guides[i] = o.guide
 	}
-	podTemplate := renderMap(j.value, guides, podTemplateMeta)
+	podTemplate := renderMap(j.value, guides, smpmeta.PodTemplate)
 	item.Content = append(item.Content, str("template"), mapping(str("spec"), mapping(str("template"), podTemplate)))
 	return item
 }

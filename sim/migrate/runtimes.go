@@ -1,6 +1,10 @@
 package migrate
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"path"
@@ -13,8 +17,8 @@ import (
 )
 
 // runtimes are the runtimes whose replicated jobs Migrate knows, by
-// "Kind/name": the trainer's default ClusterTrainingRuntimes and those of
-// the input.
+// "Kind/name": the default ClusterTrainingRuntimes of SourceRelease and
+// those of the input.
 type runtimes map[string]knownRuntime
 
 type knownRuntime struct {
@@ -23,28 +27,53 @@ type knownRuntime struct {
 	jobs []string
 }
 
-// defaultRuntimes returns the trainer's default ClusterTrainingRuntimes of
-// fixtures/runtimes (those of the trainer go.mod pins).
-func defaultRuntimes() runtimes {
-	return maps.Clone(loadDefaultRuntimes())
+// SourceRelease is the Trainer release whose TrainJobs Migrate reads: the
+// last with spec.podTemplateOverrides. Its default ClusterTrainingRuntimes
+// are those Migrate checks target jobs against.
+const SourceRelease = "v2.1.0"
+
+// defaultRuntimes returns the default ClusterTrainingRuntimes of
+// SourceRelease, embedded in fixtures/releases/.
+func defaultRuntimes() (runtimes, error) {
+	r, err := loadDefaultRuntimes()
+	return maps.Clone(r), err
 }
 
-var loadDefaultRuntimes = sync.OnceValue(func() runtimes {
-	r := runtimes{}
-	entries, _ := fs.ReadDir(fixtures.FS, fixtures.RuntimeDir)
-	for _, e := range entries {
-		data, err := fs.ReadFile(fixtures.FS, path.Join(fixtures.RuntimeDir, e.Name()))
-		if err != nil {
-			continue
-		}
-		var doc yaml.Node
-		if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
-			continue
-		}
-		r.addAs(doc.Content[0], "the default ")
-	}
-	return r
+var loadDefaultRuntimes = sync.OnceValues(func() (runtimes, error) {
+	return readRuntimes(fixtures.FS, path.Join(fixtures.ReleasesDir, SourceRelease, fixtures.RuntimeDir))
 })
+
+// readRuntimes reads the runtimes of every file of dir in fsys, as default
+// ones.
+func readRuntimes(fsys fs.FS, dir string) (runtimes, error) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read Trainer %s's default runtimes: %w", SourceRelease, err)
+	}
+	r := runtimes{}
+	for _, e := range entries {
+		p := path.Join(dir, e.Name())
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read Trainer %s's default runtimes: %w", SourceRelease, err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		for {
+			var doc yaml.Node
+			err := dec.Decode(&doc)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("failed to decode %s: %w", p, err)
+			}
+			if len(doc.Content) > 0 {
+				r.addAs(doc.Content[0], "the default ")
+			}
+		}
+	}
+	return r, nil
+}
 
 // add adds root when it is a TrainingRuntime or ClusterTrainingRuntime.
 func (r runtimes) add(root *yaml.Node) {

@@ -350,7 +350,10 @@ type pathSegment struct {
 }
 
 // parsePath reads a path of sigs.k8s.io/json's strict errors, such as
-// spec.containers[0].securityContext.
+// spec.containers[0].securityContext. That is not fieldpath's syntax: the
+// decoder joins field names with dots as they are, so an unknown field
+// "foo bar", "x=y" or "odd]" is spelled raw, where fieldpath.Parse wants it
+// quoted and fails.
 func parsePath(p string) []pathSegment {
 	var segs []pathSegment
 	for part := range strings.SplitSeq(p, ".") {
@@ -376,7 +379,7 @@ func parsePath(p string) []pathSegment {
 // selected by their merge key where they have one.
 func locate(n *yaml.Node, segs []pathSegment) (*yaml.Node, string) {
 	var (
-		meta     strategicpatch.LookupPatchMeta = mustMeta(overrideShape{})
+		meta     strategicpatch.LookupPatchMeta = overrideMeta
 		elem                                    = meta
 		mergeKey string
 		spelled  string
@@ -423,7 +426,15 @@ func jobsPhrase(jobs []string) string {
 	case 1:
 		return "job " + jobs[0]
 	}
-	return "jobs " + strings.Join(jobs[:len(jobs)-1], ", ") + " and " + jobs[len(jobs)-1]
+	return "jobs " + joinAnd(jobs)
+}
+
+// joinAnd joins items in a sentence: "a", "a and b", "a, b and c".
+func joinAnd(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 // nodeOr returns n, or else when n is nil.

@@ -2,6 +2,8 @@ package migrate
 
 import (
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/trainersim/trainersim/sim/internal/smpmeta"
 )
 
 // The types of Trainer v2.1.0's spec.podTemplateOverrides, as its CRD keeps
@@ -65,6 +67,9 @@ type overrideShape struct {
 	Metadata   overrideMetadata               `json:"metadata"`
 	Spec       corev1.PodSpec                 `json:"spec"`
 }
+
+// overrideMeta describes overrideShape.
+var overrideMeta = smpmeta.MustFromStruct(overrideShape{})
 
 // appliedByV23 reports whether Trainer v2.3.0's runtimePatches has a field
 // that v2.1.0's override does not (PodSpecPatch and ContainerPatch of its

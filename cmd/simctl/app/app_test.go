@@ -14,10 +14,18 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
+// run runs "simctl args..." with nothing on standard input and returns what
+// it printed and its exit code.
 func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runWithStdin(t, "", args...)
+}
+
+// runWithStdin is run with stdin as standard input.
+func runWithStdin(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	err := Run(context.Background(), Streams{In: strings.NewReader(""), Out: &out, Err: &errOut}, args)
+	err := Run(context.Background(), Streams{In: strings.NewReader(stdin), Out: &out, Err: &errOut}, args)
 	return out.String(), errOut.String(), ExitCode(err)
 }
 

@@ -30,15 +30,22 @@ every other document of FILE, rewritten for Trainer v2.2.0 and later:
                              manager --manager, with one item of
                              trainingRuntimeSpec.template.spec.replicatedJobs
                              per target job, whose Pod template patch is the
-                             job's overrides folded in list order (the later
-                             winning field by field, as v2.1.0 merges them:
-                             maps and env, volumes, containers by name;
-                             tolerations replaced whole)
+                             job's overrides folded in list order with
+                             v2.1.0's strategic merge (the later winning
+                             field by field: maps and env, volumes,
+                             containers merged by name; tolerations replaced
+                             whole): the Pods get v2.1.0's values, but the
+                             order of a merged list's items can differ when
+                             the runtime already has one of them (a warning
+                             says where)
   spec.labels, annotations   become the entry's trainingRuntimeSpec.template
                              metadata (the JobSet's labels and annotations,
                              as before)
 
-Nothing else changes. Nothing runs: migrate reads the YAML alone.
+Nothing else changes in content: keys, values, quoting and comments stay, but
+every document is re-indented by 2 spaces (list items under their key) and
+empty documents, comment-only ones included, are dropped. Nothing runs:
+migrate reads the YAML alone.
 
 Where the new TrainJob can behave otherwise on v2.3.0 than the old one did on
 v2.1.0, migrate still writes it and prints a warning to standard error, one
@@ -51,7 +58,9 @@ sentence naming the override, the job and the field:
   - a field v2.1.0 never applied (not in its API, metadata other than labels
     and annotations, an override without target jobs) is left out
   - a target job the TrainJob's runtime does not have (when the runtime is in
-    FILE or is a default one): v2.1.0 rejected it, v2.3.0 adds the job
+    FILE or is one of v2.1.0's defaults): v2.1.0 rejected the TrainJob, v2.3.0
+    adds a replicated job of that name whose Pod template is the override's
+    patch
 
 --verify then checks the migration on clusters: it starts one with the
 Trainer v2.1.0 and creates FILE as written, then one with the newest Trainer
@@ -63,15 +72,22 @@ choose (names, uids, nodes, ServiceAccount token volumes) and the label
 jobset.sigs.k8s.io/priority, which JobSet stamps since v0.11. The second
 cluster's default ClusterTrainingRuntimes that the TrainJobs name get the
 first's spec, so that the comparison shows the migration, not how the
-default runtimes changed between releases. What differs is printed as a
-go-cmp diff (-old +new) on standard error, and simctl exits 1. It takes
-about half a minute.
+default runtimes changed between releases. It prints how many Pod
+templates and Pods it compared; what differs is printed as a go-cmp diff
+(-old +new) on standard error, and simctl exits 1. It takes
+about 20 seconds. With --strict, a warning stops migrate before --verify
+starts a cluster.
 
-Exit codes: 0 migrated (warnings or not; with --verify, rendered the same),
-1 --strict and a warning, or --verify found a difference, 2 invalid
-input or usage: FILE cannot be read or is not YAML, holds no TrainJob, or a
-TrainJob already has runtimePatches, has nothing to migrate or an override
-v2.1.0 would refuse.`,
+Exit codes:
+  0  migrated (warnings or not); with --verify, rendered the same
+  1  --strict and a warning; or, with --verify: a Trainer refused to create
+     a document, a TrainJob got no JobSet within 30 s, or fewer Pods than
+     its JobSet asks for within the next 30 s, or what they render differs
+  2  invalid input or usage: FILE cannot be read or is not YAML, holds no
+     TrainJob, or a TrainJob already has runtimePatches, has nothing to
+     migrate or an override v2.1.0 would refuse
+  3  --verify could not start a cluster (or set up its namespace and
+     runtimes, or stop it)`,
 		Example: `  # the RuntimePatches guide's migration example
   simctl migrate sim/migrate/testdata/seed-migration.yaml
 
@@ -94,7 +110,7 @@ v2.1.0 would refuse.`,
 		},
 	}
 	cmd.Flags().StringVar(&manager, "manager", migrate.DefaultManager, "manager of the runtimePatches entry written")
-	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when there is a warning (the TrainJobs are printed all the same)")
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when there is a warning (the TrainJobs are printed all the same; --verify does not run)")
 	cmd.Flags().BoolVar(&verify, "verify", false, "run FILE on Trainer v2.1.0 and the migration on the newest release, and exit 1 with a diff where they render differently")
 	return cmd
 }
@@ -139,8 +155,12 @@ func migrateFile(ctx context.Context, streams Streams, file, manager string, str
 		return withCode(ExitFailed, fmt.Errorf("%s (--strict)", plural(len(warnings), "warning")))
 	}
 	if verify {
+		from, err := sim.LookupTrainer(migrate.SourceRelease)
+		if err != nil {
+			return err
+		}
 		releases := sim.TrainerReleases
-		return verifyMigration(ctx, streams.Err, data, out, releases[0], releases[len(releases)-1])
+		return verifyMigration(ctx, streams.Err, data, out, from, releases[len(releases)-1])
 	}
 	return nil
 }

@@ -66,12 +66,42 @@ func verifyMigration(ctx context.Context, out io.Writer, oldDocs, newDocs []byte
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(out, "verify: compared %s\n", compared(before, after))
 	if diff := cmp.Diff(before, after); diff != "" {
 		fmt.Fprintf(out, "verify: what the TrainJobs render differs (-%s +%s):\n%s", oldRelease.Version, newRelease.Version, diff)
 		return withCode(ExitFailed, errors.New("the migrated TrainJobs render differently"))
 	}
 	fmt.Fprintf(out, "verify: the JobSets' Pod templates and the Pods are the same on both releases\n")
 	return nil
+}
+
+// compared says what a comparison of two renderings covers: the TrainJobs,
+// Pod templates (by replicated job) and Pods (by key) of either.
+func compared(a, b rendered) string {
+	trainJobs := map[string]bool{}
+	var templates, pods int
+	for _, r := range []rendered{a, b} {
+		for name := range r {
+			trainJobs[name] = true
+		}
+	}
+	for name := range trainJobs {
+		templates += len(unionKeys(a[name].Templates, b[name].Templates))
+		pods += len(unionKeys(a[name].Pods, b[name].Pods))
+	}
+	return fmt.Sprintf("%s and %s of %s", plural(templates, "Pod template"), plural(pods, "Pod"), plural(len(trainJobs), "TrainJob"))
+}
+
+// unionKeys returns the keys of a and b.
+func unionKeys(a, b map[string]any) map[string]bool {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	return keys
 }
 
 // renderOn starts a cluster of release, creates objs in ns (TrainJobs last)
@@ -98,7 +128,11 @@ func renderOn(ctx context.Context, out io.Writer, release sim.TrainerRelease, ns
 	var trainJobs, runtimesMade []*unstructured.Unstructured
 	for _, o := range objs {
 		o = o.DeepCopy()
-		if namespaced(o) {
+		namespaced, err := cl.IsObjectNamespaced(o)
+		if err != nil {
+			return nil, withCode(ExitFailed, fmt.Errorf("failed to find the resource of %s %s on Trainer %s's cluster: %w", o.GetKind(), o.GetName(), release.Version, err))
+		}
+		if namespaced {
 			o.SetNamespace(ns)
 		}
 		if o.GetKind() == "TrainJob" {
@@ -125,7 +159,7 @@ func renderOn(ctx context.Context, out io.Writer, release sim.TrainerRelease, ns
 		if o.GetKind() != "TrainJob" {
 			continue
 		}
-		job, err := renderTrainJob(ctx, out, release.Version, cl, ns, o.GetName())
+		job, err := renderTrainJob(ctx, cl, ns, o.GetName(), verifyWait)
 		if err != nil {
 			return nil, withCode(ExitFailed, fmt.Errorf("on Trainer %s: %w", release.Version, err))
 		}
@@ -178,51 +212,59 @@ func holds(objs []*unstructured.Unstructured, kind, name string) bool {
 	return false
 }
 
-// namespaced reports whether a FILE document goes into the namespace.
-func namespaced(o *unstructured.Unstructured) bool {
-	switch o.GetKind() {
-	case "ClusterTrainingRuntime", "Namespace", "StorageClass", "PersistentVolume", "PriorityClass":
-		return false
-	}
-	return true
-}
-
 // renderTrainJob waits for the TrainJob's JobSet and then for its Pods (as
-// many as its replicated jobs ask for, or what exists after verifyWait),
-// and returns their Pod templates and Pods, normalized.
-func renderTrainJob(ctx context.Context, out io.Writer, release string, cl client.Client, ns, name string) (renderedJob, error) {
+// many as its replicated jobs ask for), each wait at most timeout, and
+// returns their Pod templates and Pods, normalized. Fewer Pods than that is
+// an error (Pods that are never created, of a Job the API server refuses
+// say, leave nothing to compare), and so is the end of ctx.
+func renderTrainJob(ctx context.Context, cl client.Client, ns, name string, timeout time.Duration) (renderedJob, error) {
 	js := &jobsetv1alpha2.JobSet{}
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, verifyWait, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, js)
 		return err == nil, client.IgnoreNotFound(err)
 	})
+	if ctx.Err() != nil {
+		return renderedJob{}, ctx.Err()
+	}
 	if err != nil {
-		return renderedJob{}, fmt.Errorf("no JobSet for TrainJob %s within %s: %w", name, verifyWait, err)
+		return renderedJob{}, fmt.Errorf("no JobSet for TrainJob %s within %s: %w", name, timeout, err)
 	}
 	job := renderedJob{Templates: map[string]any{}, Pods: map[string]any{}}
 	want := 0
 	for _, rj := range js.Spec.ReplicatedJobs {
-		job.Templates[rj.Name] = normalized(rj.Template.Spec.Template.DeepCopy())
+		t, err := normalized(rj.Template.Spec.Template.DeepCopy())
+		if err != nil {
+			return renderedJob{}, fmt.Errorf("replicated job %s of TrainJob %s: %w", rj.Name, name, err)
+		}
+		job.Templates[rj.Name] = t
 		parallelism := int32(1)
 		if p := rj.Template.Spec.Parallelism; p != nil {
 			parallelism = *p
 		}
 		want += int(rj.Replicas * parallelism)
 	}
+	// A failed list is tried again: near the end of the wait client-go's
+	// rate limiter fails it ("would exceed context deadline"), and the
+	// count of the last list is what to report.
 	var pods []corev1.Pod
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, verifyWait, true, func(ctx context.Context) (bool, error) {
-		var err error
-		pods, err = sim.TrainJobPods(ctx, cl, ns, name)
-		return len(pods) >= want, err
+	var listErr error
+	listed := false
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		got, err := sim.TrainJobPods(ctx, cl, ns, name)
+		if err != nil {
+			listErr = err
+			return false, nil
+		}
+		pods, listed = got, true
+		return len(pods) >= want, nil
 	})
 	switch {
-	case len(pods) < want && wait.Interrupted(err):
-		// Pods that are never created (a Job the API server refuses, say)
-		// are part of what the TrainJob renders: the diff shows them
-		// missing on one side.
-		fmt.Fprintf(out, "verify: TrainJob %s on Trainer %s: %d of its %d Pods were created within %s\n", name, release, len(pods), want, verifyWait)
+	case ctx.Err() != nil:
+		return renderedJob{}, ctx.Err()
+	case err != nil && !listed && listErr != nil:
+		return renderedJob{}, listErr
 	case err != nil:
-		return renderedJob{}, err
+		return renderedJob{}, fmt.Errorf("TrainJob %s: want %d Pods, got %d within %s", name, want, len(pods), timeout)
 	}
 	for i := range pods {
 		p := &pods[i]
@@ -230,7 +272,11 @@ func renderTrainJob(ctx context.Context, out io.Writer, release string, cl clien
 			p.Labels[jobsetv1alpha2.ReplicatedJobNameKey], p.Labels[jobsetv1alpha2.JobIndexKey], p.Labels["batch.kubernetes.io/job-completion-index"],
 		}, "/")
 		tmpl := &corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}
-		job.Pods[key] = normalized(tmpl)
+		u, err := normalized(tmpl)
+		if err != nil {
+			return renderedJob{}, fmt.Errorf("Pod %s of TrainJob %s: %w", p.Name, name, err)
+		}
+		job.Pods[key] = u
 	}
 	return job, nil
 }
@@ -244,7 +290,7 @@ const jobSetPriorityLabel = "jobset.sigs.k8s.io/priority"
 // the servers chose, the node, the ServiceAccount token volume, the
 // harness's isolation of the namespace's Pods, and the label only the newer
 // JobSets stamp.
-func normalized(t *corev1.PodTemplateSpec) any {
+func normalized(t *corev1.PodTemplateSpec) (map[string]any, error) {
 	t.ObjectMeta = metav1.ObjectMeta{Labels: t.Labels, Annotations: t.Annotations}
 	for _, k := range []string{"controller-uid", "batch.kubernetes.io/controller-uid", jobsetv1alpha2.JobSetUIDKey, jobSetPriorityLabel} {
 		delete(t.Labels, k)
@@ -273,7 +319,7 @@ func normalized(t *corev1.PodTemplateSpec) any {
 	}
 	u, err := apiruntime.DefaultUnstructuredConverter.ToUnstructured(t)
 	if err != nil {
-		return fmt.Sprintf("unconvertible Pod template: %v", err)
+		return nil, fmt.Errorf("failed to convert the Pod template to unstructured: %w", err)
 	}
-	return u
+	return u, nil
 }

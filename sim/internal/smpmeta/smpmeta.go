@@ -8,8 +8,25 @@ import (
 	"reflect"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 )
+
+// PodTemplate describes a corev1.PodTemplateSpec: the type Trainer v2.1.0
+// merges a podTemplateOverride with (trainingruntime.go:226), and that of a
+// replicated job's Pod template in the JobSet spec a runtimePatches entry is
+// merged with.
+var PodTemplate = MustFromStruct(corev1.PodTemplateSpec{})
+
+// MustFromStruct returns the patch meta of v, a struct; it panics otherwise,
+// as a program that asks for another kind of value is wrong.
+func MustFromStruct(v any) strategicpatch.PatchMetaFromStruct {
+	m, err := strategicpatch.NewPatchMetaFromStruct(v)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
 
 // Field returns the type of field k of the type meta describes (of the
 // values, for a map), or nil when unknown (then nothing below is merged by
