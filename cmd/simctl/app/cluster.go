@@ -96,7 +96,7 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 			return sim.ClusterOptions{}, withCode(ExitUsage, errors.New("--kubeconfig runs on an existing cluster: it cannot be used with --cluster kind"))
 		}
 		if !release.InProcess() {
-			return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("--trainer %s: the kind provider has images of the Trainer %s only ('make kind-images'); other releases run on envtest", release.Version, sim.TrainerVersion))
+			return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("--trainer %s: %w", release.Version, sim.ErrKindTrainer))
 		}
 	default:
 		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --cluster %q: envtest or kind", f.provider))
@@ -149,12 +149,13 @@ func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (sim
 	c := sim.NewCluster(o)
 	start := time.Now()
 	if err := c.Start(ctx); err != nil {
+		var mismatch *sim.TrainerMismatchError
+		if errors.As(err, &mismatch) {
+			return c, withCode(ExitCluster, fmt.Errorf("the cluster runs the Trainer %s, not the %s of --trainer", mismatch.Running, mismatch.Want))
+		}
 		return c, withCode(ExitCluster, fmt.Errorf("failed to start the cluster: %w", err))
 	}
 	v := c.Versions()
-	if o.Trainer != "" && v.Trainer != o.Trainer {
-		return c, withCode(ExitCluster, fmt.Errorf("the cluster runs the Trainer %s, not the %s of --trainer", v.Trainer, o.Trainer))
-	}
 	fmt.Fprintf(out, "cluster ready in %s: %s, Kubernetes %s, Trainer %s, JobSet %s%s\n", time.Since(start).Round(10*time.Millisecond), v.Cluster, v.Kubernetes, v.Trainer, v.JobSet, kueueVersion(v.Kueue))
 	if p, ok := c.(interface{ ParentDeathProtected() bool }); ok && !p.ParentDeathProtected() {
 		fmt.Fprintln(out, "warning: setpriv(1) with --pdeathsig is not available: if simctl is killed with SIGKILL, kube-apiserver and etcd keep running")
