@@ -57,14 +57,14 @@ func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&f.with, "with", nil,
 		"components to run besides the Trainer and JobSet: "+strings.Join(sim.Components, ", ")+" (Kueue "+sim.KueueVersion+" as a process 'make assets' builds);\nsimctl run adds those its scenarios ask for (spec.components). envtest only")
 	cmd.Flags().StringVar(&f.trainer, "trainer", "",
-		"the Kubeflow Trainer release to run: "+strings.Join(sim.TrainerVersions(), ", ")+" (default "+sim.TrainerVersion+");\nthe JobSet its go.mod pins comes with it. "+sim.TrainerVersion+" runs in simctl's process, the others as processes\n'make assets' builds. With --kubeconfig, the version the cluster must run (exit 3 if not)")
+		"the Kubeflow Trainer release to run: "+strings.Join(sim.TrainerVersions(), ", ")+" (default "+sim.TrainerVersion+");\nthe JobSet its go.mod pins comes with it. "+sim.TrainerVersion+" runs in simctl's process, the others as processes\n'make assets' builds")
 }
 
 // registerExisting adds --kubeconfig and --context: run on a cluster that
 // already runs the Trainer instead of starting one.
 func (f *clusterFlags) registerExisting(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "",
-		"run on the existing cluster of this kubeconfig (one of 'simctl up', kind, staging) instead of starting one;\nit must run the Trainer, JobSet and the default runtimes (checked first, exit 3 if not)")
+		"run on the existing cluster of this kubeconfig (one of 'simctl up', kind, staging) instead of starting one;\nit must run the Trainer (with --trainer, that release), JobSet and the default runtimes (checked first, exit 3 if not)")
 	cmd.Flags().StringVar(&f.context, "context", "", "the --kubeconfig context to use (default: its current context)")
 }
 
