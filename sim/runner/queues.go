@@ -37,6 +37,18 @@ func usesKueue(sc *v1alpha1.Scenario) bool {
 	return slices.Contains(sc.Spec.Components, sim.ComponentKueue)
 }
 
+// clusterLabels are the labels of the scenario's cluster-scoped objects
+// (queueing objects, webhook configurations): trainersim's, and the run's
+// on a cluster simctl did not start, for simctl clean to find what a killed
+// run left.
+func (s *scenarioRun) clusterLabels() map[string]string {
+	labels := map[string]string{sim.ManagedByLabel: sim.ManagedByValue}
+	if s.runLabel != "" {
+		labels[sim.RunLabel] = s.runLabel
+	}
+	return labels
+}
+
 // queueObjects returns the ResourceFlavors, the ClusterQueue and the
 // LocalQueue of the scenario's spec.queues (none without it), in the order
 // they are created.
@@ -45,17 +57,15 @@ func (s *scenarioRun) queueObjects() ([]*unstructured.Unstructured, error) {
 	if q == nil {
 		return nil, nil
 	}
-	labels := map[string]any{sim.ManagedByLabel: sim.ManagedByValue}
-	if s.runLabel != "" {
-		labels[sim.RunLabel] = s.runLabel
-	}
 	kueueObject := func(kind, name string, spec map[string]any) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{
+		u := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "kueue.x-k8s.io/v1beta2",
 			"kind":       kind,
-			"metadata":   map[string]any{"name": name, "labels": labels},
+			"metadata":   map[string]any{"name": name},
 			"spec":       spec,
 		}}
+		u.SetLabels(s.clusterLabels())
+		return u
 	}
 	var objs, flavors []any
 	for _, pc := range q.PriorityClasses {

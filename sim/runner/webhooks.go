@@ -26,10 +26,7 @@ const webhookReadyTimeout = 30 * time.Second
 
 // managerWebhooks are the scenario's webhooks as the server takes them.
 func (s *scenarioRun) managerWebhooks() []sim.ManagerWebhook {
-	labels := map[string]string{sim.ManagedByLabel: sim.ManagedByValue}
-	if s.runLabel != "" {
-		labels[sim.RunLabel] = s.runLabel
-	}
+	labels := s.clusterLabels()
 	var out []sim.ManagerWebhook
 	for _, w := range s.sc.Spec.Webhooks {
 		ops := w.Operations
