@@ -9,7 +9,6 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -249,20 +248,16 @@ func (s *scenarioRun) deleteQueues(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c := s.cluster.Client()
 	var errs []error
 	if s.kueueWebhook != "" {
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		cfg.Name = s.kueueWebhook
-		if err := s.cluster.Client().Delete(ctx, cfg); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, err)
-		}
+		errs = append(errs, client.IgnoreNotFound(c.Delete(ctx, cfg)))
 	}
 	for i := len(objs) - 1; i >= 0; i-- {
-		if objs[i].GetNamespace() != "" {
-			continue
-		}
-		if err := s.cluster.Client().Delete(ctx, objs[i]); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, err)
+		if objs[i].GetNamespace() == "" {
+			errs = append(errs, client.IgnoreNotFound(c.Delete(ctx, objs[i])))
 		}
 	}
 	return errors.Join(errs...)
