@@ -208,12 +208,8 @@ func (s *scenarioRun) installKueueWebhook(ctx context.Context) error {
 		return fmt.Errorf("failed to create %s: %w", cfg.Name, err)
 	}
 	s.kueueWebhook = cfg.Name
-	probe := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "trainer.kubeflow.org/v1alpha1",
-		"kind":       "TrainJob",
-		"metadata":   map[string]any{"name": "trainersim-kueue-probe", "namespace": s.ns, "labels": map[string]any{"kueue.x-k8s.io/queue-name": q.LocalQueue}},
-		"spec":       map[string]any{"runtimeRef": map[string]any{"name": "torch-distributed"}},
-	}}
+	probe := sim.ProbeTrainJob(s.ns, "trainersim-kueue-probe", "ClusterTrainingRuntime", "torch-distributed")
+	probe.SetLabels(map[string]string{"kueue.x-k8s.io/queue-name": q.LocalQueue})
 	var last error
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, queuesReadyTimeout, true, func(ctx context.Context) (bool, error) {
 		got := probe.DeepCopy()
