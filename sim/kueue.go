@@ -8,11 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
-	"golang.org/x/sync/errgroup"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -123,15 +120,8 @@ func (e *Environment) startKueue(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var g errgroup.Group
-	for _, crd := range crds {
-		g.Go(func() error { return envtest.CreateCRDs(e.cfg, []*apiextensionsv1.CustomResourceDefinition{crd}) })
-	}
-	if err := g.Wait(); err != nil {
-		return fmt.Errorf("failed to create Kueue's CRDs: %w", err)
-	}
-	if err := envtest.WaitForCRDs(e.cfg, crds, envtest.CRDInstallOptions{MaxTime: time.Minute, PollInterval: 20 * time.Millisecond}); err != nil {
-		return fmt.Errorf("failed to wait for Kueue's CRDs: %w", err)
+	if err := createCRDs(e.cfg, crds); err != nil {
+		return fmt.Errorf("failed to install Kueue's CRDs: %w", err)
 	}
 	port, err := freePort()
 	if err != nil {
