@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/trainersim/trainersim/fixtures"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
 // Kueue as a component of an envtest cluster: the real Kueue manager, built
@@ -25,12 +26,12 @@ import (
 
 // Components a cluster can run besides the Trainer and JobSet.
 const (
-	ComponentKueue = "kueue"
+	ComponentKueue = v1alpha1.ComponentKueue
 )
 
 // Components lists the component names, as --with and spec.components take
-// them.
-var Components = []string{ComponentKueue}
+// them: the scenario format's list.
+var Components = v1alpha1.Components
 
 // KueueVersion is the Kueue release the kueue component runs (a unit test
 // keeps it and hack/kueue/ in step).

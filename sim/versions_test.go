@@ -124,14 +124,10 @@ func TestScenarioFormatKnowsTheReleases(t *testing.T) {
 }
 
 // TestKueueComponentMatchesItsModule keeps the Kueue component's version,
-// the nested module `make assets` builds it from, its fixtures and the
-// scenario format's component names in step.
+// the nested module `make assets` builds it from and its fixtures in step.
 func TestKueueComponentMatchesItsModule(t *testing.T) {
 	checkRequire(t, "../hack/kueue/"+KueueVersion+"/go.mod", "sigs.k8s.io/kueue", KueueVersion)
 	if _, err := fs.Stat(fixtures.FS, kueueFixtures()+"/webhooks.yaml"); err != nil {
 		t.Errorf("Kueue %s has no fixtures (make fixtures): %v", KueueVersion, err)
-	}
-	if diff := cmp.Diff(Components, v1alpha1.Components); diff != "" {
-		t.Errorf("sim.Components and v1alpha1.Components differ (-sim +v1alpha1):\n%s", diff)
 	}
 }
