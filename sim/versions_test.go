@@ -131,3 +131,27 @@ func TestKueueComponentMatchesItsModule(t *testing.T) {
 		t.Errorf("Kueue %s has no fixtures (make fixtures): %v", KueueVersion, err)
 	}
 }
+
+// TestHasTrainJobField: a release has the fields TrainJobFields gives it,
+// and every field the list does not name.
+func TestHasTrainJobField(t *testing.T) {
+	for _, tc := range []struct {
+		version, path string
+		want          bool
+	}{
+		{"v2.1.0", "spec.podTemplateOverrides", true},
+		{"v2.1.0", "spec.runtimePatches", false},
+		{"v2.2.0", "spec.podTemplateOverrides", false},
+		{"v2.2.0", "spec.runtimePatches", true},
+		{TrainerVersion, "spec.runtimePatches", true},
+		{"v2.1.0", "spec.suspend", true},
+	} {
+		r, err := LookupTrainer(tc.version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.HasTrainJobField(tc.path); got != tc.want {
+			t.Errorf("Trainer %s HasTrainJobField(%q) = %v, want %v", tc.version, tc.path, got, tc.want)
+		}
+	}
+}
