@@ -45,7 +45,7 @@ type ClusterOptions struct {
 	Unisolated bool
 	// Progress is called as each component becomes ready.
 	Progress func(ComponentTiming)
-	// Trainer is Environment.Trainer, or Kubeconfig.Trainer.
+	// Trainer is Environment.Trainer, Kind.Trainer or Kubeconfig.Trainer.
 	Trainer string
 	// Components is Environment.Components (envtest only).
 	Components []string
@@ -54,7 +54,7 @@ type ClusterOptions struct {
 // NewCluster returns the (not yet started) cluster the options describe.
 func NewCluster(o ClusterOptions) Cluster {
 	if o.Provider == ClusterKind {
-		return &Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress}
+		return &Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, Trainer: o.Trainer, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress}
 	}
 	if o.Kubeconfig != "" {
 		return &Kubeconfig{Trainer: o.Trainer, Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}
@@ -67,14 +67,16 @@ func NewCluster(o ClusterOptions) Cluster {
 const ClusterEnv = "TRAINERSIM_CLUSTER"
 
 // TrainerEnv is the environment variable that chooses the ginkgo adapter's
-// Trainer release (Environment.Trainer).
+// Trainer release: the one envtest runs, the one a kind cluster or an
+// existing cluster must run (ClusterOptions.Trainer).
 const TrainerEnv = "TRAINERSIM_TRAINER"
 
 // ClusterOptionsFromEnv returns the options of the ginkgo adapter:
 // $TRAINERSIM_KUBECONFIG (KubeconfigEnv) names an existing cluster;
 // $TRAINERSIM_CLUSTER=kind (ClusterEnv) creates a kind cluster; neither,
-// envtest, running the Trainer release $TRAINERSIM_TRAINER (TrainerEnv;
-// empty: the pinned one).
+// envtest. $TRAINERSIM_TRAINER (TrainerEnv; empty: the pinned one) is the
+// Trainer release envtest runs; kind and an existing cluster refuse to
+// start unless they run it.
 func ClusterOptionsFromEnv() ClusterOptions {
 	return ClusterOptions{Kubeconfig: os.Getenv(KubeconfigEnv), Provider: os.Getenv(ClusterEnv), Trainer: os.Getenv(TrainerEnv)}
 }

@@ -32,20 +32,17 @@ func freePort() (int, error) {
 // a loopback port and waits until it answers ok.
 func (e *Environment) startComponent(ctx context.Context, name, bin string, args func(kubeconfig string, port int, certDir string) []string) error {
 	since := e.now()
-	kubeconfig := filepath.Join(e.WorkDir, name+".kubeconfig")
-	if err := e.writeKubeconfig("system:"+name, kubeconfig); err != nil {
-		return err
-	}
 	port, err := freePort()
 	if err != nil {
 		return err
 	}
 	certDir := filepath.Join(e.WorkDir, name+"-certs")
-	p := &proc.Process{Name: name, Path: bin, Args: args(kubeconfig, port, certDir), LogPath: filepath.Join(e.LogDir(), name+".log")}
-	if err := p.Start(); err != nil {
+	p, err := e.startProcess(name, func(kubeconfig string) *proc.Process {
+		return &proc.Process{Name: name, Path: bin, Args: args(kubeconfig, port, certDir)}
+	})
+	if err != nil {
 		return err
 	}
-	e.trackProcess(p)
 	healthz := "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz"
 	httpClient := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	if err := p.WaitUntil(ctx, pollInterval, func(ctx context.Context) error { return checkHealthz(ctx, httpClient, healthz) }); err != nil {
@@ -69,6 +66,24 @@ func checkHealthz(ctx context.Context, c *http.Client, url string) error {
 		return fmt.Errorf("%s answered %s", url, resp.Status)
 	}
 	return nil
+}
+
+// startProcess starts the child process of a name that cmd describes,
+// given the path of a kubeconfig of its own (user system:<name>) for its
+// arguments or environment to name; its log is logs/<name>.log, and Stop
+// stops it.
+func (e *Environment) startProcess(name string, cmd func(kubeconfig string) *proc.Process) (*proc.Process, error) {
+	kubeconfig := filepath.Join(e.WorkDir, name+".kubeconfig")
+	if err := e.writeKubeconfig("system:"+name, kubeconfig); err != nil {
+		return nil, err
+	}
+	p := cmd(kubeconfig)
+	p.LogPath = filepath.Join(e.LogDir(), name+".log")
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
+	e.trackProcess(p)
+	return p, nil
 }
 
 // trackProcess makes Stop stop a started child process.

@@ -115,14 +115,7 @@ func (e *Environment) startControllers(ctx context.Context) error {
 // webhookProbes are a TrainJob and a JobSet, each sent by webhooksCalled
 // through the Trainer's or JobSet's webhooks.
 var webhookProbes = []*unstructured.Unstructured{
-	{Object: map[string]any{
-		"apiVersion": "trainer.kubeflow.org/v1alpha1",
-		"kind":       "TrainJob",
-		"metadata":   map[string]any{"name": "trainersim-webhook-probe", "namespace": metav1.NamespaceDefault},
-		"spec": map[string]any{"runtimeRef": map[string]any{
-			"apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime", "name": "trainersim-webhook-probe",
-		}},
-	}},
+	ProbeTrainJob(metav1.NamespaceDefault, "trainersim-webhook-probe", "ClusterTrainingRuntime", "trainersim-webhook-probe"),
 	{Object: map[string]any{
 		"apiVersion": "jobset.x-k8s.io/v1alpha2",
 		"kind":       "JobSet",

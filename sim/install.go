@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -30,30 +31,54 @@ import (
 // webhook configurations, the default runtimes, the isolation policy and
 // the default StorageClass.
 
-// installCRDs creates the CRDs (restored: they are in the snapshot) and
-// waits until the API server serves their resources.
+// installCRDs creates the release's CRDs (restored: they are in the
+// snapshot, and only the wait is left) and waits until the API server
+// serves their resources.
 func (e *Environment) installCRDs(done chan struct{}, restored bool) error {
 	since := e.now()
 	crds, err := readCRDs(e.release.Fixtures(), fixtures.CRDDir)
 	if err != nil {
 		return err
 	}
-	if !restored {
-		// One request each, side by side: the API server compiles every
-		// CRD's schema and CEL rules on create, which dominates this step.
-		var g errgroup.Group
-		for _, crd := range crds {
-			g.Go(func() error { return envtest.CreateCRDs(e.cfg, []*apiextensionsv1.CustomResourceDefinition{crd}) })
-		}
-		if err := g.Wait(); err != nil {
-			return fmt.Errorf("failed to create CRDs: %w", err)
-		}
+	if restored {
+		err = waitForCRDs(e.cfg, crds)
+	} else {
+		err = createCRDs(e.cfg, crds)
 	}
-	if err := envtest.WaitForCRDs(e.cfg, crds, envtest.CRDInstallOptions{MaxTime: time.Minute, PollInterval: 20 * time.Millisecond}); err != nil {
-		return fmt.Errorf("failed to wait for CRDs: %w", err)
+	if err != nil {
+		return err
 	}
 	close(done)
 	e.ready(ComponentCRDs, since)
+	return nil
+}
+
+// Bounds of the wait until the API server serves new CRDs' resources.
+const (
+	crdReadyTimeout = time.Minute
+	crdPollInterval = 20 * time.Millisecond
+)
+
+// createCRDs creates crds and waits until the API server serves their
+// resources. Each is created by a request of its own, side by side: the API
+// server compiles every CRD's schema and CEL rules on create, which
+// dominates.
+func createCRDs(cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	var g errgroup.Group
+	for _, crd := range crds {
+		g.Go(func() error { return envtest.CreateCRDs(cfg, []*apiextensionsv1.CustomResourceDefinition{crd}) })
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("failed to create CRDs: %w", err)
+	}
+	return waitForCRDs(cfg, crds)
+}
+
+// waitForCRDs waits until the API server serves the resources of crds.
+func waitForCRDs(cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	if err := envtest.WaitForCRDs(cfg, crds, envtest.CRDInstallOptions{MaxTime: crdReadyTimeout, PollInterval: crdPollInterval}); err != nil {
+		return fmt.Errorf("failed to wait for CRDs: %w", err)
+	}
 	return nil
 }
 

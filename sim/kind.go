@@ -40,6 +40,10 @@ const (
 	ComponentWebhooks   = "webhooks-serving"
 )
 
+// ErrKindTrainer is returned by Kind.Start for a Trainer release other than
+// TrainerVersion.
+var ErrKindTrainer = errors.New("the kind provider has images of the Trainer " + TrainerVersion + " only ('make kind-images'); other releases run on envtest")
+
 // ErrKindNameTaken is returned by Kind.Start when a kind cluster of the name
 // exists and is not one a killed simctl left behind.
 var ErrKindNameTaken = errors.New("a kind cluster of this name already exists")
@@ -68,6 +72,10 @@ type Kind struct {
 	WorkDir string
 	// Keep leaves the cluster up after Stop.
 	Keep bool
+	// Trainer is the release to run; Start fails with ErrKindTrainer for
+	// any but TrainerVersion, the one `make kind-images` builds images of.
+	// Empty: TrainerVersion.
+	Trainer string
 	// Nodes are simulated node groups created by Start.
 	Nodes []fakegpu.NodeGroup
 	// StartTimeout bounds Start. Zero: DefaultStartTimeout.
@@ -113,6 +121,13 @@ func (k *Kind) ready(name string, since time.Time) { k.progress.ready(name, sinc
 // cluster of the name that a killed simctl left is deleted first; any other
 // is ErrKindNameTaken. On error nothing is left behind.
 func (k *Kind) Start(ctx context.Context) (err error) {
+	release, err := LookupTrainer(k.Trainer)
+	if err != nil {
+		return err
+	}
+	if !release.InProcess() {
+		return fmt.Errorf("cannot run the Trainer %s: %w", release.Version, ErrKindTrainer)
+	}
 	k.progress.begin(k.Clock, k.Progress)
 	// The Trainer runs in the cluster: what this process logs through klog
 	// and its other global loggers (the runner's watches, readiness checks)
@@ -191,7 +206,7 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 		return err
 	}
 
-	k.Kubeconfig = &Kubeconfig{Path: k.KubeconfigPath, Nodes: k.Nodes, StartTimeout: k.StartTimeout, Progress: k.Progress, Clock: k.Clock, provider: ClusterKind}
+	k.Kubeconfig = &Kubeconfig{Path: k.KubeconfigPath, Trainer: k.Trainer, Nodes: k.Nodes, StartTimeout: k.StartTimeout, Progress: k.Progress, Clock: k.Clock, provider: ClusterKind}
 	k.Kubeconfig.progress.started = k.progress.started
 	return k.Kubeconfig.Start(ctx)
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -84,5 +85,14 @@ func TestKindConfig(t *testing.T) {
 	}
 	if len(cfg.Nodes) != 1 || cfg.Nodes[0].Image != KindNodeImage {
 		t.Errorf("nodes %+v, want one of image %s", cfg.Nodes, KindNodeImage)
+	}
+}
+
+// TestKindRefusesAnotherTrainer checks that the kind provider refuses, before
+// it touches docker, a release it has no images of.
+func TestKindRefusesAnotherTrainer(t *testing.T) {
+	k := &Kind{Name: "never-created", Trainer: TrainerReleases[0].Version}
+	if err := k.Start(t.Context()); !errors.Is(err, ErrKindTrainer) {
+		t.Errorf("Start with the Trainer %s: got %v, want ErrKindTrainer", k.Trainer, err)
 	}
 }

@@ -37,6 +37,20 @@ const (
 // way to keep scenario Pods off its own nodes and Unisolated is not set.
 var ErrNoIsolation = errors.New("the cluster serves no admissionregistration.k8s.io/v1 MutatingAdmissionPolicy (Kubernetes 1.36 and later do), so scenario Pods could land on its real nodes; refusing to run scenarios (--unisolated runs them anyway, one at a time, at that risk)")
 
+// TrainerMismatchError is returned by Kubeconfig.Start when the cluster runs
+// another Trainer release than Kubeconfig.Trainer.
+type TrainerMismatchError struct {
+	// Running is the version the cluster runs ("unknown" when neither its
+	// controller Deployment nor a kwok lease says).
+	Running string
+	// Want is the version Kubeconfig.Trainer asked for.
+	Want string
+}
+
+func (e *TrainerMismatchError) Error() string {
+	return fmt.Sprintf("the cluster runs the Trainer %s, not the %s asked for", e.Running, e.Want)
+}
+
 // Kubeconfig is a cluster that already runs the Trainer and JobSet, reached
 // through a kubeconfig: a cluster kept by `simctl up`, a kind cluster, a
 // staging cluster. Start checks it (preflight), installs the isolation
@@ -66,8 +80,10 @@ type Kubeconfig struct {
 	Unisolated bool
 	// StartTimeout bounds Start. Zero: DefaultStartTimeout.
 	StartTimeout time.Duration
-	// Trainer is the release the cluster is expected to run, whose default
-	// runtimes the start checks for. Empty: TrainerVersion.
+	// Trainer is the release the cluster must run: Start checks for its
+	// default runtimes and, when set, fails with a *TrainerMismatchError
+	// if the cluster's Trainer is another. Empty: TrainerVersion's runtimes,
+	// whichever Trainer runs.
 	Trainer string
 
 	// Progress, when set, is called once per step of Start as it is done.
@@ -117,7 +133,8 @@ func (k *Kubeconfig) ready(name string, since time.Time) { k.progress.ready(name
 
 // Start checks the cluster and prepares it for scenarios; see Kubeconfig.
 // Every failure is returned with nothing left behind: an unreachable or
-// unauthorised cluster, a *PreflightError, ErrNoIsolation.
+// unauthorised cluster, a *PreflightError, a *TrainerMismatchError,
+// ErrNoIsolation.
 func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 	k.progress.begin(k.Clock, k.Progress)
 	// The Trainer runs in the cluster: what this process logs through klog
@@ -164,6 +181,9 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 	}
 	k.versions = Versions{Cluster: ClusterKubeconfig, Kubernetes: info.GitVersion}
 	k.versions.Trainer, k.versions.JobSet = controllerVersions(ctx, k.client, lease)
+	if k.Trainer != "" && k.versions.Trainer != release.Version {
+		return &TrainerMismatchError{Running: k.versions.Trainer, Want: release.Version}
+	}
 	if k.provider != "" {
 		k.versions.Cluster = k.provider
 	}

@@ -8,17 +8,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
-	"golang.org/x/sync/errgroup"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/trainersim/trainersim/fixtures"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
 // Kueue as a component of an envtest cluster: the real Kueue manager, built
@@ -28,12 +26,12 @@ import (
 
 // Components a cluster can run besides the Trainer and JobSet.
 const (
-	ComponentKueue = "kueue"
+	ComponentKueue = v1alpha1.ComponentKueue
 )
 
 // Components lists the component names, as --with and spec.components take
-// them.
-var Components = []string{ComponentKueue}
+// them: the scenario format's list.
+var Components = v1alpha1.Components
 
 // KueueVersion is the Kueue release the kueue component runs (a unit test
 // keeps it and hack/kueue/ in step).
@@ -123,15 +121,8 @@ func (e *Environment) startKueue(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var g errgroup.Group
-	for _, crd := range crds {
-		g.Go(func() error { return envtest.CreateCRDs(e.cfg, []*apiextensionsv1.CustomResourceDefinition{crd}) })
-	}
-	if err := g.Wait(); err != nil {
-		return fmt.Errorf("failed to create Kueue's CRDs: %w", err)
-	}
-	if err := envtest.WaitForCRDs(e.cfg, crds, envtest.CRDInstallOptions{MaxTime: time.Minute, PollInterval: 20 * time.Millisecond}); err != nil {
-		return fmt.Errorf("failed to wait for Kueue's CRDs: %w", err)
+	if err := createCRDs(e.cfg, crds); err != nil {
+		return fmt.Errorf("failed to install Kueue's CRDs: %w", err)
 	}
 	port, err := freePort()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/mod/semver"
 
 	"github.com/trainersim/trainersim/fixtures"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/internal/proc"
 )
 
@@ -22,31 +23,21 @@ import (
 // cluster runs in their images. Each release brings its own CRDs, webhook
 // configurations and default runtimes (fixtures/releases/<version>/).
 
-// Customization APIs of a TrainJob: the field a release's users patch the
-// runtime's Pods with.
-const (
-	APIPodTemplateOverrides = "podTemplateOverrides"
-	APIRuntimePatches       = "runtimePatches"
-)
-
 // TrainerRelease is one Trainer release the harness can run.
 type TrainerRelease struct {
 	// Version is the Trainer's, e.g. v2.2.1.
 	Version string
 	// JobSet is the JobSet version the release's go.mod pins.
 	JobSet string
-	// API is the field its TrainJobs customize Pods with
-	// (APIPodTemplateOverrides or APIRuntimePatches).
-	API string
 }
 
 // TrainerReleases are the supported releases, oldest first. A unit test
 // checks each against hack/trainer/<version>/go.mod and fixtures/releases.
 var TrainerReleases = []TrainerRelease{
-	{Version: "v2.1.0", JobSet: "v0.10.1", API: APIPodTemplateOverrides},
-	{Version: "v2.2.0", JobSet: "v0.11.1", API: APIRuntimePatches},
-	{Version: "v2.2.1", JobSet: "v0.11.1", API: APIRuntimePatches},
-	{Version: TrainerVersion, JobSet: JobSetVersion, API: APIRuntimePatches},
+	{Version: "v2.1.0", JobSet: "v0.10.1"},
+	{Version: "v2.2.0", JobSet: "v0.11.1"},
+	{Version: "v2.2.1", JobSet: "v0.11.1"},
+	{Version: TrainerVersion, JobSet: JobSetVersion},
 }
 
 // TrainerVersions lists the supported versions, oldest first.
@@ -77,6 +68,19 @@ func LookupTrainer(version string) (TrainerRelease, error) {
 		return TrainerRelease{}, fmt.Errorf("invalid Trainer version %q: give one of %s", given, strings.Join(TrainerVersions(), ", "))
 	}
 	return TrainerRelease{}, fmt.Errorf("unsupported Trainer version %s: trainersim runs %s", version, strings.Join(TrainerVersions(), ", "))
+}
+
+// HasTrainJobField reports whether the release's TrainJob has the field
+// path, spelled as v1alpha1.TrainJobFields spells it
+// ("spec.runtimePatches"): a field that list does not name is in every
+// release.
+func (r TrainerRelease) HasTrainJobField(path string) bool {
+	for _, f := range v1alpha1.TrainJobFields {
+		if f.Path == path {
+			return v1alpha1.MustParseVersionRange(f.Versions).Contains(r.Version)
+		}
+	}
+	return true
 }
 
 // InProcess reports whether the release is the one compiled into simctl.

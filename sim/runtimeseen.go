@@ -19,6 +19,23 @@ const runtimeSeenTimeout = 30 * time.Second
 // runtime it cannot find.
 const runtimeNotFound = "must be created before the TrainJob is created"
 
+// ProbeTrainJob returns a TrainJob of a name in namespace that refers to
+// the runtime of a kind (ClusterTrainingRuntime or TrainingRuntime) and
+// name, for a server-side dry run (client.DryRunAll) that asks the
+// admission chain what it makes of a TrainJob: nothing is stored. It is
+// unstructured, so that the answer of any release's API server is read as
+// it is.
+func ProbeTrainJob(namespace, name, runtimeKind, runtimeName string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "trainer.kubeflow.org/v1alpha1",
+		"kind":       "TrainJob",
+		"metadata":   map[string]any{"name": name, "namespace": namespace},
+		"spec": map[string]any{"runtimeRef": map[string]any{
+			"apiGroup": "trainer.kubeflow.org", "kind": runtimeKind, "name": runtimeName,
+		}},
+	}}
+}
+
 // WaitRuntimesSeen waits until the Trainer's TrainJob webhook, which reads
 // runtimes from its controller's cache, finds every runtime just created:
 // a server-side dry run of a TrainJob in namespace naming it is no longer
@@ -28,14 +45,7 @@ const runtimeNotFound = "must be created before the TrainJob is created"
 // its create; envtest's in-process Trainer is quicker, not different.
 func WaitRuntimesSeen(ctx context.Context, c client.Client, namespace string, runtimes []*unstructured.Unstructured) error {
 	for _, rt := range runtimes {
-		probe := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "trainer.kubeflow.org/v1alpha1",
-			"kind":       "TrainJob",
-			"metadata":   map[string]any{"name": "trainersim-runtime-probe", "namespace": namespace},
-			"spec": map[string]any{"runtimeRef": map[string]any{
-				"apiGroup": "trainer.kubeflow.org", "kind": rt.GetKind(), "name": rt.GetName(),
-			}},
-		}}
+		probe := ProbeTrainJob(namespace, "trainersim-runtime-probe", rt.GetKind(), rt.GetName())
 		var last error
 		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, runtimeSeenTimeout, true, func(ctx context.Context) (bool, error) {
 			last = c.Create(ctx, probe.DeepCopy(), client.DryRunAll)

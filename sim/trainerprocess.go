@@ -105,26 +105,18 @@ func (e *Environment) startReleaseControllers(ctx context.Context) error {
 
 // startManager starts a controller manager (a Trainer release's, JobSet's,
 // Kueue's) as a child process: its own kubeconfig, its config file written
-// into the work directory, its log in logs/<name>.log.
+// into the work directory, its log in logs/<name>.log (startProcess).
 func (e *Environment) startManager(name, version, bin, config string, env []string) (*proc.Process, error) {
-	kubeconfig := filepath.Join(e.WorkDir, name+".kubeconfig")
-	if err := e.writeKubeconfig("system:"+name, kubeconfig); err != nil {
-		return nil, err
-	}
 	configPath := filepath.Join(e.WorkDir, name+".config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
 		return nil, err
 	}
-	p := &proc.Process{
-		Name:    name + " " + version,
-		Path:    bin,
-		Args:    []string{"--config=" + configPath, "--zap-log-level=info"},
-		Env:     append([]string{"KUBECONFIG=" + kubeconfig}, env...),
-		LogPath: filepath.Join(e.LogDir(), name+".log"),
-	}
-	if err := p.Start(); err != nil {
-		return nil, err
-	}
-	e.trackProcess(p)
-	return p, nil
+	return e.startProcess(name, func(kubeconfig string) *proc.Process {
+		return &proc.Process{
+			Name: name + " " + version,
+			Path: bin,
+			Args: []string{"--config=" + configPath, "--zap-log-level=info"},
+			Env:  append([]string{"KUBECONFIG=" + kubeconfig}, env...),
+		}
+	})
 }

@@ -124,14 +124,34 @@ func TestScenarioFormatKnowsTheReleases(t *testing.T) {
 }
 
 // TestKueueComponentMatchesItsModule keeps the Kueue component's version,
-// the nested module `make assets` builds it from, its fixtures and the
-// scenario format's component names in step.
+// the nested module `make assets` builds it from and its fixtures in step.
 func TestKueueComponentMatchesItsModule(t *testing.T) {
 	checkRequire(t, "../hack/kueue/"+KueueVersion+"/go.mod", "sigs.k8s.io/kueue", KueueVersion)
 	if _, err := fs.Stat(fixtures.FS, kueueFixtures()+"/webhooks.yaml"); err != nil {
 		t.Errorf("Kueue %s has no fixtures (make fixtures): %v", KueueVersion, err)
 	}
-	if diff := cmp.Diff(Components, v1alpha1.Components); diff != "" {
-		t.Errorf("sim.Components and v1alpha1.Components differ (-sim +v1alpha1):\n%s", diff)
+}
+
+// TestHasTrainJobField: a release has the fields TrainJobFields gives it,
+// and every field the list does not name.
+func TestHasTrainJobField(t *testing.T) {
+	for _, tc := range []struct {
+		version, path string
+		want          bool
+	}{
+		{"v2.1.0", "spec.podTemplateOverrides", true},
+		{"v2.1.0", "spec.runtimePatches", false},
+		{"v2.2.0", "spec.podTemplateOverrides", false},
+		{"v2.2.0", "spec.runtimePatches", true},
+		{TrainerVersion, "spec.runtimePatches", true},
+		{"v2.1.0", "spec.suspend", true},
+	} {
+		r, err := LookupTrainer(tc.version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.HasTrainJobField(tc.path); got != tc.want {
+			t.Errorf("Trainer %s HasTrainJobField(%q) = %v, want %v", tc.version, tc.path, got, tc.want)
+		}
 	}
 }

@@ -146,7 +146,7 @@ var _ = Describe("simctl run with real managers", func() {
 		dir := GinkgoT().TempDir()
 		session := startSimctl(simctl, "run", "--report-dir", dir, "../../scenarios/real-kueue/sdk-webhook-and-kueue.yaml")
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
-		Expect(session.Out.Contents()).To(ContainSubstring("kueue "))
+		Expect(string(session.Out.Contents())).To(MatchRegexp("\n  kueue +ready in"), "the start prints Kueue's line")
 		run := readReport(dir)
 		Expect(run.Scenarios).To(HaveLen(1))
 		sc := run.Scenarios[0]

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,68 +36,87 @@ func usesKueue(sc *v1alpha1.Scenario) bool {
 	return slices.Contains(sc.Spec.Components, sim.ComponentKueue)
 }
 
-// queueObjects returns the ResourceFlavors, the ClusterQueue and the
-// LocalQueue of the scenario's spec.queues (none without it), in the order
-// they are created.
-func (s *scenarioRun) queueObjects() ([]*unstructured.Unstructured, error) {
-	q := s.sc.Spec.Queues
-	if q == nil {
-		return nil, nil
-	}
-	labels := map[string]any{sim.ManagedByLabel: sim.ManagedByValue}
+// clusterLabels are the labels of the scenario's cluster-scoped objects
+// (queueing objects, webhook configurations): trainersim's, and the run's
+// on a cluster simctl did not start, for simctl clean to find what a killed
+// run left.
+func (s *scenarioRun) clusterLabels() map[string]string {
+	labels := map[string]string{sim.ManagedByLabel: sim.ManagedByValue}
 	if s.runLabel != "" {
 		labels[sim.RunLabel] = s.runLabel
 	}
-	kueueObject := func(kind, name string, spec map[string]any) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "kueue.x-k8s.io/v1beta2",
-			"kind":       kind,
-			"metadata":   map[string]any{"name": name, "labels": labels},
-			"spec":       spec,
-		}}
+	return labels
+}
+
+// kueueAPIVersion is the API version of the queueing objects.
+const kueueAPIVersion = "kueue.x-k8s.io/v1beta2"
+
+// queueing are the Kueue objects of a scenario's spec.queues.
+type queueing struct {
+	// priorityClasses are the WorkloadPriorityClasses, flavors the
+	// ResourceFlavors, clusterQueue the ClusterQueue that admits the
+	// scenario's namespace alone: all cluster-scoped.
+	priorityClasses, flavors []*unstructured.Unstructured
+	clusterQueue             *unstructured.Unstructured
+	// localQueue is the LocalQueue in the scenario's namespace.
+	localQueue *unstructured.Unstructured
+}
+
+// created lists the objects in the order they are created: what the
+// ClusterQueue names before it, the LocalQueue after it.
+func (q *queueing) created() []*unstructured.Unstructured {
+	return slices.Concat(q.priorityClasses, q.flavors, []*unstructured.Unstructured{q.clusterQueue, q.localQueue})
+}
+
+// clusterScoped lists the cluster-scoped objects in the order they are
+// deleted, the reverse of their creation (the LocalQueue goes with the
+// namespace).
+func (q *queueing) clusterScoped() []*unstructured.Unstructured {
+	out := slices.Concat(q.priorityClasses, q.flavors, []*unstructured.Unstructured{q.clusterQueue})
+	slices.Reverse(out)
+	return out
+}
+
+// queues returns the queueing objects of the scenario's spec.queues, nil
+// without it.
+func (s *scenarioRun) queues() (*queueing, error) {
+	return queueObjects(s.sc.Spec.Queues, s.ns, s.clusterLabels(), fakegpu.LookupProfile)
+}
+
+// queueObjects builds the queueing objects of q (nil: none) for namespace
+// ns, each labelled labels; profile looks up the flavors' node profiles.
+func queueObjects(q *v1alpha1.Queues, ns string, labels map[string]string, profile func(name string) (fakegpu.Profile, error)) (*queueing, error) {
+	if q == nil {
+		return nil, nil
 	}
-	var objs, flavors []any
+	kueueObject := func(kind, name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(kueueAPIVersion)
+		u.SetKind(kind)
+		u.SetName(name)
+		u.SetLabels(labels)
+		return u
+	}
+	out := &queueing{}
 	for _, pc := range q.PriorityClasses {
-		wpc := kueueObject("WorkloadPriorityClass", pc.Name, nil)
-		delete(wpc.Object, "spec")
+		wpc := kueueObject("WorkloadPriorityClass", pc.Name)
 		wpc.Object["value"] = int64(pc.Value)
-		objs = append(objs, wpc)
+		out.priorityClasses = append(out.priorityClasses, wpc)
 	}
+	var quotas []any
 	for _, f := range q.Flavors {
-		profile, err := fakegpu.LookupProfile(f.Profile)
+		p, err := profile(f.Profile)
 		if err != nil {
 			return nil, err
-		}
-		key := f.NodeLabel
-		if key == "" {
-			key = fakegpu.ProfileLabel
-			if _, ok := profile.Labels[gpuProductLabel]; ok {
-				key = gpuProductLabel
-			}
-		}
-		value := profile.Labels[key]
-		if key == fakegpu.ProfileLabel {
-			value = f.Profile
-		}
-		var tolerations []any
-		for _, t := range profile.Taints {
-			tol := map[string]any{"key": t.Key, "operator": "Exists", "effect": string(t.Effect)}
-			if t.Value != "" {
-				tol = map[string]any{"key": t.Key, "operator": "Equal", "value": t.Value, "effect": string(t.Effect)}
-			}
-			tolerations = append(tolerations, tol)
 		}
 		name := f.Name
 		if name == "" {
 			name = f.Profile
 		}
-		flavor := s.ns + "-" + name
-		spec := map[string]any{"nodeLabels": map[string]any{key: value}}
-		if len(tolerations) > 0 {
-			spec["tolerations"] = tolerations
-		}
-		objs = append(objs, kueueObject("ResourceFlavor", flavor, spec))
-		flavors = append(flavors, map[string]any{"name": flavor, "resources": []any{
+		flavor := kueueObject("ResourceFlavor", ns+"-"+name)
+		flavor.Object["spec"] = flavorSpec(f, p)
+		out.flavors = append(out.flavors, flavor)
+		quotas = append(quotas, map[string]any{"name": flavor.GetName(), "resources": []any{
 			map[string]any{"name": "cpu", "nominalQuota": quota(f.CPU)},
 			map[string]any{"name": "memory", "nominalQuota": quota(f.Memory)},
 			map[string]any{"name": "nvidia.com/gpu", "nominalQuota": quota(f.GPU)},
@@ -108,22 +126,51 @@ func (s *scenarioRun) queueObjects() ([]*unstructured.Unstructured, error) {
 	if preemption == "" {
 		preemption = "Never"
 	}
-	objs = append(objs, kueueObject("ClusterQueue", s.ns, map[string]any{
-		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": s.ns}},
+	out.clusterQueue = kueueObject("ClusterQueue", ns)
+	out.clusterQueue.Object["spec"] = map[string]any{
+		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}},
 		"preemption":        map[string]any{"withinClusterQueue": preemption},
 		"resourceGroups": []any{map[string]any{
 			"coveredResources": []any{"cpu", "memory", "nvidia.com/gpu"},
-			"flavors":          flavors,
+			"flavors":          quotas,
 		}},
-	}))
-	lq := kueueObject("LocalQueue", q.LocalQueue, map[string]any{"clusterQueue": s.ns})
-	lq.SetNamespace(s.ns)
-	objs = append(objs, lq)
-	out := make([]*unstructured.Unstructured, len(objs))
-	for i, o := range objs {
-		out[i] = o.(*unstructured.Unstructured)
 	}
+	out.localQueue = kueueObject("LocalQueue", q.LocalQueue)
+	out.localQueue.SetNamespace(ns)
+	out.localQueue.Object["spec"] = map[string]any{"clusterQueue": ns}
 	return out, nil
+}
+
+// flavorSpec is the spec of the ResourceFlavor of f, whose nodes are of
+// profile p: its nodeLabels select them by f.NodeLabel, else by the
+// profile's GPU product label, else by the profile name (ProfileLabel); its
+// tolerations tolerate the profile's taints, with their values where they
+// have one.
+func flavorSpec(f v1alpha1.QueueFlavor, p fakegpu.Profile) map[string]any {
+	key := f.NodeLabel
+	if key == "" {
+		key = fakegpu.ProfileLabel
+		if _, ok := p.Labels[gpuProductLabel]; ok {
+			key = gpuProductLabel
+		}
+	}
+	value := p.Labels[key]
+	if key == fakegpu.ProfileLabel {
+		value = f.Profile
+	}
+	spec := map[string]any{"nodeLabels": map[string]any{key: value}}
+	var tolerations []any
+	for _, t := range p.Taints {
+		tol := map[string]any{"key": t.Key, "operator": "Exists", "effect": string(t.Effect)}
+		if t.Value != "" {
+			tol["operator"], tol["value"] = "Equal", t.Value
+		}
+		tolerations = append(tolerations, tol)
+	}
+	if len(tolerations) > 0 {
+		spec["tolerations"] = tolerations
+	}
+	return spec
 }
 
 func quota(q string) string {
@@ -137,20 +184,20 @@ func quota(q string) string {
 // ClusterQueue and the LocalQueue are Active, and Kueue's TrainJob webhook
 // of the namespace's own when it asks for one.
 func (s *scenarioRun) createQueues(ctx context.Context) error {
-	objs, err := s.queueObjects()
-	if err != nil || len(objs) == 0 {
+	q, err := s.queues()
+	if err != nil || q == nil {
 		return err
 	}
 	c := s.cluster.Client()
 	if err := s.installKueueWebhook(ctx); err != nil {
 		return err
 	}
-	for _, o := range objs {
+	for _, o := range q.created() {
 		if err := c.Create(ctx, o.DeepCopy()); err != nil {
 			return fmt.Errorf("failed to create Kueue %s %s: %w", o.GetKind(), o.GetName(), err)
 		}
 	}
-	for _, o := range objs[len(objs)-2:] {
+	for _, o := range []*unstructured.Unstructured{q.clusterQueue, q.localQueue} {
 		var last string
 		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, queuesReadyTimeout, true, func(ctx context.Context) (bool, error) {
 			got := o.DeepCopy()
@@ -199,12 +246,8 @@ func (s *scenarioRun) installKueueWebhook(ctx context.Context) error {
 		return fmt.Errorf("failed to create %s: %w", cfg.Name, err)
 	}
 	s.kueueWebhook = cfg.Name
-	probe := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "trainer.kubeflow.org/v1alpha1",
-		"kind":       "TrainJob",
-		"metadata":   map[string]any{"name": "trainersim-kueue-probe", "namespace": s.ns, "labels": map[string]any{"kueue.x-k8s.io/queue-name": q.LocalQueue}},
-		"spec":       map[string]any{"runtimeRef": map[string]any{"name": "torch-distributed"}},
-	}}
+	probe := sim.ProbeTrainJob(s.ns, "trainersim-kueue-probe", "ClusterTrainingRuntime", "torch-distributed")
+	probe.SetLabels(map[string]string{"kueue.x-k8s.io/queue-name": q.LocalQueue})
 	var last error
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, queuesReadyTimeout, true, func(ctx context.Context) (bool, error) {
 		got := probe.DeepCopy()
@@ -235,25 +278,19 @@ func (s *scenarioRun) installKueueWebhook(ctx context.Context) error {
 // goes with the namespace). Kueue removes their finalizers once nothing
 // uses them; this does not wait for it.
 func (s *scenarioRun) deleteQueues(ctx context.Context) error {
-	objs, err := s.queueObjects()
-	if err != nil {
+	q, err := s.queues()
+	if err != nil || q == nil {
 		return err
 	}
+	c := s.cluster.Client()
 	var errs []error
 	if s.kueueWebhook != "" {
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		cfg.Name = s.kueueWebhook
-		if err := s.cluster.Client().Delete(ctx, cfg); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, err)
-		}
+		errs = append(errs, client.IgnoreNotFound(c.Delete(ctx, cfg)))
 	}
-	for i := len(objs) - 1; i >= 0; i-- {
-		if objs[i].GetNamespace() != "" {
-			continue
-		}
-		if err := s.cluster.Client().Delete(ctx, objs[i]); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, err)
-		}
+	for _, o := range q.clusterScoped() {
+		errs = append(errs, client.IgnoreNotFound(c.Delete(ctx, o)))
 	}
 	return errors.Join(errs...)
 }

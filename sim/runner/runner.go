@@ -201,7 +201,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		return res
 	}
 	if usesKueue(sc) && r.Cluster.Versions().Kueue == "" {
-		res.Skipped = "needs component kueue, which this cluster does not run (simctl run starts it when a scenario asks for it; on an existing cluster, install Kueue)"
+		res.Skipped = "needs component kueue, which runs only on the clusters simctl starts with envtest (simctl run starts it there when a scenario asks for it)"
 		return res
 	}
 	if _, ok := r.Cluster.(sim.WebhookServing); len(sc.Spec.Webhooks) > 0 && !ok {

@@ -9,7 +9,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,10 +24,7 @@ const webhookReadyTimeout = 30 * time.Second
 
 // managerWebhooks are the scenario's webhooks as the server takes them.
 func (s *scenarioRun) managerWebhooks() []sim.ManagerWebhook {
-	labels := map[string]string{sim.ManagedByLabel: sim.ManagedByValue}
-	if s.runLabel != "" {
-		labels[sim.RunLabel] = s.runLabel
-	}
+	labels := s.clusterLabels()
 	var out []sim.ManagerWebhook
 	for _, w := range s.sc.Spec.Webhooks {
 		ops := w.Operations
@@ -90,12 +86,7 @@ func (s *scenarioRun) installWebhooks(ctx context.Context) error {
 			return fmt.Errorf("failed to create webhook configuration %s: %w", h.Name, err)
 		}
 	}
-	probe := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "trainer.kubeflow.org/v1alpha1",
-		"kind":       "TrainJob",
-		"metadata":   map[string]any{"name": "trainersim-webhook-probe", "namespace": s.ns},
-		"spec":       map[string]any{"runtimeRef": map[string]any{"name": "torch-distributed"}},
-	}}
+	probe := sim.ProbeTrainJob(s.ns, "trainersim-webhook-probe", "ClusterTrainingRuntime", "torch-distributed")
 	for _, h := range hooks {
 		// The dry run may be refused after the webhook's call (by the
 		// Trainer's validation, say): only the call matters, the refusal

@@ -57,14 +57,14 @@ func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&f.with, "with", nil,
 		"components to run besides the Trainer and JobSet: "+strings.Join(sim.Components, ", ")+" (Kueue "+sim.KueueVersion+" as a process 'make assets' builds);\nsimctl run adds those its scenarios ask for (spec.components). envtest only")
 	cmd.Flags().StringVar(&f.trainer, "trainer", "",
-		"the Kubeflow Trainer release to run: "+strings.Join(sim.TrainerVersions(), ", ")+" (default "+sim.TrainerVersion+");\nthe JobSet its go.mod pins comes with it. "+sim.TrainerVersion+" runs in simctl's process, the others as processes\n'make assets' builds. With --kubeconfig, the version the cluster must run (exit 3 if not)")
+		"the Kubeflow Trainer release to run: "+strings.Join(sim.TrainerVersions(), ", ")+" (default "+sim.TrainerVersion+");\nthe JobSet its go.mod pins comes with it. "+sim.TrainerVersion+" runs in simctl's process, the others as processes\n'make assets' builds")
 }
 
 // registerExisting adds --kubeconfig and --context: run on a cluster that
 // already runs the Trainer instead of starting one.
 func (f *clusterFlags) registerExisting(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "",
-		"run on the existing cluster of this kubeconfig (one of 'simctl up', kind, staging) instead of starting one;\nit must run the Trainer, JobSet and the default runtimes (checked first, exit 3 if not)")
+		"run on the existing cluster of this kubeconfig (one of 'simctl up', kind, staging) instead of starting one;\nit must run the Trainer (with --trainer, that release), JobSet and the default runtimes (checked first, exit 3 if not)")
 	cmd.Flags().StringVar(&f.context, "context", "", "the --kubeconfig context to use (default: its current context)")
 }
 
@@ -96,7 +96,7 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 			return sim.ClusterOptions{}, withCode(ExitUsage, errors.New("--kubeconfig runs on an existing cluster: it cannot be used with --cluster kind"))
 		}
 		if !release.InProcess() {
-			return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("--trainer %s: the kind provider has images of the Trainer %s only ('make kind-images'); other releases run on envtest", release.Version, sim.TrainerVersion))
+			return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("--trainer %s: %w", release.Version, sim.ErrKindTrainer))
 		}
 	default:
 		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --cluster %q: envtest or kind", f.provider))
@@ -149,12 +149,13 @@ func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (sim
 	c := sim.NewCluster(o)
 	start := time.Now()
 	if err := c.Start(ctx); err != nil {
+		var mismatch *sim.TrainerMismatchError
+		if errors.As(err, &mismatch) {
+			return c, withCode(ExitCluster, fmt.Errorf("the cluster runs the Trainer %s, not the %s of --trainer", mismatch.Running, mismatch.Want))
+		}
 		return c, withCode(ExitCluster, fmt.Errorf("failed to start the cluster: %w", err))
 	}
 	v := c.Versions()
-	if o.Trainer != "" && v.Trainer != o.Trainer {
-		return c, withCode(ExitCluster, fmt.Errorf("the cluster runs the Trainer %s, not the %s of --trainer", v.Trainer, o.Trainer))
-	}
 	fmt.Fprintf(out, "cluster ready in %s: %s, Kubernetes %s, Trainer %s, JobSet %s%s\n", time.Since(start).Round(10*time.Millisecond), v.Cluster, v.Kubernetes, v.Trainer, v.JobSet, kueueVersion(v.Kueue))
 	if p, ok := c.(interface{ ParentDeathProtected() bool }); ok && !p.ParentDeathProtected() {
 		fmt.Fprintln(out, "warning: setpriv(1) with --pdeathsig is not available: if simctl is killed with SIGKILL, kube-apiserver and etcd keep running")

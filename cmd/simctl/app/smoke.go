@@ -86,7 +86,7 @@ func runSmoke(ctx context.Context, out io.Writer, o sim.ClusterOptions, groups [
 		}).Obj()
 	var obj client.Object = job
 	patch := "a runtime patch from kueue.x-k8s.io/manager"
-	if release, err := sim.LookupTrainer(env.Versions().Trainer); err == nil && release.API == sim.APIPodTemplateOverrides {
+	if release, err := sim.LookupTrainer(env.Versions().Trainer); err == nil && !release.HasTrainJobField("spec.runtimePatches") {
 		// A release before runtimePatches: the same toleration as a
 		// podTemplateOverrides entry.
 		if obj, err = legacyTrainJob(job); err != nil {

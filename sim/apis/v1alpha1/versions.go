@@ -10,9 +10,12 @@ import (
 // What the scenario format knows of Kubeflow Trainer releases: which ones a
 // scenario may name, and which TrainJob fields each release has.
 
-// Components are the components a scenario may ask for (sim.Components;
-// a unit test of sim keeps the two the same).
-var Components = []string{"kueue"}
+// ComponentKueue is the component of the real Kueue manager.
+const ComponentKueue = "kueue"
+
+// Components are the components a scenario may ask for; sim runs them
+// (sim.Components is this list).
+var Components = []string{ComponentKueue}
 
 // TrainerVersions are the Trainer releases trainersim runs, oldest first
 // (sim.TrainerReleases; a unit test of sim keeps the two the same).
