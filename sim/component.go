@@ -69,12 +69,12 @@ func checkHealthz(ctx context.Context, c *http.Client, url string) error {
 }
 
 // startProcess starts the child process of a name that cmd describes,
-// given the path of a kubeconfig of its own (user system:<name>) for its
+// given the path of a kubeconfig of its own (user ComponentUser(name)) for its
 // arguments or environment to name; its log is logs/<name>.log, and Stop
 // stops it.
 func (e *Environment) startProcess(name string, cmd func(kubeconfig string) *proc.Process) (*proc.Process, error) {
 	kubeconfig := filepath.Join(e.WorkDir, name+".kubeconfig")
-	if err := e.writeKubeconfig("system:"+name, kubeconfig); err != nil {
+	if err := e.writeKubeconfig(ComponentUser(name), kubeconfig); err != nil {
 		return nil, err
 	}
 	p := cmd(kubeconfig)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -112,7 +111,7 @@ func (s *scenarioRun) uninstallWebhooks(ctx context.Context) error {
 	for _, h := range s.webhooks {
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		cfg.Name = h.Name
-		if err := s.cluster.Client().Delete(ctx, cfg); err != nil && !apierrors.IsNotFound(err) {
+		if err := client.IgnoreNotFound(s.cluster.Client().Delete(ctx, cfg)); err != nil {
 			errs = append(errs, err)
 		}
 		s.webhookServer.Unregister(h)

@@ -105,7 +105,7 @@ func TestMigrateSourceReleaseIsSupported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.API != sim.APIPodTemplateOverrides {
-		t.Errorf("Trainer %s has API %s, want %s", r.Version, r.API, sim.APIPodTemplateOverrides)
+	if !r.HasTrainJobField("spec.podTemplateOverrides") {
+		t.Errorf("Trainer %s has no spec.podTemplateOverrides", r.Version)
 	}
 }
