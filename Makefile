@@ -85,9 +85,12 @@ $(BIN_DIR)/kueue/%/kueue: $(PROJECT_DIR)/hack/kueue/%/go.mod
 
 ##@ Generated files
 
-TRAINER_ROOT = $(shell $(GO) list -m -f '{{.Dir}}' github.com/kubeflow/trainer/v2)
-JOBSET_ROOT = $(shell $(GO) list -m -f '{{.Dir}}' sigs.k8s.io/jobset)
-SCHEDULER_PLUGINS_ROOT = $(shell $(GO) list -m -f '{{.Dir}}' sigs.k8s.io/scheduler-plugins)
+# A module's directory in the module cache, downloaded first: make expands a
+# recipe's lines before it runs the first, so the recipe cannot download it.
+module_dir = $(shell $(GO) mod download $(1) && $(GO) list -m -f '{{.Dir}}' $(1))
+TRAINER_ROOT = $(call module_dir,github.com/kubeflow/trainer/v2)
+JOBSET_ROOT = $(call module_dir,sigs.k8s.io/jobset)
+SCHEDULER_PLUGINS_ROOT = $(call module_dir,sigs.k8s.io/scheduler-plugins)
 DEFAULT_RUNTIMES := deepspeed_distributed.yaml jax_distributed.yaml mlx_distributed.yaml \
 	torch_distributed.yaml xgboost_distributed.yaml torchtune/llama3_2/llama3_2_1B.yaml \
 	torchtune/llama3_2/llama3_2_3B.yaml torchtune/qwen2_5/qwen2_5_1.5B.yaml
@@ -105,6 +108,11 @@ fixtures: $(if $(TRAINER_DIR),trainer-workspace) ## Copy CRDs, webhook manifests
 	for f in $(DEFAULT_RUNTIMES); do install -m 0644 $(TRAINER_ROOT)/manifests/base/runtimes/$$f fixtures/runtimes/$$(basename $$f); done
 	mkdir -p fixtures/install
 	$(GO) run ./hack/manifests $(TRAINER_ROOT) $(JOBSET_ROOT) > fixtures/install/trainer-manager.yaml
+	rm -rf fixtures/rbac
+	mkdir -p fixtures/rbac
+	$(GO) run ./hack/manifests -rbac $(TRAINER_ROOT) $(JOBSET_ROOT) > fixtures/rbac/trainer-manager.yaml
+	$(GO) run ./hack/manifests -rbac $$(cd $(KWOK_MOD) && $(GO) list -m -f '{{.Dir}}' sigs.k8s.io/kwok)/kustomize/kwok > fixtures/rbac/kwok.yaml
+	install -m 0644 hack/local-path/rbac.yaml fixtures/rbac/local-path-provisioner.yaml
 	rm -rf fixtures/releases
 	for v in $(TRAINER_RELEASES); do hack/trainer/fixtures.sh $$v fixtures/releases/$$v $(SCHEDULER_PLUGINS_ROOT) $(DEFAULT_RUNTIMES) || exit 1; done
 	rm -rf fixtures/components

@@ -6,7 +6,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/trainersim/trainersim/sim/identity"
 
 	"github.com/trainersim/trainersim/sim/internal/proc"
 )
@@ -54,17 +57,57 @@ func (e *Environment) startAPIServer(bins map[string]string) error {
 	return nil
 }
 
-// writeKubeconfig writes a kubeconfig for a user in system:masters.
-func (e *Environment) writeKubeconfig(user, path string) error {
-	e.usersMu.Lock()
-	u, err := e.env.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
-	e.usersMu.Unlock()
+// adminKubeconfig writes a kubeconfig of an administrator (a user in
+// system:masters): the harness's own, and a kept cluster's for kubectl.
+func (e *Environment) adminKubeconfig(user, path string) error {
+	return e.writeKubeconfig(envtest.User{Name: user, Groups: []string{"system:masters"}}, path)
+}
+
+// componentKubeconfig writes a kubeconfig of a component's identity.
+func (e *Environment) componentKubeconfig(component, path string) error {
+	id, ok := identity.Of(component)
+	if !ok {
+		return fmt.Errorf("no identity for component %s", component)
+	}
+	return e.writeKubeconfig(envtest.User{Name: id.User, Groups: id.Groups}, path)
+}
+
+// componentConfig is the rest.Config of a component's identity, for one
+// that runs in this process.
+func (e *Environment) componentConfig(component string) (*rest.Config, error) {
+	id, ok := identity.Of(component)
+	if !ok {
+		return nil, fmt.Errorf("no identity for component %s", component)
+	}
+	u, err := e.addUser(envtest.User{Name: id.User, Groups: id.Groups})
 	if err != nil {
-		return fmt.Errorf("failed to add user %s: %w", user, err)
+		return nil, err
+	}
+	cfg := u.Config()
+	cfg.QPS, cfg.Burst = e.cfg.QPS, e.cfg.Burst
+	return cfg, nil
+}
+
+// addUser gives the API server a user (a client certificate).
+func (e *Environment) addUser(user envtest.User) (*envtest.AuthenticatedUser, error) {
+	e.usersMu.Lock()
+	defer e.usersMu.Unlock()
+	u, err := e.env.AddUser(user, nil)
+	if err != nil {
+		return nil, fmt.Errorf("failed to add user %s: %w", user.Name, err)
+	}
+	return u, nil
+}
+
+// writeKubeconfig writes a kubeconfig of user.
+func (e *Environment) writeKubeconfig(user envtest.User, path string) error {
+	u, err := e.addUser(user)
+	if err != nil {
+		return err
 	}
 	data, err := u.KubeConfig()
 	if err != nil {
-		return fmt.Errorf("failed to render kubeconfig of %s: %w", user, err)
+		return fmt.Errorf("failed to render kubeconfig of %s: %w", user.Name, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("failed to create kubeconfig dir: %w", err)

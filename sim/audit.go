@@ -11,24 +11,29 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/trainersim/trainersim/sim/identity"
 )
 
-// The requests of the components (Kueue) as the API server answered them,
-// from its audit log: what a component's write met is the server's record,
-// not the component's log.
+// The writes of the components as the API server answered them, from its
+// audit log: what a component's write met is the server's record, not the
+// component's log, and who sent it is the user the server authenticated
+// (sim/identity).
 
-// ComponentRequest is a request of a component to an object, as the API
+// ComponentRequest is a write of a component to an object, as the API
 // server's audit log recorded it.
 type ComponentRequest struct {
 	// At is when the API server answered.
 	At time.Time
-	// Component is the component that sent it (kueue).
-	Component string
+	// Component is the component that sent it (identity.Who: kueue,
+	// trainer, kube-controller-manager/job-controller, ...); User is the
+	// user the API server authenticated.
+	Component, User string
 	// Verb is the request's: create, update, patch or delete.
 	Verb string
-	// Name is the object's: a TrainJob's, as the audit policy records no
-	// other.
-	Name string
+	// Resource and Subresource are the object's (trainjobs, pods and
+	// binding, ...); Name is its name.
+	Resource, Subresource, Name string
 	// Code is the HTTP status code of the answer; Reason and Message are a
 	// refusal's.
 	Code            int
@@ -38,31 +43,38 @@ type ComponentRequest struct {
 // RequestAuditing is implemented by clusters whose API server records the
 // components' requests (Environment).
 type RequestAuditing interface {
-	// ComponentRequests returns the requests of components to objects of
-	// a namespace recorded so far, in the order they were answered.
+	// ComponentRequests returns the writes of components to objects of a
+	// namespace recorded so far, in the order they were answered.
 	ComponentRequests(namespace string) ([]ComponentRequest, error)
 }
 
-// ComponentUser is the user a component's process runs as.
-func ComponentUser(component string) string { return "system:" + component }
-
-// auditPolicy records the writes of the component users to TrainJobs: who,
-// what and the answer (level Metadata), once answered. Nothing else.
+// auditPolicy records the writes of every component's user (and of
+// kube-controller-manager's controllers' accounts): who, what and the answer
+// (level Metadata), once answered. Leases, Events and Nodes, which
+// components write all the time (heartbeats), and everything else are not
+// recorded.
 func auditPolicy() string {
 	var users []string
-	for _, c := range Components {
-		users = append(users, fmt.Sprintf("%q", ComponentUser(c)))
+	for _, u := range identity.AllUsers() {
+		users = append(users, fmt.Sprintf("%q", u))
 	}
 	return `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived, ResponseStarted]
 rules:
+- level: None
+  resources:
+  - group: coordination.k8s.io
+    resources: [leases]
+  - group: ""
+    resources: [events]
+  - group: events.k8s.io
+    resources: [events]
+  - group: ""
+    resources: [nodes, nodes/status]
 - level: Metadata
   users: [` + strings.Join(users, ", ") + `]
   verbs: [create, update, patch, delete]
-  resources:
-  - group: trainer.kubeflow.org
-    resources: [trainjobs]
 - level: None
 `
 }
@@ -93,8 +105,10 @@ type auditEvent struct {
 		Username string `json:"username"`
 	} `json:"user"`
 	ObjectRef *struct {
-		Namespace string `json:"namespace"`
-		Name      string `json:"name"`
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
 	} `json:"objectRef"`
 	ResponseStatus *struct {
 		Code    int    `json:"code"`
@@ -121,10 +135,6 @@ func (e *Environment) ComponentRequests(namespace string) ([]ComponentRequest, e
 // last line without its newline, which the server is still writing, is
 // left for the next read; any other line that is not an event is an error.
 func readComponentRequests(r io.Reader, namespace string) ([]ComponentRequest, error) {
-	users := map[string]string{}
-	for _, c := range Components {
-		users[ComponentUser(c)] = c
-	}
 	var out []ComponentRequest
 	br := bufio.NewReader(r)
 	for n := 1; ; n++ {
@@ -139,18 +149,21 @@ func readComponentRequests(r io.Reader, namespace string) ([]ComponentRequest, e
 		if err := json.Unmarshal(line, &ev); err != nil {
 			return out, fmt.Errorf("audit log line %d: %w", n, err)
 		}
-		component, ok := users[ev.User.Username]
-		if !ok || ev.ObjectRef == nil || ev.ObjectRef.Namespace != namespace || ev.ResponseStatus == nil {
+		component := identity.Who(ev.User.Username)
+		if component == "" || ev.ObjectRef == nil || ev.ObjectRef.Namespace != namespace || ev.ResponseStatus == nil {
 			continue
 		}
 		out = append(out, ComponentRequest{
-			At:        ev.StageTimestamp,
-			Component: component,
-			Verb:      ev.Verb,
-			Name:      ev.ObjectRef.Name,
-			Code:      ev.ResponseStatus.Code,
-			Reason:    ev.ResponseStatus.Reason,
-			Message:   ev.ResponseStatus.Message,
+			At:          ev.StageTimestamp,
+			Component:   component,
+			User:        ev.User.Username,
+			Verb:        ev.Verb,
+			Resource:    ev.ObjectRef.Resource,
+			Subresource: ev.ObjectRef.Subresource,
+			Name:        ev.ObjectRef.Name,
+			Code:        ev.ResponseStatus.Code,
+			Reason:      ev.ResponseStatus.Reason,
+			Message:     ev.ResponseStatus.Message,
 		})
 	}
 }

@@ -5,18 +5,23 @@ import (
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
+	auditinternal "k8s.io/apiserver/pkg/apis/audit"
+	auditpolicy "k8s.io/apiserver/pkg/audit/policy"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/trainersim/trainersim/sim/identity"
 )
 
 // TestReadComponentRequests: of an audit log, the components' requests to
 // objects of the namespace are read with the answer's code, reason and
 // message; other users, other namespaces and a line cut short are not.
 func TestReadComponentRequests(t *testing.T) {
-	log := `{"kind":"Event","verb":"update","user":{"username":"system:kueue"},"objectRef":{"resource":"trainjobs","namespace":"ns","name":"llm"},"responseStatus":{"metadata":{},"code":200},"stageTimestamp":"2026-11-24T10:00:00.000001Z"}
-{"kind":"Event","verb":"patch","user":{"username":"system:kueue"},"objectRef":{"resource":"trainjobs","namespace":"ns","name":"llm"},"responseStatus":{"metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on trainjobs.trainer.kubeflow.org \"llm\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","code":409},"stageTimestamp":"2026-11-24T10:00:00.5Z"}
-{"kind":"Event","verb":"patch","user":{"username":"system:kueue"},"objectRef":{"resource":"trainjobs","namespace":"other","name":"llm"},"responseStatus":{"metadata":{},"code":200},"stageTimestamp":"2026-11-24T10:00:01Z"}
+	log := `{"kind":"Event","verb":"update","user":{"username":"system:serviceaccount:kueue-system:kueue-controller-manager"},"objectRef":{"resource":"trainjobs","namespace":"ns","name":"llm"},"responseStatus":{"metadata":{},"code":200},"stageTimestamp":"2026-11-24T10:00:00.000001Z"}
+{"kind":"Event","verb":"patch","user":{"username":"system:serviceaccount:kueue-system:kueue-controller-manager"},"objectRef":{"resource":"trainjobs","namespace":"ns","name":"llm"},"responseStatus":{"metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on trainjobs.trainer.kubeflow.org \"llm\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","code":409},"stageTimestamp":"2026-11-24T10:00:00.5Z"}
+{"kind":"Event","verb":"patch","user":{"username":"system:serviceaccount:kueue-system:kueue-controller-manager"},"objectRef":{"resource":"trainjobs","namespace":"other","name":"llm"},"responseStatus":{"metadata":{},"code":200},"stageTimestamp":"2026-11-24T10:00:01Z"}
 {"kind":"Event","verb":"patch","user":{"username":"admin"},"objectRef":{"resource":"trainjobs","namespace":"ns","name":"llm"},"responseStatus":{"metadata":{},"code":200},"stageTimestamp":"2026-11-24T10:00:01Z"}
-{"kind":"Event","verb":"patch","user":{"username":"system:kueue"},"objectRef":{"resource":"trainjobs","namespace":"ns","na`
+{"kind":"Event","verb":"patch","user":{"username":"system:serviceaccount:kueue-system:kueue-controller-manager"},"objectRef":{"resource":"trainjobs","namespace":"ns","na`
 	got, err := readComponentRequests(strings.NewReader(log), "ns")
 	if err != nil {
 		t.Fatal(err)
@@ -39,37 +44,42 @@ func TestReadComponentRequests(t *testing.T) {
 	}
 }
 
-// TestAuditPolicy: the API server records, once answered, the writes to
-// TrainJobs of the users the components run as, and nothing else.
+// TestAuditPolicy: the API server records, once answered, the writes of the
+// users the components run as, and not their leases, events and node
+// heartbeats, nor anybody else's requests. The policy is checked with the
+// API server's own evaluator.
 func TestAuditPolicy(t *testing.T) {
-	var policy struct {
-		OmitStages []string `json:"omitStages"`
-		Rules      []struct {
-			Level     string   `json:"level"`
-			Users     []string `json:"users"`
-			Verbs     []string `json:"verbs"`
-			Resources []struct {
-				Group     string   `json:"group"`
-				Resources []string `json:"resources"`
-			} `json:"resources"`
-		} `json:"rules"`
-	}
-	if err := yaml.Unmarshal([]byte(auditPolicy()), &policy); err != nil {
+	policy, err := auditpolicy.LoadPolicyFromBytes([]byte(auditPolicy()))
+	if err != nil {
 		t.Fatal(err)
 	}
-	var users []string
-	for _, c := range Components {
-		users = append(users, ComponentUser(c))
+	eval := auditpolicy.NewPolicyRuleEvaluator(policy)
+	kueue, _ := identity.Of(identity.Kueue)
+	kwok, _ := identity.Of(identity.Kwok)
+	for _, tc := range []struct {
+		name                                         string
+		user, verb, group, resource, subresource, ns string
+		want                                         auditinternal.Level
+	}{
+		{"Kueue's patch of a TrainJob", kueue.User, "patch", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelMetadata},
+		{"the Job controller's create of a Pod", "system:serviceaccount:kube-system:job-controller", "create", "", "pods", "", "ns", auditinternal.LevelMetadata},
+		{"the scheduler's binding", "system:kube-scheduler", "create", "", "pods", "binding", "ns", auditinternal.LevelMetadata},
+		{"KWOK's Pod status", kwok.User, "patch", "", "pods", "status", "ns", auditinternal.LevelMetadata},
+		{"KWOK's node heartbeat", kwok.User, "patch", "", "nodes", "status", "", auditinternal.LevelNone},
+		{"a lease", kwok.User, "update", "coordination.k8s.io", "leases", "", "kube-node-lease", auditinternal.LevelNone},
+		{"an event", kueue.User, "create", "", "events", "", "ns", auditinternal.LevelNone},
+		{"a read", kueue.User, "get", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelNone},
+		{"an actor's write", "alice", "patch", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelNone},
+	} {
+		attrs := authorizer.AttributesRecord{
+			User: &user.DefaultInfo{Name: tc.user}, Verb: tc.verb, Namespace: tc.ns,
+			APIGroup: tc.group, Resource: tc.resource, Subresource: tc.subresource, ResourceRequest: true,
+		}
+		if got := eval.EvaluatePolicyRule(attrs).Level; got != tc.want {
+			t.Errorf("%s: level %s, want %s", tc.name, got, tc.want)
+		}
 	}
-	if len(policy.Rules) != 2 || policy.Rules[1].Level != "None" || len(policy.Rules[1].Users) != 0 {
-		t.Fatalf("rules %+v: want one Metadata rule, then None for everything else", policy.Rules)
-	}
-	r := policy.Rules[0]
-	if r.Level != "Metadata" || !slices.Equal(r.Users, users) || !slices.Equal(r.Verbs, []string{"create", "update", "patch", "delete"}) ||
-		len(r.Resources) != 1 || r.Resources[0].Group != "trainer.kubeflow.org" || !slices.Equal(r.Resources[0].Resources, []string{"trainjobs"}) {
-		t.Errorf("first rule %+v: want Metadata for the writes of %v to trainjobs", r, users)
-	}
-	if !slices.Equal(policy.OmitStages, []string{"RequestReceived", "ResponseStarted"}) {
+	if !slices.Equal(policy.OmitStages, []auditinternal.Stage{auditinternal.StageRequestReceived, auditinternal.StageResponseStarted}) {
 		t.Errorf("omitStages %v: want the answer only (ResponseComplete, Panic)", policy.OmitStages)
 	}
 }

@@ -37,7 +37,7 @@ func (e *Environment) startComponent(ctx context.Context, name, bin string, args
 		return err
 	}
 	certDir := filepath.Join(e.WorkDir, name+"-certs")
-	p, err := e.startProcess(name, func(kubeconfig string) *proc.Process {
+	p, err := e.startProcess(name, name, func(kubeconfig string) *proc.Process {
 		return &proc.Process{Name: name, Path: bin, Args: args(kubeconfig, port, certDir)}
 	})
 	if err != nil {
@@ -69,12 +69,12 @@ func checkHealthz(ctx context.Context, c *http.Client, url string) error {
 }
 
 // startProcess starts the child process of a name that cmd describes,
-// given the path of a kubeconfig of its own (user ComponentUser(name)) for its
-// arguments or environment to name; its log is logs/<name>.log, and Stop
+// given the path of a kubeconfig of its own (the identity of component) for
+// its arguments or environment to name; its log is logs/<name>.log, and Stop
 // stops it.
-func (e *Environment) startProcess(name string, cmd func(kubeconfig string) *proc.Process) (*proc.Process, error) {
+func (e *Environment) startProcess(name, component string, cmd func(kubeconfig string) *proc.Process) (*proc.Process, error) {
 	kubeconfig := filepath.Join(e.WorkDir, name+".kubeconfig")
-	if err := e.writeKubeconfig(ComponentUser(name), kubeconfig); err != nil {
+	if err := e.componentKubeconfig(component, kubeconfig); err != nil {
 		return nil, err
 	}
 	p := cmd(kubeconfig)

@@ -44,6 +44,10 @@ func (e *Environment) startControllerManager(ctx context.Context, bin string) er
 	return e.startComponent(ctx, ComponentControllerManager, bin, func(kubeconfig string, port int, certDir string) []string {
 		return append(componentArgs(kubeconfig, port, certDir),
 			"--controllers="+strings.Join(controllerManagerControllers, ","),
+			// Each controller acts as a ServiceAccount of its own in
+			// kube-system, with the bootstrap policy's role, as kubeadm
+			// runs it.
+			"--use-service-account-credentials=true",
 			// The key envtest's API server verifies ServiceAccount
 			// tokens with (--service-account-key-file is its public
 			// half), as kubeadm passes both sides.

@@ -13,9 +13,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"go.uber.org/zap/zapcore"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/internal/controllers"
 	"github.com/trainersim/trainersim/sim/internal/proclog"
 )
@@ -69,33 +72,58 @@ func (e *Environment) startControllers(ctx context.Context) error {
 	since := e.now()
 	hooks := &e.env.WebhookInstallOptions
 	mgrCtx, mgrCancel := context.WithCancel(context.Background())
-	mgr, err := controllers.NewManager(mgrCtx, controllers.Options{
-		Config:         e.cfg,
-		Scheme:         e.scheme,
-		WebhookHost:    hooks.LocalServingHost,
-		WebhookPort:    hooks.LocalServingPort,
-		WebhookCertDir: hooks.LocalServingCertDir,
-		Logger:         e.logger,
-		OnBuild:        e.OnTrainerBuild,
-	})
-	if err != nil {
-		mgrCancel()
-		return err
+	// The Trainer's manager serves its webhooks on envtest's port, JobSet's
+	// on a port of its own, each with its project's user.
+	managers := []struct {
+		component string
+		port      int
+		build     func(context.Context, controllers.Options) (ctrl.Manager, error)
+	}{
+		{identity.Trainer, hooks.LocalServingPort, controllers.NewTrainerManager},
+		{identity.JobSet, e.jobSetWebhookPort, controllers.NewJobSetManager},
+	}
+	var mgrs []ctrl.Manager
+	for _, m := range managers {
+		cfg, err := e.componentConfig(m.component)
+		if err != nil {
+			mgrCancel()
+			return err
+		}
+		mgr, err := m.build(mgrCtx, controllers.Options{
+			Config:         cfg,
+			Scheme:         e.scheme,
+			WebhookHost:    hooks.LocalServingHost,
+			WebhookPort:    m.port,
+			WebhookCertDir: hooks.LocalServingCertDir,
+			Logger:         e.logger.WithName(m.component),
+			OnBuild:        e.OnTrainerBuild,
+		})
+		if err != nil {
+			mgrCancel()
+			return err
+		}
+		mgrs = append(mgrs, mgr)
 	}
 	e.mgrCancel = mgrCancel
 	e.mgrDone = make(chan error, 1)
 	go func() {
-		e.mgrDone <- mgr.Start(mgrCtx)
+		g, gctx := errgroup.WithContext(mgrCtx)
+		for _, mgr := range mgrs {
+			g.Go(func() error { return mgr.Start(gctx) })
+		}
+		e.mgrDone <- g.Wait()
 	}()
 
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return fmt.Errorf("failed to sync controller caches: %w", ctx.Err())
+	for _, mgr := range mgrs {
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return fmt.Errorf("failed to sync controller caches: %w", ctx.Err())
+		}
 	}
 	// Ready when the API server reaches the webhook server through the
 	// webhook configurations: on a snapshot they pointed at the snapshot
 	// build's server until installWebhookConfigs updated them.
 	var last error
-	err = wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-e.mgrDone:
 			e.mgrDone <- err

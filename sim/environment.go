@@ -130,9 +130,8 @@ type Environment struct {
 
 	env     *envtest.Environment
 	release TrainerRelease
-	// jobSetWebhookPort is where the JobSet manager of a release that runs
-	// as processes serves its webhooks (the Trainer's serves on envtest's
-	// port).
+	// jobSetWebhookPort is where the JobSet manager serves its webhooks
+	// (the Trainer's serves on envtest's port).
 	jobSetWebhookPort int
 	cfg               *rest.Config
 	scheme            *apiruntime.Scheme
@@ -305,9 +304,9 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 		if _, err := e.release.binaries(); err != nil {
 			return err
 		}
-		if e.jobSetWebhookPort, err = freePort(); err != nil {
-			return err
-		}
+	}
+	if e.jobSetWebhookPort, err = freePort(); err != nil {
+		return err
 	}
 	if e.WorkDir == "" {
 		if e.WorkDir, err = newWorkDir(); err != nil {
@@ -340,7 +339,7 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 	if e.client, err = client.New(e.cfg, client.Options{Scheme: e.scheme}); err != nil {
 		return fmt.Errorf("failed to create client: %w", err)
 	}
-	if err := e.writeKubeconfig("admin", e.KubeconfigPath); err != nil {
+	if err := e.adminKubeconfig("admin", e.KubeconfigPath); err != nil {
 		return err
 	}
 	if err := e.openInProcessLog(); err != nil {
@@ -354,19 +353,31 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 	g, gctx := errgroup.WithContext(ctx)
 	crdsReady := make(chan struct{})
 	webhooksReady := make(chan struct{})
+	rbacReady := make(chan struct{})
+	g.Go(func() error { return e.installRBAC(gctx, rbacReady, restored) })
 	g.Go(func() error { return e.installCRDs(crdsReady, restored) })
 	g.Go(func() error { return e.installWebhookConfigs(webhooksReady) })
+	// kube-controller-manager and kube-scheduler have the API server's
+	// bootstrap roles; the others wait for theirs.
+	afterRBAC := func(start func(context.Context) error) func() error {
+		return func() error {
+			if err := waitFor(gctx, rbacReady); err != nil {
+				return err
+			}
+			return start(gctx)
+		}
+	}
 	if !e.snapshotBuild {
 		g.Go(func() error { return e.startControllerManager(gctx, bins[binControllerManager]) })
 		g.Go(func() error { return e.startScheduler(gctx, bins[binScheduler]) })
-		g.Go(func() error { return e.startNodes(gctx, bins[binKwok]) })
-		g.Go(func() error { return e.startProvisioner(gctx) })
+		g.Go(afterRBAC(func(ctx context.Context) error { return e.startNodes(ctx, bins[binKwok]) }))
+		g.Go(afterRBAC(e.startProvisioner))
 	}
 	if slices.Contains(e.Components, ComponentKueue) && !e.snapshotBuild {
 		// Kueue needs the Trainer's and JobSet's CRDs, not their
 		// controllers.
 		g.Go(func() error {
-			if err := waitFor(gctx, crdsReady); err != nil {
+			if err := waitFor(gctx, crdsReady, rbacReady); err != nil {
 				return err
 			}
 			return e.startKueue(gctx)
@@ -375,7 +386,7 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 	g.Go(func() error { return e.installIsolationPolicy(gctx, restored) })
 	g.Go(func() error { return e.installStorageClass(gctx, restored) })
 	g.Go(func() error {
-		if err := waitFor(gctx, crdsReady, webhooksReady); err != nil {
+		if err := waitFor(gctx, crdsReady, webhooksReady, rbacReady); err != nil {
 			return err
 		}
 		if err := e.startControllers(gctx); err != nil {

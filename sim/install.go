@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"strconv"
@@ -24,12 +25,51 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/trainersim/trainersim/fixtures"
+	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/internal/storage"
 )
 
-// What the envtest provider installs into its API server: the CRDs, the
-// webhook configurations, the default runtimes, the isolation policy and
-// the default StorageClass.
+// What the envtest provider installs into its API server: the components'
+// identities and RBAC, the CRDs, the webhook configurations, the default
+// runtimes, the isolation policy and the default StorageClass.
+
+// ComponentRBAC is the step that gives the components their
+// ServiceAccounts and roles.
+const ComponentRBAC = "rbac"
+
+// installRBAC creates the ServiceAccounts and roles of the Trainer, JobSet,
+// KWOK and the provisioner from their manifests (restored: they are in the
+// snapshot). Kueue's come with Kueue (startKueue); kube-scheduler's and
+// kube-controller-manager's are the API server's bootstrap policy.
+func (e *Environment) installRBAC(ctx context.Context, done chan struct{}, restored bool) error {
+	since := e.now()
+	if !restored {
+		for _, m := range []struct {
+			fsys fs.FS
+			path string
+		}{
+			{e.release.Fixtures(), fixtures.TrainerRBAC},
+			{fixtures.FS, fixtures.KwokRBAC},
+			{fixtures.FS, fixtures.ProvisionerRBAC},
+		} {
+			if err := installRBACFile(ctx, e.client, m.fsys, m.path); err != nil {
+				return err
+			}
+		}
+	}
+	close(done)
+	e.ready(ComponentRBAC, since)
+	return nil
+}
+
+// installRBACFile creates the objects of an RBAC manifest.
+func installRBACFile(ctx context.Context, c client.Client, fsys fs.FS, path string) error {
+	objs, err := identity.ReadRBAC(fsys, path)
+	if err != nil {
+		return err
+	}
+	return identity.Install(ctx, c, objs)
+}
 
 // installCRDs creates the release's CRDs (restored: they are in the
 // snapshot, and only the wait is left) and waits until the API server

@@ -17,6 +17,7 @@ import (
 
 	"github.com/trainersim/trainersim/fixtures"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/identity"
 )
 
 // Kueue as a component of an envtest cluster: the real Kueue manager, built
@@ -168,7 +169,10 @@ func (e *Environment) startKueue(ctx context.Context) error {
 	if err := ensureKueueMetricsCert(hooks.LocalServingCertDir); err != nil {
 		return err
 	}
-	p, err := e.startManager(ComponentKueue, KueueVersion, bins["kueue"], fmt.Sprintf(kueueConfig, port, hooks.LocalServingCertDir, KueueNamespaceLabel), nil)
+	if err := installRBACFile(ctx, e.client, fixtures.FS, path.Join(kueueFixtures(), "rbac.yaml")); err != nil {
+		return err
+	}
+	p, err := e.startManager(ComponentKueue, identity.Kueue, KueueVersion, bins["kueue"], fmt.Sprintf(kueueConfig, port, hooks.LocalServingCertDir, KueueNamespaceLabel), nil)
 	if err != nil {
 		return err
 	}

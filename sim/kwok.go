@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/internal/proc"
 )
 
@@ -45,7 +46,7 @@ func startKwok(bin, kubeconfig, workDir, logDir string) (*proc.Process, error) {
 func (e *Environment) startNodes(ctx context.Context, bin string) error {
 	since := e.now()
 	kubeconfig := filepath.Join(e.WorkDir, "kwok.kubeconfig")
-	if err := e.writeKubeconfig("system:kwok", kubeconfig); err != nil {
+	if err := e.componentKubeconfig(identity.Kwok, kubeconfig); err != nil {
 		return err
 	}
 	kwok, err := startKwok(bin, kubeconfig, e.WorkDir, e.LogDir())

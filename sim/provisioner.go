@@ -8,6 +8,7 @@ package sim
 import (
 	"context"
 
+	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/internal/storage"
 )
 
@@ -16,7 +17,11 @@ import (
 // in-process components' log.
 func (e *Environment) startProvisioner(ctx context.Context) error {
 	since := e.now()
-	p := &storage.Controller{Config: e.cfg, Logger: e.logger.WithName("local-path-provisioner")}
+	cfg, err := e.componentConfig(identity.Provisioner)
+	if err != nil {
+		return err
+	}
+	p := &storage.Controller{Config: cfg, Logger: e.logger.WithName("local-path-provisioner")}
 	e.provisioner = p
 	if err := p.Start(ctx); err != nil {
 		return err

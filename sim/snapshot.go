@@ -29,7 +29,7 @@ import (
 
 // snapshotFormat is part of every key: raise it when what a snapshot holds
 // changes in a way the other inputs do not show.
-const snapshotFormat = 1
+const snapshotFormat = 2
 
 // EnvSnapshotDir overrides where snapshots are kept.
 const EnvSnapshotDir = "TRAINERSIM_SNAPSHOT_DIR"

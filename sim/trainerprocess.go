@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/internal/proc"
 )
 
@@ -78,16 +79,16 @@ func (e *Environment) startReleaseControllers(ctx context.Context) error {
 		return fmt.Errorf("failed to link the Trainer's serving certificate: %w", err)
 	}
 	managers := []struct {
-		name, version, bin, config string
-		env                        []string
-		probe                      int
+		name, component, version, bin, config string
+		env                                   []string
+		probe                                 int
 	}{
-		{"trainer-controller-manager", e.release.Version, bins[binTrainerManager], fmt.Sprintf(trainerConfig, hooks.LocalServingPort), []string{"TMPDIR=" + tmp}, 0},
-		{"jobset-controller-manager", e.release.JobSet, bins[binJobSetManager], fmt.Sprintf(jobSetConfig, e.jobSetWebhookPort, strconv.Quote(hooks.LocalServingCertDir)), nil, 1},
+		{"trainer-controller-manager", identity.Trainer, e.release.Version, bins[binTrainerManager], fmt.Sprintf(trainerConfig, hooks.LocalServingPort), []string{"TMPDIR=" + tmp}, 0},
+		{"jobset-controller-manager", identity.JobSet, e.release.JobSet, bins[binJobSetManager], fmt.Sprintf(jobSetConfig, e.jobSetWebhookPort, strconv.Quote(hooks.LocalServingCertDir)), nil, 1},
 	}
 	var started []*proc.Process
 	for _, m := range managers {
-		p, err := e.startManager(m.name, m.version, m.bin, m.config, m.env)
+		p, err := e.startManager(m.name, m.component, m.version, m.bin, m.config, m.env)
 		if err != nil {
 			return err
 		}
@@ -106,12 +107,12 @@ func (e *Environment) startReleaseControllers(ctx context.Context) error {
 // startManager starts a controller manager (a Trainer release's, JobSet's,
 // Kueue's) as a child process: its own kubeconfig, its config file written
 // into the work directory, its log in logs/<name>.log (startProcess).
-func (e *Environment) startManager(name, version, bin, config string, env []string) (*proc.Process, error) {
+func (e *Environment) startManager(name, component, version, bin, config string, env []string) (*proc.Process, error) {
 	configPath := filepath.Join(e.WorkDir, name+".config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
 		return nil, err
 	}
-	return e.startProcess(name, func(kubeconfig string) *proc.Process {
+	return e.startProcess(name, component, func(kubeconfig string) *proc.Process {
 		return &proc.Process{
 			Name: name + " " + version,
 			Path: bin,

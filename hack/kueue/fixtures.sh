@@ -3,8 +3,9 @@
 #
 # Copies what the Kueue component of release VERSION is made of from the Go
 # module cache (through the nested module hack/kueue/VERSION) into OUT: its
-# CRDs (crds/) and its webhook configurations (webhooks.yaml), as
-# config/components has them; simctl installs the CRDs and the webhooks of the
+# CRDs (crds/), its webhook configurations (webhooks.yaml), as
+# config/components has them, and the RBAC of config/default (rbac.yaml); simctl
+# installs the CRDs and the webhooks of the
 # integrations it runs.
 set -euo pipefail
 version=$1 out=$2
@@ -14,3 +15,6 @@ kueue=$(cd "$mod" && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)
 mkdir -p "$out"/crds
 install -m 0644 "$kueue"/config/components/crd/bases/*.yaml "$out"/crds/
 install -m 0644 "$kueue"/config/components/webhook/manifests.yaml "$out"/webhooks.yaml
+# The identities and RBAC of its config/default: the user its manager runs as.
+root=$(cd "$(dirname "$0")/../.." && pwd)
+(cd "$root" && go run ./hack/manifests -rbac "$kueue"/config/default) > "$out"/rbac.yaml

@@ -26,3 +26,8 @@ for f in "$@"; do
 		install -m 0644 "$trainer/manifests/base/runtimes/$f" "$out/runtimes/$(basename "$f")"
 	fi
 done
+# The identities and RBAC of the release's manifests/overlays/manager (with the
+# JobSet it pins): the users its managers run as on an envtest cluster.
+mkdir -p "$out"/rbac
+root=$(cd "$(dirname "$0")/../.." && pwd)
+(cd "$root" && go run ./hack/manifests -rbac "$trainer" "$jobset") > "$out"/rbac/trainer-manager.yaml

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/trainersim/trainersim/results"
@@ -14,14 +15,18 @@ import (
 // noAuditLog says that a cluster records no requests of components.
 const noAuditLog = "this cluster records no requests of components (expect.requests needs a cluster simctl starts: envtest)"
 
-// componentRequests returns the components' requests to objects of the
-// scenario's namespace; false when the cluster records none.
+// componentRequests returns the requests of the scenario's components
+// (spec.components: Kueue) to TrainJobs of the scenario's namespace; false
+// when the cluster records none.
 func (s *scenarioRun) componentRequests() ([]sim.ComponentRequest, bool, error) {
 	auditing, ok := s.cluster.(sim.RequestAuditing)
 	if !ok {
 		return nil, false, nil
 	}
 	reqs, err := auditing.ComponentRequests(s.ns)
+	reqs = slices.DeleteFunc(reqs, func(r sim.ComponentRequest) bool {
+		return r.Resource != "trainjobs" || r.Subresource != "" || !slices.Contains(sim.Components, r.Component)
+	})
 	return reqs, true, err
 }
 

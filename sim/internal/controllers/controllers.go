@@ -1,7 +1,9 @@
 // Package controllers wires the real Kubeflow Trainer and JobSet controllers
-// and webhooks into one controller-runtime manager, the way the Trainer's own
-// integration framework (test/integration/framework) and JobSet's main.go do.
-// Nothing here re-implements either project: it only calls their setup code.
+// and webhooks into controller-runtime managers, one each, the way the
+// Trainer's own integration framework (test/integration/framework) and
+// JobSet's main.go do: each manager has its own client, so each project acts
+// as its own user, as its Deployment does on a cluster. Nothing here
+// re-implements either project: it only calls their setup code.
 package controllers
 
 import (
@@ -52,9 +54,9 @@ func NewScheme() (*apiruntime.Scheme, error) {
 	return s, nil
 }
 
-// Options configures NewManager.
+// Options configures NewTrainerManager and NewJobSetManager.
 type Options struct {
-	// Config reaches the API server.
+	// Config reaches the API server as the project's user.
 	Config *rest.Config
 	// Scheme is the scheme from NewScheme.
 	Scheme *apiruntime.Scheme
@@ -68,17 +70,14 @@ type Options struct {
 	Logger logr.Logger
 	// OnBuild, when set, is called after every successful NewObjects of the
 	// trainer's runtimes (trainerruntime.Observe). Nil: the controllers and
-	// webhooks get the trainer's runtimes themselves, undecorated.
+	// webhooks get the trainer's runtimes themselves, undecorated. The
+	// Trainer's manager only.
 	OnBuild trainerruntime.BuildHook
 }
 
-// NewManager builds a manager running the Trainer controllers and webhooks
-// (runtimecore.New through trainerruntime.New, controller.SetupControllers,
-// webhooks.Setup) and the
-// JobSet controllers and webhooks (SetupJobSetIndexes, SetupPodIndexes, the
-// JobSet and Pod reconcilers, webhooks.Setup). ctx bounds the field indexers
-// and must live as long as the manager.
-func NewManager(ctx context.Context, o Options) (ctrl.Manager, error) {
+// newManager builds a manager with o's client, logger and webhook server,
+// no metrics, probes or leader election.
+func newManager(o Options) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(o.Config, ctrl.Options{
 		Scheme:                 o.Scheme,
 		Logger:                 o.Logger,
@@ -96,7 +95,18 @@ func NewManager(ctx context.Context, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to create manager: %w", err)
 	}
+	return mgr, nil
+}
 
+// NewTrainerManager builds a manager running the Trainer controllers and
+// webhooks (runtimecore.New through trainerruntime.New,
+// controller.SetupControllers, webhooks.Setup). ctx bounds the field
+// indexers and must live as long as the manager.
+func NewTrainerManager(ctx context.Context, o Options) (ctrl.Manager, error) {
+	mgr, err := newManager(o)
+	if err != nil {
+		return nil, err
+	}
 	runtimes, err := trainerruntime.New(ctx, mgr.GetClient(), mgr.GetFieldIndexer())
 	if err != nil {
 		return nil, err
@@ -110,7 +120,18 @@ func NewManager(ctx context.Context, o Options) (ctrl.Manager, error) {
 	if name, err := trainerwebhooks.Setup(mgr, runtimes); err != nil {
 		return nil, fmt.Errorf("failed to set up trainer webhook %s: %w", name, err)
 	}
+	return mgr, nil
+}
 
+// NewJobSetManager builds a manager running the JobSet controllers and
+// webhooks (SetupJobSetIndexes, SetupPodIndexes, the JobSet and Pod
+// reconcilers, webhooks.Setup). ctx bounds the field indexers and must live
+// as long as the manager.
+func NewJobSetManager(ctx context.Context, o Options) (ctrl.Manager, error) {
+	mgr, err := newManager(o)
+	if err != nil {
+		return nil, err
+	}
 	if err := jobsetcontrollers.SetupJobSetIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return nil, fmt.Errorf("failed to set up jobset indexes: %w", err)
 	}
