@@ -246,6 +246,9 @@ const (
 	// EntryRequestRefused is a request of a component (Kueue) that the
 	// API server refused, from its audit log; its lane is the component.
 	EntryRequestRefused = "request-refused"
+	// EntryRequestHeld is a request a gate of the scenario held, and what
+	// released it; its lane is the gate's component, user or actor.
+	EntryRequestHeld = "request-held"
 	// EntryJobSetCreated, EntryJobSetChanged (a new generation),
 	// EntryJobSetSuspended, EntryJobSetResumed and EntryJobSetDeleted are
 	// what happened to a JobSet.

@@ -26,6 +26,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim/gate"
 	"github.com/trainersim/trainersim/sim/internal/controllers"
 	"github.com/trainersim/trainersim/sim/internal/proc"
 	"github.com/trainersim/trainersim/sim/internal/proclog"
@@ -145,6 +146,8 @@ type Environment struct {
 	kueueTrainJob *admissionregistrationv1.MutatingWebhook
 	// webhooks serves the scenario webhooks (ServeWebhooks); guarded by mu.
 	webhooks *WebhookServer
+	// gates serves the scenarios' gates, once one asks (ServeGates).
+	gates *gate.Server
 	// provisioner is the default StorageClass's provisioner.
 	provisioner *storage.Controller
 	// logFile and logger are the in-process components' log
@@ -173,6 +176,7 @@ var (
 	_ TrainerBuildObserver = (*Environment)(nil)
 	_ WebhookServing       = (*Environment)(nil)
 	_ RequestAuditing      = (*Environment)(nil)
+	_ GateServing          = (*Environment)(nil)
 	_ KueueWebhooks        = (*Environment)(nil)
 )
 
@@ -448,12 +452,17 @@ func (e *Environment) Stop() error {
 	e.mu.Lock()
 	processes := e.processes
 	e.processes = nil
-	webhooks := e.webhooks
-	e.webhooks = nil
+	webhooks, gates := e.webhooks, e.gates
+	e.webhooks, e.gates = nil, nil
 	e.mu.Unlock()
 	if webhooks != nil {
 		if err := webhooks.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("scenario webhooks: %w", err))
+		}
+	}
+	if gates != nil {
+		if err := gates.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("gates: %w", err))
 		}
 	}
 	var wg sync.WaitGroup

@@ -204,4 +204,32 @@ var _ = Describe("simctl run with real managers", func() {
 		Expect(held[0].At).To(BeTemporally("<", labelled), "the hold began before the user's write")
 		Expect(labelled).To(BeTemporally("<", refused[0].At), "the refusal came after the user's write")
 	})
+
+	It("puts the real Kueue after the Trainer with a gate: Kueue's admission is held until the Job exists, and the job's Pod runs with both tolerations", func() {
+		dir := GinkgoT().TempDir()
+		session := startSimctl(simctl, "run", "--report-dir", dir, "../../scenarios/real-kueue/sdk-tolerations-and-kueues.yaml")
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
+		run := readReport(dir)
+		Expect(run.Scenarios).To(HaveLen(1))
+		sc := run.Scenarios[0]
+		Expect(sc.Passed).To(BeTrue(), sc.Failure)
+		var held []results.TimelineEntry
+		var jobCreated time.Time
+		for _, e := range sc.Timeline.Entries {
+			switch {
+			case e.Kind == results.EntryRequestHeld:
+				held = append(held, e)
+			case e.Kind == results.EntryJobCreated && e.Object == "Job/first-node-0":
+				jobCreated = e.At
+			}
+		}
+		Expect(held).NotTo(BeEmpty(), "the gate held Kueue's admission")
+		Expect(held[0].Lane).To(Equal("kueue"))
+		Expect(held[0].Summary).To(HavePrefix("gate kueue-admits held kueue's update of TrainJob/first (trainjobs); let through after "))
+		Expect(held[0].Summary).To(HaveSuffix(`step "the Trainer makes the first job's JobSet and Job before Kueue admits it" ran (its until)`))
+		Expect(jobCreated).NotTo(BeZero())
+		// The step that opened the gate saw the Job while the gate held
+		// Kueue's update: the order is the gate's, not the race's.
+		Expect(sc.Steps[1].Passed).To(BeTrue())
+	})
 })

@@ -117,6 +117,29 @@ func Who(user string) string {
 	return ""
 }
 
+// UsersOf returns the users a component's requests come as: its own, for
+// kube-controller-manager its controllers' accounts too, and for
+// kube-controller-manager/<controller> that controller's account. False:
+// no such component.
+func UsersOf(component string) ([]string, bool) {
+	if name, ok := strings.CutPrefix(component, ControllerManager+"/"); ok {
+		return []string{"system:serviceaccount:kube-system:" + name}, name != ""
+	}
+	id, ok := Of(component)
+	if !ok {
+		return nil, false
+	}
+	users := []string{id.User}
+	if component == ControllerManager {
+		for _, u := range AllUsers() {
+			if strings.HasPrefix(u, "system:serviceaccount:kube-system:") && controllerManagerAccounts[strings.TrimPrefix(u, "system:serviceaccount:kube-system:")] {
+				users = append(users, u)
+			}
+		}
+	}
+	return users, true
+}
+
 // Users returns the users of the components given, for an audit policy.
 func Users(components ...string) []string {
 	var out []string

@@ -107,14 +107,14 @@ func TestReadRBACOrder(t *testing.T) {
 func TestWho(t *testing.T) {
 	for user, want := range map[string]string{
 		"system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager": Trainer,
-		"system:serviceaccount:kubeflow-system:jobset-controller-manager":          JobSet,
-		"system:serviceaccount:kueue-system:kueue-controller-manager":              Kueue,
-		"system:serviceaccount:kube-system:kwok-controller":                        Kwok,
-		"system:kube-scheduler":                                                    Scheduler,
-		"system:kube-controller-manager":                                           ControllerManager,
-		"system:serviceaccount:kube-system:job-controller":                         "kube-controller-manager/job-controller",
-		"system:serviceaccount:kube-system:default":                                "",
-		"admin":                                                                    "",
+		"system:serviceaccount:kubeflow-system:jobset-controller-manager":           JobSet,
+		"system:serviceaccount:kueue-system:kueue-controller-manager":               Kueue,
+		"system:serviceaccount:kube-system:kwok-controller":                         Kwok,
+		"system:kube-scheduler":                            Scheduler,
+		"system:kube-controller-manager":                   ControllerManager,
+		"system:serviceaccount:kube-system:job-controller": "kube-controller-manager/job-controller",
+		"system:serviceaccount:kube-system:default":        "",
+		"admin": "",
 	} {
 		if got := Who(user); got != want {
 			t.Errorf("Who(%q) = %q, want %q", user, got, want)

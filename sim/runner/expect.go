@@ -25,12 +25,20 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res results.
 	res = results.Step{Name: st.Name, Kind: verb.Name, Started: time.Now()}
 	if !hasVerb {
 		res.Kind = expectStep
+		if st.Release != nil {
+			res.Kind = releaseStep
+		}
 	}
 	defer func() { res.Duration = time.Since(res.Started) }()
 	var cases []*v1alpha1.InterleavingCase // interleaving cases of this order
 	fail := func(msg, diff string) results.Step {
 		res.Failure, res.Diff = msg, diff
 		return res
+	}
+	if st.Release != nil {
+		if msg := s.release(st.Name, st.Release); msg != "" {
+			return fail(msg, "")
+		}
 	}
 	switch {
 	case !hasVerb:
@@ -135,6 +143,10 @@ func (s *scenarioRun) expect(ctx context.Context, e *v1alpha1.Expect) (string, s
 // expectStep is the kind of a step without a verb, in reports.
 const expectStep = "expect"
 
+// releaseStep is the kind of a step that only releases a gate (and may
+// expect), in reports.
+const releaseStep = "release"
+
 // checker checks one kind of expectation of e once, reading from the
 // watches when cached; it returns the failure and its diff.
 type checker func(s *scenarioRun, ctx context.Context, e *v1alpha1.Expect, cached bool) (string, string)
@@ -176,6 +188,9 @@ var checkers = map[string]checker{
 	},
 	"holding": func(s *scenarioRun, _ context.Context, e *v1alpha1.Expect, _ bool) (string, string) {
 		return s.holding(e.Holding), ""
+	},
+	"held": func(s *scenarioRun, _ context.Context, e *v1alpha1.Expect, _ bool) (string, string) {
+		return s.checkHeld(e.Held), ""
 	},
 }
 

@@ -25,6 +25,7 @@ var invalidExpectations = map[string]string{
 	"noOverlaps": `"Not A Name"`,
 	"requests":   `[{component: kueue, target: {kind: TrainJob, name: x}, status: 409}]`,
 	"holding":    "gate",
+	"held":       "[{gate: missing}]",
 }
 
 // TestRegistry checks that every verb of v1alpha1.Verbs and every kind of

@@ -28,6 +28,7 @@ import (
 	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/gate"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 
@@ -208,6 +209,10 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		res.Skipped = "declares webhooks, which this cluster cannot call (simctl serves them on the clusters it starts with envtest)"
 		return res
 	}
+	if _, ok := r.Cluster.(sim.GateServing); len(sc.Spec.Gates) > 0 && !ok {
+		res.Skipped = "declares gates, which this cluster cannot call (simctl serves them on the clusters it starts with envtest)"
+		return res
+	}
 	trainerVersion := r.Cluster.Versions().Trainer
 	if t := sc.Spec.Trainer; t != nil && !TrainerHolds(t, trainerVersion) {
 		res.Skipped = fmt.Sprintf("holds for Trainer %s; the cluster runs %s", t.Versions, trainerVersion)
@@ -260,11 +265,13 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 			// same (lint refuses such a hold, a loader's bug must not
 			// keep requests waiting).
 			run.releaseHolds(sc.Spec.Steps[i].Name)
+			run.openGates(sc.Spec.Steps[i].Name)
 			continue
 		}
 		run.watch.setStep(sc.Spec.Steps[i].Name)
 		st := run.step(ctx, &sc.Spec.Steps[i])
 		run.releaseHolds(st.Name)
+		run.openGates(st.Name)
 		recording := time.Now()
 		// Only a write to a TrainJob can change who owns an entry: a step
 		// without one keeps the owners of the step before.
@@ -325,16 +332,21 @@ type scenarioRun struct {
 	// of spec.webhooks.
 	webhookServer *sim.WebhookServer
 	webhooks      []sim.ManagerWebhook
-	objects       map[string]map[string]any // by step name: the object the server returned
-	actors        map[string]*actor         // by actor name, "" for the admin
-	watches       *Watches
-	watch         *watcher          // the namespace's share of watches, from set-up on
-	setup         []results.Write   // the creates of the setup objects
-	profiles      map[string]string // fakegpu profile by node name, guarded by mu
-	written       map[string]uint64 // by kind: the highest resourceVersion written, guarded by mu
-	unordered     bool              // a write returned a resourceVersion that is not a number, guarded by mu
-	breakdown     results.Breakdown
-	mu            sync.Mutex
+	// gateServer serves the scenario's gates, once installed, and gates
+	// are the scenario's gates as it takes them, in the order of
+	// spec.gates.
+	gateServer *gate.Server
+	gates      []gate.Gate
+	objects    map[string]map[string]any // by step name: the object the server returned
+	actors     map[string]*actor         // by actor name, "" for the admin
+	watches    *Watches
+	watch      *watcher          // the namespace's share of watches, from set-up on
+	setup      []results.Write   // the creates of the setup objects
+	profiles   map[string]string // fakegpu profile by node name, guarded by mu
+	written    map[string]uint64 // by kind: the highest resourceVersion written, guarded by mu
+	unordered  bool              // a write returned a resourceVersion that is not a number, guarded by mu
+	breakdown  results.Breakdown
+	mu         sync.Mutex
 }
 
 // NamespaceName derives a unique, valid namespace from a name: the name
@@ -404,6 +416,9 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	if err := s.installWebhooks(ctx); err != nil {
 		return err
 	}
+	if err := s.installGates(ctx); err != nil {
+		return err
+	}
 	return s.createSetup(ctx)
 }
 
@@ -417,7 +432,7 @@ func (s *scenarioRun) cleanup() error {
 	if apierrors.IsNotFound(err) {
 		err = nil
 	}
-	return errors.Join(err, s.uninstallWebhooks(ctx), s.deleteQueues(ctx), s.lifecycle().Uninstall(ctx, s.cluster.Client()), s.cluster.RemoveNodes(ctx, s.nodes))
+	return errors.Join(err, s.uninstallWebhooks(ctx), s.uninstallGates(ctx), s.deleteQueues(ctx), s.lifecycle().Uninstall(ctx, s.cluster.Client()), s.cluster.RemoveNodes(ctx, s.nodes))
 }
 
 // lifecycle is the admission policy of the scenario's spec.lifecycle: its
@@ -442,8 +457,10 @@ func (s *scenarioRun) lifecycle() sim.LifecyclePolicy {
 // watches observed on one timeline.
 func (s *scenarioRun) timeline(setup []results.Write, steps []results.Step) *results.Timeline {
 	s.releaseHolds("")
+	s.openGates("")
 	observed, dropped, problems := s.watch.stop()
 	observed = append(observed, s.webhookEntries()...)
+	observed = append(observed, s.gateEntries()...)
 	refused, err := s.refusedRequests()
 	observed = append(observed, refused...)
 	if err != nil {

@@ -130,21 +130,14 @@ func (v *validator) hold(path string, w v1alpha1.AdmissionWebhook) {
 		v.errorf(path, "an unsuspend is an UPDATE: add UPDATE to operations")
 	}
 	up := join(path, "until")
-	ref, ok := v.steps[h.Until]
-	switch {
-	case h.Until == "":
+	if h.Until == "" {
 		v.errorf(up, "must name the step after which the requests held are answered")
 		return
-	case !ok:
-		v.errorf(up, "no step is named %s", quote(h.Until))
-		return
-	case ref.path != index("spec.steps", ref.outer):
-		v.errorf(up, "step %s is a write of a concurrently group: name a step of spec.steps", quote(h.Until))
-		return
-	case v.sc.Spec.Steps[ref.outer].Trainer != nil:
-		v.errorf(up, "step %s runs on some Trainer releases only (its trainer.versions): on the others the hold would never end; name a step every release runs", quote(h.Until))
+	}
+	if !v.untilStep(up, h.Until) {
 		return
 	}
+	ref := v.steps[h.Until]
 	for i, st := range v.sc.Spec.Steps {
 		if st.Expect != nil && st.Expect.Holding == w.Name && i >= ref.outer {
 			v.errorf(join(join(index("spec.steps", i), "expect"), "holding"), "the hold of webhook %s ends with step %s (%s): expect it holding before", quote(w.Name), quote(h.Until), ref.path)

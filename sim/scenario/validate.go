@@ -109,6 +109,7 @@ func (v *validator) validate() {
 	v.trainerReleaseFields()
 	v.components()
 	v.webhooks()
+	v.gates()
 }
 
 func (v *validator) metadata() {
@@ -368,8 +369,8 @@ func (v *validator) step(path string, st v1alpha1.Step, outer int, inGroup bool)
 		v.errorf(join(path, verb.Name), "%s is not a write: a concurrently group holds %s writes", verb.Name, verbList(isWrite, true))
 	case inGroup && len(verbs) == 0:
 		v.errorf(path, "a concurrent write needs one of %s", verbList(isWrite, false))
-	case !inGroup && len(verbs) == 0 && st.Expect == nil:
-		v.errorf(path, "a step needs a write (%s) or an expect", verbList(nil, false))
+	case !inGroup && len(verbs) == 0 && st.Expect == nil && st.Release == nil:
+		v.errorf(path, "a step needs a write (%s), a release or an expect", verbList(nil, false))
 	}
 	if inGroup && st.Expect != nil {
 		v.errorf(join(path, "expect"), "expect is not allowed inside concurrently: put it in a step after the group")
@@ -384,6 +385,13 @@ func (v *validator) step(path string, st v1alpha1.Step, outer int, inGroup bool)
 		v.errorf(path, "a concurrent write needs its own actor")
 	}
 
+	if st.Release != nil {
+		if inGroup {
+			v.errorf(join(path, "release"), "release is not allowed inside concurrently: put it on a step of spec.steps")
+		} else {
+			v.release(join(path, "release"), st.Release, outer)
+		}
+	}
 	if st.Force && st.Apply == nil {
 		v.errorf(join(path, "force"), "force is only valid with apply")
 	}
@@ -834,6 +842,17 @@ var expectationChecks = map[string]func(v *validator, path string, e *v1alpha1.E
 			}
 		}
 		v.errorf(path, "no webhook of spec.webhooks named %s has a hold", quote(e.Holding))
+	},
+	"held": func(v *validator, path string, e *v1alpha1.Expect) {
+		for i, h := range e.Held {
+			hp := index(path, i)
+			if v.gate(h.Gate) == nil {
+				v.errorf(join(hp, "gate"), "unknown gate %s (%s)", quote(h.Gate), v.declaredGates())
+			}
+			if h.Count < 0 {
+				v.errorf(join(hp, "count"), "must not be negative, found %d", h.Count)
+			}
+		}
 	},
 }
 

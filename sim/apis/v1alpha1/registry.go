@@ -156,6 +156,7 @@ var Expectations = []Expectation{
 	{Name: "noOverlaps", In: func(e *Expect) bool { return e.NoOverlaps != "" }},
 	{Name: "requests", In: func(e *Expect) bool { return len(e.Requests) > 0 }},
 	{Name: "holding", In: func(e *Expect) bool { return e.Holding != "" }},
+	{Name: "held", In: func(e *Expect) bool { return len(e.Held) > 0 }},
 }
 
 // ExpectationNames returns the names of Expectations, in order.

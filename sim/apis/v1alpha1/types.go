@@ -75,6 +75,12 @@ type ScenarioSpec struct {
 	// the timeline, each in the webhook's lane.
 	// +optional
 	Webhooks []AdmissionWebhook `json:"webhooks,omitempty"`
+	// Gates hold chosen requests of the real components (or of a user or
+	// an actor) inside the API server until a step releases them: the way
+	// a scenario states the order of controllers whose race decides its
+	// outcome. Clusters simctl starts (envtest) only.
+	// +optional
+	Gates []Gate `json:"gates,omitempty"`
 	// Nodes are the simulated nodes this scenario gets for itself. Pods of
 	// the scenario are scheduled only onto them.
 	// +optional
@@ -169,6 +175,91 @@ type WebhookHold struct {
 
 // HoldUnsuspend is the requests of a hold that unsuspend a TrainJob.
 const HoldUnsuspend = "unsuspend"
+
+// Gate holds the requests it matches before the API server applies them,
+// as a slow admission webhook keeps a write waiting, until a step releases
+// them (release, or until). It never changes a request: what follows a
+// held request (its resourceVersion checked against the object as it is
+// then, a 409) is the API server's doing. A request the API server stops
+// waiting for (after 30 s) is never answered and is refused; the timeline
+// shows it.
+type Gate struct {
+	// Name of the gate, for release steps and expect.held.
+	Name string `json:"name"`
+	// Component whose requests it holds: trainer, jobset,
+	// kube-controller-manager (or one of its controllers:
+	// kube-controller-manager/job-controller), kube-scheduler, kwok,
+	// local-path-provisioner, or one of spec.components (kueue). One of
+	// component, user and actor.
+	// +optional
+	Component string `json:"component,omitempty"`
+	// User whose requests it holds, as the API server authenticates them.
+	// +optional
+	User string `json:"user,omitempty"`
+	// Actor whose requests it holds (by the actor's field manager).
+	// +optional
+	Actor string `json:"actor,omitempty"`
+	// Verb of the requests: create, update, patch or delete. Empty: any
+	// write.
+	// +optional
+	Verb string `json:"verb,omitempty"`
+	// Resource is the plural resource name, with a subresource after a
+	// slash: trainjobs, jobsets, jobs, pods, pods/binding, pods/status,
+	// trainjobs/status, workloads, ...
+	Resource string `json:"resource"`
+	// ObjectName is the object's name (a Pod's for pods/binding). Empty:
+	// any object of the resource in the scenario's namespace.
+	// +optional
+	ObjectName string `json:"objectName,omitempty"`
+	// Change, when set, holds only the requests that make this change.
+	// +optional
+	Change *GateChange `json:"change,omitempty"`
+	// Until is a step of spec.steps after which the gate lets every held
+	// request through and holds no more, as a release step does. Empty:
+	// a release step opens it, or the scenario's end.
+	// +optional
+	Until string `json:"until,omitempty"`
+}
+
+// GateChange is a change a held request makes: a field going from one value
+// to another, or a new runtimePatches entry.
+type GateChange struct {
+	// Field is a path of map keys from the object's root: spec.suspend.
+	// +optional
+	Field string `json:"field,omitempty"`
+	// From is the field's value before the request (absent: the field is
+	// absent or null).
+	// +optional
+	From any `json:"from,omitempty"`
+	// To is its value after.
+	// +optional
+	To any `json:"to,omitempty"`
+	// Entry, instead of field, is the manager of a spec.runtimePatches
+	// entry the request adds.
+	// +optional
+	Entry string `json:"entry,omitempty"`
+}
+
+// Release lets the requests a gate holds through.
+type Release struct {
+	// Gate is the gate's name.
+	Gate string `json:"gate"`
+	// One lets only the request it has held longest through, and the gate
+	// goes on holding. Otherwise every held request goes on, released in
+	// the order they came, and the gate holds nothing after. A release of
+	// a gate that holds nothing fails the step.
+	// +optional
+	One bool `json:"one,omitempty"`
+}
+
+// HeldExpectation asserts what a gate holds.
+type HeldExpectation struct {
+	// Gate is the gate's name.
+	Gate string `json:"gate"`
+	// Count is how many requests it must hold. 0: at least one.
+	// +optional
+	Count int `json:"count,omitempty"`
+}
 
 // Queues are the scenario's Kueue queueing objects.
 type Queues struct {
@@ -305,6 +396,10 @@ type Step struct {
 	// manager simctl.
 	// +optional
 	Actor string `json:"actor,omitempty"`
+	// Release lets the requests a gate of spec.gates holds through, before
+	// the step's write, if any, and its expect.
+	// +optional
+	Release *Release `json:"release,omitempty"`
 
 	// Create creates the object (POST).
 	// +optional
@@ -596,6 +691,9 @@ type Expect struct {
 	// waits. Only in a step before the hold's until.
 	// +optional
 	Holding string `json:"holding,omitempty"`
+	// Held asserts how many requests gates of spec.gates hold now.
+	// +optional
+	Held []HeldExpectation `json:"held,omitempty"`
 }
 
 // DefaultWithin is how long an Expect without within is checked.

@@ -17,6 +17,13 @@ const ComponentKueue = "kueue"
 // (sim.Components is this list).
 var Components = []string{ComponentKueue}
 
+// ClusterComponents are the components every cluster simctl starts runs,
+// whose requests a gate may hold besides those of Components (sim/identity
+// gives each its user; a unit test keeps the two in step).
+// kube-controller-manager's controllers are named
+// kube-controller-manager/<controller> (kube-controller-manager/job-controller).
+var ClusterComponents = []string{"trainer", "jobset", "kube-controller-manager", "kube-scheduler", "kwok", "local-path-provisioner"}
+
 // TrainerVersions are the Trainer releases trainersim runs, oldest first
 // (sim.TrainerReleases; a unit test of sim keeps the two the same).
 var TrainerVersions = []string{"v2.1.0", "v2.2.0", "v2.2.1", "v2.3.0"}

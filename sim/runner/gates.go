@@ -1,0 +1,247 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/results"
+	"github.com/trainersim/trainersim/sim"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/gate"
+	"github.com/trainersim/trainersim/sim/identity"
+)
+
+// The scenario's gates (spec.gates), served by this process (sim/gate).
+
+// gateReadyTimeout bounds the wait until the API server calls a new gate.
+const gateReadyTimeout = 30 * time.Second
+
+// gateName is the cluster-wide name of a scenario's gate.
+func (s *scenarioRun) gateName(name string) string { return name + "-" + s.nsSuffix() }
+
+// gateOf builds the server's gate of a scenario's, resolving its resource
+// and verb against what the API server serves.
+func (s *scenarioRun) gateOf(g *v1alpha1.Gate, dc discovery.DiscoveryInterface) (gate.Gate, error) {
+	out := gate.Gate{
+		Name: s.gateName(g.Name), Namespace: s.ns, Verb: g.Verb, ObjectName: g.ObjectName,
+		Labels: s.clusterLabels(), OnHold: s.watch.notify,
+	}
+	switch {
+	case g.Component != "":
+		users, ok := identity.UsersOf(g.Component)
+		if !ok {
+			return out, fmt.Errorf("gate %s: no user is known for component %s", g.Name, g.Component)
+		}
+		out.Users = users
+	case g.User != "":
+		out.Users = []string{g.User}
+	case g.Actor != "":
+		for _, a := range s.sc.Spec.Actors {
+			if a.Name == g.Actor {
+				out.FieldManager = a.FieldManager
+			}
+		}
+	}
+	resource, _, _ := strings.Cut(g.Resource, "/")
+	gvr, err := s.cluster.Client().RESTMapper().ResourceFor(schema.GroupVersionResource{Resource: resource})
+	if err != nil {
+		return out, fmt.Errorf("gate %s: the API server serves no resource %s: %w", g.Name, resource, err)
+	}
+	list, err := dc.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if err != nil {
+		return out, fmt.Errorf("gate %s: failed to read the API server's resources of %s: %w", g.Name, gvr.GroupVersion(), err)
+	}
+	served := false
+	for _, r := range list.APIResources {
+		if r.Name != g.Resource {
+			continue
+		}
+		served = g.Verb == "" || slices.Contains(r.Verbs, g.Verb)
+		if !served {
+			return out, fmt.Errorf("gate %s: the API server serves no %s of %s (its verbs: %s)", g.Name, g.Verb, g.Resource, strings.Join(r.Verbs, ", "))
+		}
+	}
+	if !served {
+		return out, fmt.Errorf("gate %s: the API server serves no resource %s in %s", g.Name, g.Resource, gvr.GroupVersion())
+	}
+	out.Group, out.Version, out.Resource = gvr.Group, gvr.Version, g.Resource
+	if c := g.Change; c != nil {
+		out.Change = &gate.Change{From: c.From, To: c.To, Entry: c.Entry}
+		if c.Field != "" {
+			out.Change.Path = strings.Split(c.Field, ".")
+		}
+	}
+	return out, nil
+}
+
+// installGates serves the scenario's gates, creates their configurations
+// and waits until the API server calls each.
+func (s *scenarioRun) installGates(ctx context.Context) error {
+	if len(s.sc.Spec.Gates) == 0 {
+		return nil
+	}
+	serving, ok := s.cluster.(sim.GateServing)
+	if !ok {
+		return errors.New("this cluster cannot call gates served by simctl (spec.gates needs envtest)")
+	}
+	server, err := serving.ServeGates()
+	if err != nil {
+		return err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(s.cluster.Config())
+	if err != nil {
+		return fmt.Errorf("failed to create a discovery client: %w", err)
+	}
+	s.gateServer = server
+	c := s.cluster.Client()
+	for i := range s.sc.Spec.Gates {
+		g, err := s.gateOf(&s.sc.Spec.Gates[i], dc)
+		if err != nil {
+			return err
+		}
+		s.gates = append(s.gates, g)
+		if err := c.Create(ctx, server.Register(g)); err != nil {
+			return fmt.Errorf("failed to create the configuration of gate %s: %w", s.sc.Spec.Gates[i].Name, err)
+		}
+	}
+	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "trainersim-gate-probe"}}
+	for i, g := range s.gates {
+		var last error
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, gateReadyTimeout, true, func(ctx context.Context) (bool, error) {
+			last = c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+			return server.Probed(g.Name)
+		})
+		if err != nil {
+			return fmt.Errorf("the API server did not call gate %s within %s (the dry run's answer: %v): %w", s.sc.Spec.Gates[i].Name, gateReadyTimeout, last, err)
+		}
+	}
+	return nil
+}
+
+// uninstallGates opens the gates, deletes their configurations and stops
+// serving them.
+func (s *scenarioRun) uninstallGates(ctx context.Context) error {
+	if s.gateServer == nil {
+		return nil
+	}
+	var errs []error
+	for _, g := range s.gates {
+		cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: g.Name}}
+		if err := client.IgnoreNotFound(s.cluster.Client().Delete(ctx, cfg)); err != nil {
+			errs = append(errs, err)
+		}
+		s.gateServer.Unregister(g.Name)
+	}
+	return errors.Join(errs...)
+}
+
+// release runs a step's release: it fails when the gate holds nothing.
+func (s *scenarioRun) release(step string, r *v1alpha1.Release) string {
+	if s.gateServer == nil {
+		return fmt.Sprintf("gate %s is not installed", r.Gate)
+	}
+	name := s.gateName(r.Gate)
+	if n := s.gateServer.Release(name, fmt.Sprintf("step %q released it", step), r.One); n == 0 {
+		return fmt.Sprintf("gate %s holds no request to release: %s (expect it held in a step before)", r.Gate, s.heldSoFar(name))
+	}
+	return ""
+}
+
+// heldSoFar says what a gate has held: "it has held none", or the count
+// and how each hold ended.
+func (s *scenarioRun) heldSoFar(name string) string {
+	reqs := s.gateServer.Requests(name)
+	if len(reqs) == 0 {
+		return "it has held none so far"
+	}
+	var ends []string
+	for _, r := range reqs {
+		ends = append(ends, fmt.Sprintf("%s's %s of %s: %s", who(r.User), r.Verb, r.Object, r.Released))
+	}
+	return fmt.Sprintf("it has held %d so far, all answered (%s)", len(reqs), strings.Join(ends, "; "))
+}
+
+// openGates opens the gates whose until is the step of a name, and every
+// gate when step is "" (the scenario ended).
+func (s *scenarioRun) openGates(step string) {
+	if s.gateServer == nil {
+		return
+	}
+	for i, g := range s.gates {
+		until := s.sc.Spec.Gates[i].Until
+		switch {
+		case step == "":
+			s.gateServer.Release(g.Name, "the scenario ended", false)
+		case until == step:
+			s.gateServer.Release(g.Name, fmt.Sprintf("step %q ran (its until)", step), false)
+		}
+	}
+}
+
+// checkHeld checks how many requests gates hold now.
+func (s *scenarioRun) checkHeld(wants []v1alpha1.HeldExpectation) string {
+	for _, w := range wants {
+		if s.gateServer == nil {
+			return fmt.Sprintf("gate %s is not installed", w.Gate)
+		}
+		name := s.gateName(w.Gate)
+		n := len(s.gateServer.Holding(name))
+		switch {
+		case w.Count == 0 && n == 0:
+			return fmt.Sprintf("gate %s holds no request; %s", w.Gate, s.heldSoFar(name))
+		case w.Count > 0 && n != w.Count:
+			return fmt.Sprintf("gate %s holds %d requests, want %d", w.Gate, n, w.Count)
+		}
+	}
+	return ""
+}
+
+// who names the component of a user, or the user.
+func who(user string) string {
+	if c := identity.Who(user); c != "" {
+		return c
+	}
+	return user
+}
+
+// gateEntries are the timeline entries of the requests the gates held,
+// each in the lane of the gate's component, user or actor.
+func (s *scenarioRun) gateEntries() []results.TimelineEntry {
+	if s.gateServer == nil {
+		return nil
+	}
+	var out []results.TimelineEntry
+	for i, g := range s.gates {
+		spec := s.sc.Spec.Gates[i]
+		lane := spec.Component + spec.User + spec.Actor
+		for _, r := range s.gateServer.Requests(g.Name) {
+			released := "still held"
+			if r.Released != "" {
+				released = fmt.Sprintf("let through after %s: %s", r.HeldFor.Round(time.Millisecond), r.Released)
+			}
+			if r.Released == gate.Abandoned {
+				released = fmt.Sprintf("held %s: %s", r.HeldFor.Round(time.Millisecond), r.Released)
+			}
+			out = append(out, results.TimelineEntry{
+				At:      r.At,
+				Lane:    lane,
+				Kind:    results.EntryRequestHeld,
+				Object:  r.Object,
+				Summary: fmt.Sprintf("gate %s held %s's %s of %s (%s); %s", spec.Name, who(r.User), r.Verb, r.Object, r.Resource, released),
+			})
+		}
+	}
+	return out
+}

@@ -1,0 +1,173 @@
+package scenario
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+)
+
+// Gates: what a gate holds, and the steps that release it.
+
+// gateResource is a resource as a gate names it: a plural name, with a
+// subresource after a slash.
+var gateResource = regexp.MustCompile(`^[a-z][a-z0-9]*(/[a-z]+)?$`)
+
+// controllerManagerPrefix names one of kube-controller-manager's controllers.
+const controllerManagerPrefix = "kube-controller-manager/"
+
+// gate returns the gate of a name, nil when there is none.
+func (v *validator) gate(name string) *v1alpha1.Gate {
+	for i := range v.sc.Spec.Gates {
+		if v.sc.Spec.Gates[i].Name == name {
+			return &v.sc.Spec.Gates[i]
+		}
+	}
+	return nil
+}
+
+func (v *validator) declaredGates() string {
+	if len(v.sc.Spec.Gates) == 0 {
+		return "spec.gates declares none"
+	}
+	var names []string
+	for _, g := range v.sc.Spec.Gates {
+		names = append(names, g.Name)
+	}
+	return "declared gates: " + strings.Join(names, ", ")
+}
+
+// gates checks spec.gates, and that every gate is opened, by until or by a
+// release step, after every step that expects it holding.
+func (v *validator) gates() {
+	names := map[string]bool{}
+	for i, g := range v.sc.Spec.Gates {
+		gp := index("spec.gates", i)
+		if msgs := validation.IsDNS1123Label(g.Name); g.Name == "" || len(msgs) > 0 {
+			v.errorf(join(gp, "name"), "invalid name %s: a DNS label (lowercase letters, digits and '-')", quote(g.Name))
+		}
+		if names[g.Name] {
+			v.errorf(join(gp, "name"), "duplicate gate name %s", quote(g.Name))
+		}
+		names[g.Name] = true
+		v.gateWho(gp, g)
+		if g.Verb != "" && !slices.Contains(v1alpha1.RequestVerbs, g.Verb) {
+			v.errorf(join(gp, "verb"), "unknown verb %s: must be %s", quote(g.Verb), oneOf(v1alpha1.RequestVerbs))
+		}
+		if !gateResource.MatchString(g.Resource) {
+			v.errorf(join(gp, "resource"), "invalid resource %s: a plural resource name, a subresource after a slash (trainjobs, pods/binding)", quote(g.Resource))
+		}
+		if c := g.Change; c != nil {
+			cp := join(gp, "change")
+			switch {
+			case (c.Field == "") == (c.Entry == ""):
+				v.errorf(cp, "a change names a field (with from and to) or an entry's manager, one of the two")
+			case c.Entry != "" && (c.From != nil || c.To != nil):
+				v.errorf(cp, "from and to belong to a field change, not to an entry's")
+			case c.Field != "" && slices.Contains(strings.Split(c.Field, "."), ""):
+				v.errorf(join(cp, "field"), "invalid field %s: map keys joined by dots (spec.suspend)", quote(c.Field))
+			case c.Field != "" && c.From == nil && c.To == nil:
+				v.errorf(cp, "a field change needs from, to, or both")
+			}
+		}
+		if g.Until != "" {
+			v.untilStep(join(gp, "until"), g.Until)
+		}
+	}
+	v.gateOrder()
+}
+
+// gateWho checks that a gate holds the requests of one component, user or
+// actor, and that the scenario runs the component.
+func (v *validator) gateWho(gp string, g v1alpha1.Gate) {
+	set := 0
+	for _, s := range []string{g.Component, g.User, g.Actor} {
+		if s != "" {
+			set++
+		}
+	}
+	if set != 1 {
+		v.errorf(gp, "a gate holds the requests of one component, user or actor: set one of the three")
+		return
+	}
+	cp := join(gp, "component")
+	switch c := g.Component; {
+	case c == "":
+	case slices.Contains(v1alpha1.ClusterComponents, c), slices.Contains(v.sc.Spec.Components, c):
+	case slices.Contains(v1alpha1.Components, c):
+		v.errorf(cp, "component %s is not in spec.components: the scenario does not run it; add it there", quote(c))
+	case strings.HasPrefix(c, controllerManagerPrefix):
+		if msgs := validation.IsDNS1123Label(strings.TrimPrefix(c, controllerManagerPrefix)); len(msgs) > 0 {
+			v.errorf(cp, "invalid controller %s: kube-controller-manager/<controller> (kube-controller-manager/job-controller)", quote(c))
+		}
+	default:
+		v.errorf(cp, "unknown component %s: must be one of %s, kube-controller-manager/<controller>, or one of spec.components", quote(c), strings.Join(v1alpha1.ClusterComponents, ", "))
+	}
+	if g.Actor != "" && !v.actors[g.Actor] {
+		v.errorf(join(gp, "actor"), "unknown actor %s (%s)", quote(g.Actor), v.declaredActors())
+	}
+}
+
+// untilStep checks a step that ends a hold or opens a gate: a step of
+// spec.steps that every Trainer release runs.
+func (v *validator) untilStep(path, until string) bool {
+	ref, ok := v.steps[until]
+	switch {
+	case !ok:
+		v.errorf(path, "no step is named %s", quote(until))
+	case ref.path != index("spec.steps", ref.outer):
+		v.errorf(path, "step %s is a write of a concurrently group: name a step of spec.steps", quote(until))
+	case v.sc.Spec.Steps[ref.outer].Trainer != nil:
+		v.errorf(path, "step %s runs on some Trainer releases only (its trainer.versions): on the others the requests would be held to the end; name a step every release runs", quote(until))
+	default:
+		return true
+	}
+	return false
+}
+
+// release checks a step's release: its gate, and that the gate is still
+// closed then.
+func (v *validator) release(path string, r *v1alpha1.Release, outer int) {
+	g := v.gate(r.Gate)
+	if g == nil {
+		v.errorf(join(path, "gate"), "unknown gate %s (%s)", quote(r.Gate), v.declaredGates())
+		return
+	}
+	if v.sc.Spec.Steps[outer].Trainer != nil {
+		v.errorf(path, "a release on a step some Trainer releases skip would leave the gate closed on them: release on a step every release runs")
+	}
+}
+
+// gateOrder checks, gate by gate, that nothing releases or expects a gate
+// after it opened: a whole release (not one) or its until step opens it.
+func (v *validator) gateOrder() {
+	for _, g := range v.sc.Spec.Gates {
+		opened := ""
+		for i, st := range v.sc.Spec.Steps {
+			sp := index("spec.steps", i)
+			// A step releases before its expect; until opens after it.
+			if r := st.Release; r != nil && r.Gate == g.Name {
+				switch {
+				case opened != "":
+					v.errorf(join(join(sp, "release"), "gate"), "gate %s is open since %s: this release holds nothing", quote(g.Name), opened)
+				case !r.One:
+					opened = fmt.Sprintf("the release of step %s (%s)", quote(st.Name), sp)
+				}
+			}
+			if st.Expect != nil && opened != "" {
+				for j, h := range st.Expect.Held {
+					if h.Gate == g.Name {
+						v.errorf(join(index(join(join(sp, "expect"), "held"), j), "gate"), "gate %s is open since %s: it holds nothing by then", quote(g.Name), opened)
+					}
+				}
+			}
+			if g.Until == st.Name && opened == "" {
+				opened = fmt.Sprintf("step %s (%s), its until", quote(st.Name), sp)
+			}
+		}
+	}
+}
