@@ -60,21 +60,29 @@ type htmlRun struct {
 	Unfinished          bool
 	Verdict             string
 	// Incomplete is Run.Incomplete; NotReported and Problems are the Run's.
-	Incomplete            string
-	NotReported           []string
-	Problems              []string
-	Total, PassedCount    int
-	FailedCount           int
-	Started, Duration     string
-	Cluster               string
-	KubernetesVersion     string
-	TrainerVersion        string
-	JobSetVersion         string
-	KueueVersion          string
-	FailedSteps           []htmlFailedStep
+	Incomplete         string
+	NotReported        []string
+	Problems           []string
+	Total, PassedCount int
+	FailedCount        int
+	Started, Duration  string
+	Cluster            string
+	KubernetesVersion  string
+	TrainerVersion     string
+	JobSetVersion      string
+	KueueVersion       string
+	FailedSteps        []htmlFailedStep
+	// OrderDependent are the shaker's findings: a line and a replay each.
+	OrderDependent        []htmlOrderDependent
 	Scenarios             []htmlScenario
 	StepCount, WriteCount int
 	RefusedCount          int
+}
+
+// htmlOrderDependent is a scenario whose verdict changed between shaken
+// runs.
+type htmlOrderDependent struct {
+	Line, Failure, Replay string
 }
 
 // htmlFailedStep is a link from the top of the page to a failed step.
@@ -177,6 +185,9 @@ func newHTMLRun(run *results.Run) htmlRun {
 		TrainerVersion:    run.TrainerVersion,
 		JobSetVersion:     run.JobSetVersion,
 		KueueVersion:      run.KueueVersion,
+	}
+	for _, f := range run.OrderDependent() {
+		v.OrderDependent = append(v.OrderDependent, htmlOrderDependent{Line: OrderDependentLine(f), Failure: f.Failure, Replay: orderDependentReplay(run, f)})
 	}
 	switch {
 	case v.Passed:

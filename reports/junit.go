@@ -155,6 +155,23 @@ func WriteJUnit(w io.Writer, run *results.Run) error {
 		}
 		suite.TestCases = append(suite.TestCases, tc)
 	}
+	// A shaken scenario whose verdict changed is a failure of its own.
+	if found := run.OrderDependent(); len(found) > 0 {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "orderDependent", Value: fmt.Sprint(len(found))})
+		for _, f := range found {
+			suite.Tests++
+			suite.Failures++
+			suite.TestCases = append(suite.TestCases, junitTestCase{
+				Name:      xmlSafe(f.Scenario + " [order-dependent]"),
+				Classname: xmlSafe(orderDependentFile(run, f.Scenario)),
+				Failure: &junitFailure{
+					Message: xmlSafe(OrderDependentLine(f)),
+					Type:    junitFailureType,
+					Text:    xmlSafe(OrderDependentLine(f) + "\nfailure: " + f.Failure + "\nreplay: " + orderDependentReplay(run, f) + "\n"),
+				},
+			})
+		}
+	}
 	doc := junitTestSuites{
 		Name:     suite.Name,
 		Tests:    suite.Tests,

@@ -12,6 +12,8 @@ package results
 import (
 	"fmt"
 	"time"
+
+	"github.com/trainersim/trainersim/sim/shake"
 )
 
 // Run is the result of one simctl run.
@@ -77,9 +79,47 @@ type Scenario struct {
 	// Interleaving is the order this run forced a concurrent group's writes
 	// through, for a scenario that explores interleavings.
 	Interleaving *Interleaving `json:"interleaving,omitempty"`
+	// Shake is the seed of the delays this run added to its namespace's
+	// writes, for a shaken run (simctl run --shake).
+	Shake *Shake `json:"shake,omitempty"`
 	// Timeline is every write of the scenario and every reaction the
 	// runner observed through watches, on one clock; see Timeline.
 	Timeline *Timeline `json:"timeline,omitempty"`
+}
+
+// Shake is one shaken run of a scenario (sim/shake).
+type Shake struct {
+	// Of is the name of the run that was shaken (the scenario's, with its
+	// order for an explored interleaving): the runs of one Of are compared.
+	Of string `json:"of"`
+	// Seed gives the delays; Replay is the command that runs it again.
+	Seed   uint64 `json:"seed"`
+	Replay string `json:"replay"`
+	// Index and Of say which of the shaken runs this is, from 1.
+	Index int `json:"index"`
+	Runs  int `json:"runs"`
+	// MaxDelay bounds each delay; Delayed and Delay are how many requests
+	// were delayed and for how long in all.
+	MaxDelay time.Duration `json:"maxDelay"`
+	Delayed  int           `json:"delayed"`
+	Delay    time.Duration `json:"delay"`
+}
+
+// OrderDependent returns the shaken scenarios whose verdict changed from
+// one run to another, in the order of their first run.
+func (r *Run) OrderDependent() []shake.Finding {
+	var names []string
+	runs := map[string][]shake.Run{}
+	for _, sc := range r.Scenarios {
+		if sc.Shake == nil || sc.Skipped != "" {
+			continue
+		}
+		if _, seen := runs[sc.Shake.Of]; !seen {
+			names = append(names, sc.Shake.Of)
+		}
+		runs[sc.Shake.Of] = append(runs[sc.Shake.Of], shake.Run{Seed: sc.Shake.Seed, Passed: sc.Passed, Failure: sc.Failure})
+	}
+	return shake.Find(names, runs)
 }
 
 // Interleaving is one explored order of a concurrent group's writes.

@@ -124,6 +124,7 @@ type Server struct {
 	server *http.Server
 	mu     sync.Mutex
 	gates  map[string]*state // by path
+	delays map[string]*delayState
 	// serveErr is why the server stopped serving, if it did.
 	serveErr error
 }
@@ -309,7 +310,13 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := review.Request
-	if held := s.admit(r.URL.Path, req); held != nil && !s.wait(r.Context(), r.URL.Path, held) {
+	if d, ok := s.delay(r.URL.Path, req); ok {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+	} else if held := s.admit(r.URL.Path, req); held != nil && !s.wait(r.Context(), r.URL.Path, held) {
 		return // the API server stopped waiting: nobody reads an answer
 	}
 	out, _ := json.Marshal(&admissionv1.AdmissionReview{

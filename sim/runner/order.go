@@ -21,16 +21,51 @@ type Plan struct {
 	// Interleaving is the order the group's writes are forced through; nil
 	// for a scenario without interleavings.
 	Interleaving *Interleaving
+	// Shake is the seed of the delays of a shaken run; nil for a run that
+	// is not shaken.
+	Shake *ShakeRun
+}
+
+// ShakeRun is one shaken run of a plan (sim/shake).
+type ShakeRun struct {
+	// Seed gives the delays.
+	Seed uint64
+	// Index and Of say which of the plan's shaken runs this is, from 1.
+	Index, Of int
 }
 
 // Name is the run's name in reports and specs: the scenario's, followed
-// by the order and its seed for an explored interleaving.
+// by the order and its seed for an explored interleaving, and by the
+// shake's seed for a shaken run.
 func (p Plan) Name() string {
+	name := p.unshakenName()
+	if p.Shake != nil {
+		name += fmt.Sprintf(" [shake seed %d]", p.Shake.Seed)
+	}
+	return name
+}
+
+// unshakenName is the name of the run a shaken run shakes.
+func (p Plan) unshakenName() string {
 	name := p.File.Scenario.Metadata.Name
 	if p.Interleaving != nil {
 		name += " [" + p.Interleaving.Label() + "]"
 	}
 	return name
+}
+
+// Shaken expands each plan into one run per seed (sim/shake.Seeds), in
+// order: plan 1 with every seed, then plan 2, ...
+func Shaken(plans []Plan, seeds []uint64) []Plan {
+	var out []Plan
+	for _, p := range plans {
+		for i, s := range seeds {
+			q := p
+			q.Shake = &ShakeRun{Seed: s, Index: i + 1, Of: len(seeds)}
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // Interleaving is one order of a concurrent group's writes.

@@ -74,6 +74,13 @@ type Runner struct {
 	// interleavings: the order of this seed, instead of the orders the
 	// scenario asks for.
 	Seed *uint64
+	// ShakeSeeds, when set, runs every plan once per seed, with the delays
+	// of that seed added to the writes in its namespace (sim/shake): a
+	// scenario whose verdict changes is order-dependent. The cluster must
+	// serve gates (sim.GateServing).
+	ShakeSeeds []uint64
+	// ShakeMaxDelay bounds each delay. Zero: shake.DefaultMaxDelay.
+	ShakeMaxDelay time.Duration
 	// OnStep, when set, is called after every step, one call at a time.
 	OnStep func(sc *results.Scenario, st *results.Step)
 	// OnScenario, when set, is called as each scenario finishes, one call
@@ -97,6 +104,9 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 		parallel = DefaultParallel()
 	}
 	plans := Plans(files, r.Seed)
+	if len(r.ShakeSeeds) > 0 {
+		plans = Shaken(plans, r.ShakeSeeds)
+	}
 	if r.Watches == nil {
 		r.Watches = r.startWatches(ctx)
 		defer func() {
@@ -106,6 +116,7 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 	}
 	byPlan := make([]*results.Scenario, len(plans))
 	sem := make(chan struct{}, parallel)
+	names := &nameLocks{}
 	var wg sync.WaitGroup
 	for _, i := range startOrder(plans) {
 		p := plans[i]
@@ -118,6 +129,8 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 				return
 			}
 			defer func() { <-sem }()
+			unlock := names.lock(clusterNames(p))
+			defer unlock()
 			if ctx.Err() != nil {
 				return
 			}
@@ -141,6 +154,52 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 		}
 	}
 	return done, len(done) == len(plans)
+}
+
+// clusterNames are the names of the cluster-scoped objects a plan creates
+// under names its scenario gives (Kueue's WorkloadPriorityClasses, which
+// its TrainJobs name in a label): two runs of one scenario, shaken or
+// interleaved, must not hold them at once.
+func clusterNames(p Plan) []string {
+	var out []string
+	if q := p.File.Scenario.Spec.Queues; q != nil {
+		for _, pc := range q.PriorityClasses {
+			out = append(out, "WorkloadPriorityClass/"+pc.Name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// nameLocks lets one run at a time hold a cluster-scoped name.
+type nameLocks struct {
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+// lock takes the locks of names, in their sorted order (no two runs can
+// wait on each other), and returns what gives them back.
+func (l *nameLocks) lock(names []string) func() {
+	var held []*sync.Mutex
+	for _, n := range names {
+		l.mu.Lock()
+		if l.locks == nil {
+			l.locks = map[string]*sync.Mutex{}
+		}
+		m := l.locks[n]
+		if m == nil {
+			m = &sync.Mutex{}
+			l.locks[n] = m
+		}
+		l.mu.Unlock()
+		m.Lock()
+		held = append(held, m)
+	}
+	return func() {
+		for _, m := range held {
+			m.Unlock()
+		}
+	}
 }
 
 // startOrder is the order in which Run starts the plans (their results stay
@@ -197,6 +256,13 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 			Of:     il.Of,
 		}
 	}
+	if sh := p.Shake; sh != nil {
+		replay := fmt.Sprintf("simctl run --shake-seed %d --run '^%s$' %s", sh.Seed, regexp.QuoteMeta(sc.Metadata.Name), f.Path)
+		if il := p.Interleaving; il != nil {
+			replay = fmt.Sprintf("simctl run --shake-seed %d --seed %d --run '^%s$' %s", sh.Seed, il.Seed, regexp.QuoteMeta(sc.Metadata.Name), f.Path)
+		}
+		res.Shake = &results.Shake{Of: p.unshakenName(), Seed: sh.Seed, Index: sh.Index, Runs: sh.Of, MaxDelay: r.shakeMaxDelay(), Replay: replay}
+	}
 	if c := sc.Spec.Clusters; c != nil && !slices.Contains(c.Only, r.Cluster.Versions().Cluster) {
 		res.Skipped = fmt.Sprintf("holds on %s only: %s", strings.Join(c.Only, ", "), strings.TrimSpace(c.Reason))
 		return res
@@ -231,7 +297,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		watches = r.startWatches(ctx)
 		defer watches.Stop()
 	}
-	run := &scenarioRun{runner: r, cluster: r.Cluster, sc: sc, interleaving: p.Interleaving, objects: map[string]map[string]any{}, watches: watches, profiles: map[string]string{}, written: map[string]uint64{}}
+	run := &scenarioRun{runner: r, cluster: r.Cluster, sc: sc, interleaving: p.Interleaving, shake: p.Shake, shaken: res.Shake, objects: map[string]map[string]any{}, watches: watches, profiles: map[string]string{}, written: map[string]uint64{}}
 	defer func() { res.Breakdown = run.breakdown }()
 	run.ns = NamespaceName(sc.Metadata.Name)
 	res.Namespace = run.ns
@@ -337,16 +403,20 @@ type scenarioRun struct {
 	// spec.gates.
 	gateServer *gate.Server
 	gates      []gate.Gate
-	objects    map[string]map[string]any // by step name: the object the server returned
-	actors     map[string]*actor         // by actor name, "" for the admin
-	watches    *Watches
-	watch      *watcher          // the namespace's share of watches, from set-up on
-	setup      []results.Write   // the creates of the setup objects
-	profiles   map[string]string // fakegpu profile by node name, guarded by mu
-	written    map[string]uint64 // by kind: the highest resourceVersion written, guarded by mu
-	unordered  bool              // a write returned a resourceVersion that is not a number, guarded by mu
-	breakdown  results.Breakdown
-	mu         sync.Mutex
+	// shake is the seed of a shaken run, and shaken its result, whose
+	// delays the delayer's count ends up in.
+	shake     *ShakeRun
+	shaken    *results.Shake
+	objects   map[string]map[string]any // by step name: the object the server returned
+	actors    map[string]*actor         // by actor name, "" for the admin
+	watches   *Watches
+	watch     *watcher          // the namespace's share of watches, from set-up on
+	setup     []results.Write   // the creates of the setup objects
+	profiles  map[string]string // fakegpu profile by node name, guarded by mu
+	written   map[string]uint64 // by kind: the highest resourceVersion written, guarded by mu
+	unordered bool              // a write returned a resourceVersion that is not a number, guarded by mu
+	breakdown results.Breakdown
+	mu        sync.Mutex
 }
 
 // NamespaceName derives a unique, valid namespace from a name: the name
@@ -378,6 +448,9 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	s.runLabel = ns.Labels[sim.RunLabel]
 	if err := c.Create(ctx, ns); err != nil {
 		return fmt.Errorf("failed to create namespace %s: %w", s.ns, err)
+	}
+	if err := s.installDelayer(ctx); err != nil {
+		return err
 	}
 	var groups []fakegpu.NodeGroup
 	for i, g := range s.sc.Spec.Nodes {
@@ -432,7 +505,7 @@ func (s *scenarioRun) cleanup() error {
 	if apierrors.IsNotFound(err) {
 		err = nil
 	}
-	return errors.Join(err, s.uninstallWebhooks(ctx), s.uninstallGates(ctx), s.deleteQueues(ctx), s.lifecycle().Uninstall(ctx, s.cluster.Client()), s.cluster.RemoveNodes(ctx, s.nodes))
+	return errors.Join(err, s.uninstallWebhooks(ctx), s.uninstallGates(ctx), s.uninstallDelayer(ctx), s.deleteQueues(ctx), s.lifecycle().Uninstall(ctx, s.cluster.Client()), s.cluster.RemoveNodes(ctx, s.nodes))
 }
 
 // lifecycle is the admission policy of the scenario's spec.lifecycle: its

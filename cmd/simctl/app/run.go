@@ -3,6 +3,8 @@ package app
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +22,7 @@ import (
 	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/scenario"
+	"github.com/trainersim/trainersim/sim/shake"
 )
 
 type runFlags struct {
@@ -34,6 +37,11 @@ type runFlags struct {
 	fixtures  string
 	seed      uint64
 	seedFlag  *uint64 // &seed when --seed was given
+	shake     int
+	shakeSeed uint64
+	// shakeSeedFlag is &shakeSeed when --shake-seed was given.
+	shakeSeedFlag *uint64
+	shakeMaxDelay time.Duration
 }
 
 func newRunCommand(streams Streams) *cobra.Command {
@@ -78,6 +86,17 @@ order in a fresh namespace, its writes forced through one after the other.
 Each order comes from a seed, printed with the result; --seed S runs only the
 order of seed S in every such scenario, which replays a failing order exactly.
 
+--shake N runs every scenario N times, each time with seeded delays (up to
+--shake-max-delay, 300ms) added to every write in its namespace: the real
+components' requests and the actors' alike, through an admission webhook
+simctl serves (clusters simctl starts with envtest only). A scenario whose
+verdict changes between its runs is reported as order-dependent, with a seed
+that passes and one that fails; such a scenario fails the run. Seeds come in
+mirrored pairs (the second delays each request by the most less the first's
+delay), so a race of two requests is run both ways. --shake-seed S with
+--shake N starts the seeds at S; alone, it runs each scenario once with the
+delays of seed S, which replays a shaken run.
+
 Exit codes: 0 every scenario passed, 1 a scenario failed or the run was
 interrupted, 2 invalid scenario or usage, 3 the cluster could not be started.
 Ctrl-C stops the run and still writes the reports of finished scenarios.`,
@@ -86,11 +105,16 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
   simctl run scenarios/ --run 'kueue' --label area=multi-manager -v
   simctl run scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml --keep
   simctl run --trainer v2.1.0 scenarios/
-  simctl run --seed 2 --run '^multi-manager-interleaved-read-modify-write$' scenarios/multi-manager/`,
+  simctl run --seed 2 --run '^multi-manager-interleaved-read-modify-write$' scenarios/multi-manager/
+  simctl run --shake 4 scenarios/real-kueue/
+  simctl run --shake-seed 43 --run '^real-kueue-sdk-tolerations-and-kueues$' scenarios/real-kueue/`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("seed") {
 				f.seedFlag = &f.seed
+			}
+			if cmd.Flags().Changed("shake-seed") {
+				f.shakeSeedFlag = &f.shakeSeed
 			}
 			return runScenarios(cmd.Context(), streams, f, args)
 		},
@@ -104,6 +128,9 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
 	fl.DurationVar(&f.timeout, "timeout", runner.DefaultScenarioTimeout, "time limit of each scenario")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print every step and its writes, with the server's warnings")
 	fl.Uint64Var(&f.seed, "seed", 0, "in scenarios that explore interleavings, run only the order of this seed")
+	fl.IntVar(&f.shake, "shake", 0, "run every scenario this many times with seeded delays on its writes, and report those whose verdict changes (order-dependent)")
+	fl.Uint64Var(&f.shakeSeed, "shake-seed", 0, "with --shake, the first seed; alone, run each scenario once with the delays of this seed (a replay)")
+	fl.DurationVar(&f.shakeMaxDelay, "shake-max-delay", shake.DefaultMaxDelay, "the longest delay --shake adds to one write")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
 	fl.BoolVar(&f.cluster.unisolated, "unisolated", false, "with --kubeconfig, on a cluster that serves no MutatingAdmissionPolicy: run anyway, one scenario at a time,\nat the risk of scenario Pods landing on the cluster's own nodes")
 	f.cluster.registerCluster(cmd)
@@ -153,6 +180,10 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		return err
 	}
 	o.Nodes = nil // every scenario brings its own
+	seeds, err := shakeSeeds(f, o)
+	if err != nil {
+		return err
+	}
 	files, err := scenario.LoadPaths(paths, scenario.Options{FixturesDir: f.fixtures})
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("invalid scenarios:\n%w", err))
@@ -180,13 +211,19 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 
 	run := &results.Run{Started: time.Now()}
 	plans := runner.Plans(files, f.seedFlag)
+	if len(seeds) > 0 {
+		plans = runner.Shaken(plans, seeds)
+	}
 	runs := len(plans)
 	if f.seedFlag != nil && !slices.ContainsFunc(plans, func(p runner.Plan) bool { return p.Interleaving != nil }) {
 		fmt.Fprintln(streams.Err, "warning: --seed has no effect: no selected scenario explores interleavings")
 	}
-	if runs == len(files) {
+	switch {
+	case len(seeds) > 0:
+		fmt.Fprintf(streams.Out, "%d scenarios (%d runs: shaken with seeds %d to %d, delays up to %s) from %s\n", len(files), runs, seeds[0], seeds[len(seeds)-1], f.shakeMaxDelay, strings.Join(paths, " "))
+	case runs == len(files):
 		fmt.Fprintf(streams.Out, "%d scenarios from %s\n", len(files), strings.Join(paths, " "))
-	} else {
+	default:
 		fmt.Fprintf(streams.Out, "%d scenarios (%d runs: interleavings) from %s\n", len(files), runs, strings.Join(paths, " "))
 	}
 	env, err := startCluster(ctx, streams.Out, o)
@@ -230,6 +267,8 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		ScenarioTimeout: f.timeout,
 		Keep:            f.keep,
 		Seed:            f.seedFlag,
+		ShakeSeeds:      seeds,
+		ShakeMaxDelay:   f.shakeMaxDelay,
 		OnScenario: func(sc *results.Scenario) {
 			if journal != nil {
 				if err := journal.Record(sc); err != nil {
@@ -262,6 +301,9 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		summary += fmt.Sprintf(", %d not finished (interrupted)", runs-len(done))
 	}
 	fmt.Fprintf(streams.Out, "%s in %s\n", summary, run.Duration.Round(100*time.Millisecond))
+	if f.shake > 0 {
+		printShakeFindings(streams.Out, run)
+	}
 	if journal != nil {
 		if err := errors.Join(recordErr, journal.Finish(run)); err != nil {
 			return withCode(ExitFailed, fmt.Errorf("failed to write reports: %w", err))
@@ -282,6 +324,49 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		return withCode(ExitFailed, errors.New(summary))
 	}
 	return nil
+}
+
+// shakeSeeds are the seeds of --shake and --shake-seed, none without
+// either; a shake needs a cluster simctl starts with envtest, whose API
+// server reaches the shaker's webhook in this process.
+func shakeSeeds(f runFlags, o sim.ClusterOptions) ([]uint64, error) {
+	switch {
+	case f.shake < 0:
+		return nil, withCode(ExitUsage, fmt.Errorf("invalid --shake %d: the number of runs of each scenario, 1 or more", f.shake))
+	case f.shake == 0 && f.shakeSeedFlag == nil:
+		return nil, nil
+	case f.shakeMaxDelay <= 0:
+		return nil, withCode(ExitUsage, fmt.Errorf("invalid --shake-max-delay %s: must be positive", f.shakeMaxDelay))
+	case o.Provider == sim.ClusterKind || o.Kubeconfig != "":
+		return nil, withCode(ExitUsage, errors.New("--shake needs a cluster simctl starts with envtest: its API server must reach the shaker's webhook in this process, which a kind or existing cluster cannot"))
+	case f.shake == 0:
+		return []uint64{*f.shakeSeedFlag}, nil
+	}
+	base := f.shakeSeed
+	if f.shakeSeedFlag == nil {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		base = binary.LittleEndian.Uint64(b[:]) >> 16 // short enough to type
+	}
+	return shake.Seeds(base, f.shake), nil
+}
+
+// printShakeFindings prints what the shaker found: each order-dependent
+// scenario with its replay, or that no verdict changed.
+func printShakeFindings(out io.Writer, run *results.Run) {
+	found := run.OrderDependent()
+	if len(found) == 0 {
+		fmt.Fprintln(out, "shaken: no scenario's verdict changed between its runs")
+		return
+	}
+	for _, f := range found {
+		fmt.Fprintf(out, "%s\n      %s\n", reports.OrderDependentLine(f), firstLineOf(f.Failure))
+		for _, sc := range run.Scenarios {
+			if sc.Shake != nil && sc.Shake.Of == f.Scenario && sc.Shake.Seed == f.Failing {
+				fmt.Fprintf(out, "      replay: %s\n", sc.Shake.Replay)
+			}
+		}
+	}
 }
 
 // resultSummary counts results: "3 passed, 1 failed, 2 skipped".
