@@ -168,6 +168,30 @@ test: assets $(if $(TRAINER_DIR),trainer-workspace) ## Run unit tests and the en
 test-kind: assets kind-images ## The kind suite: the corpus on kind against envtest (same verdicts), a SIGKILLed kind run cleaned, bad input.
 	$(GO) test -tags kind ./sim/kinde2e/ -timeout 60m -ginkgo.v
 
+# make shake runs the corpus SHAKE times (default 2, one mirrored pair of
+# seeds) with the shaker's delays and fails on any order-dependent scenario;
+# SHAKE_SEED fixes the first seed (CI's is fixed), otherwise each run draws one.
+SHAKE ?= 2
+SHAKE_SEED ?=
+
+.PHONY: shake
+shake: assets build ## Run the corpus SHAKE times (default 2) with seeded delays on every write; fail on order-dependent scenarios; reports in reports/shake/.
+	$(SIMCTL) run --shake $(SHAKE) $(if $(SHAKE_SEED),--shake-seed $(SHAKE_SEED)) scenarios/ --report-dir $(PROJECT_DIR)/reports/shake
+
+# make soak runs the corpus SOAK times in a row, each on a cluster of its own,
+# and hack/soak prints every scenario whose verdict changed between runs.
+SOAK ?= 20
+SOAK_DIR ?= $(PROJECT_DIR)/reports/soak
+
+.PHONY: soak
+soak: assets build ## Run the corpus SOAK times in a row (default 20) and report every verdict that changed; reports in reports/soak/.
+	@rm -rf $(SOAK_DIR) && mkdir -p $(SOAK_DIR)
+	@for i in $$(seq 1 $(SOAK)); do \
+		$(SIMCTL) run scenarios/ --report-dir $(SOAK_DIR)/$$i > $(SOAK_DIR)/$$i.log 2>&1; \
+		echo "soak run $$i of $(SOAK): $$(grep -E '^[0-9]+ passed' $(SOAK_DIR)/$$i.log)"; \
+	done
+	$(GO) run ./hack/soak $$(for i in $$(seq 1 $(SOAK)); do echo $(SOAK_DIR)/$$i; done)
+
 .PHONY: bench
 bench: assets ## Measure: bare envtest against the full harness start (3 runs each); the whole corpus, start included, at the default --parallel and at 2, 4, 6 and 8; the warm re-run on a kept cluster.
 	$(GO) test ./sim/ -run '^$$' -bench . -benchtime 3x -timeout 30m
