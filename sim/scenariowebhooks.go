@@ -2,14 +2,11 @@ package sim
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -22,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/gate"
 )
 
 // Admission webhooks that scenarios declare as managers: served by this
@@ -127,23 +125,18 @@ func (e *Environment) ServeWebhooks() (*WebhookServer, error) {
 
 // newWebhookServer starts serving on host with the certificate in certDir.
 func newWebhookServer(host, certDir string, ca []byte) (*WebhookServer, error) {
-	cert, err := tls.LoadX509KeyPair(filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key"))
+	s := newWebhookState(host, 0, ca)
+	srv, port, err := gate.ServeTLS(host, certDir, http.HandlerFunc(s.serve), func(err error) {
+		s.mu.Lock()
+		s.serveErr = err
+		s.mu.Unlock()
+	})
 	if err != nil {
-		return nil, fmt.Errorf("failed to load the serving certificate: %w", err)
+		return nil, fmt.Errorf("failed to serve scenario webhooks: %w", err)
 	}
-	l, err := tls.Listen("tcp", net.JoinHostPort(host, "0"), &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
-	if err != nil {
-		return nil, fmt.Errorf("failed to listen for scenario webhooks: %w", err)
-	}
-	s := newWebhookState(host, l.Addr().(*net.TCPAddr).Port, ca)
-	s.server = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := s.server.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-			s.mu.Lock()
-			s.serveErr = err
-			s.mu.Unlock()
-		}
-	}()
+	s.mu.Lock()
+	s.server, s.port = srv, port
+	s.mu.Unlock()
 	return s, nil
 }
 

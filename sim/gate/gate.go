@@ -20,14 +20,11 @@ package gate
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -132,23 +129,18 @@ type Server struct {
 // NewServer starts serving on host with the certificate (tls.crt, tls.key)
 // in certDir, which ca (the API server's trust for it) signed.
 func NewServer(host, certDir string, ca []byte) (*Server, error) {
-	cert, err := tls.LoadX509KeyPair(filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key"))
+	s := newState(host, 0, ca)
+	srv, port, err := ServeTLS(host, certDir, http.HandlerFunc(s.serve), func(err error) {
+		s.mu.Lock()
+		s.serveErr = err
+		s.mu.Unlock()
+	})
 	if err != nil {
-		return nil, fmt.Errorf("failed to load the serving certificate: %w", err)
+		return nil, fmt.Errorf("failed to serve gates: %w", err)
 	}
-	l, err := tls.Listen("tcp", net.JoinHostPort(host, "0"), &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
-	if err != nil {
-		return nil, fmt.Errorf("failed to listen for gates: %w", err)
-	}
-	s := newState(host, l.Addr().(*net.TCPAddr).Port, ca)
-	s.server = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := s.server.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-			s.mu.Lock()
-			s.serveErr = err
-			s.mu.Unlock()
-		}
-	}()
+	s.mu.Lock()
+	s.server, s.port = srv, port
+	s.mu.Unlock()
 	return s, nil
 }
 

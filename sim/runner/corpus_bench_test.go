@@ -36,7 +36,8 @@ func runCorpus(b *testing.B, files []*scenario.File, parallel int) corpusRun {
 	b.Helper()
 	ctx := context.Background()
 	begin := time.Now()
-	env := &sim.Environment{}
+	// The components the corpus asks for (Kueue), as simctl run starts them.
+	env := &sim.Environment{Components: WithComponents(nil, files, "")}
 	if err := env.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func runCorpus(b *testing.B, files []*scenario.File, parallel int) corpusRun {
 		b.Fatal("the corpus run did not finish")
 	}
 	for _, sc := range results {
-		if !sc.Passed {
+		if !sc.Passed && sc.Skipped == "" {
 			b.Errorf("%s failed: %s", sc.Name, sc.Failure)
 		}
 	}

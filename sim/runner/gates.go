@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,9 +23,6 @@ import (
 )
 
 // The scenario's gates (spec.gates), served by this process (sim/gate).
-
-// gateReadyTimeout bounds the wait until the API server calls a new gate.
-const gateReadyTimeout = 30 * time.Second
 
 // gateName is the cluster-wide name of a scenario's gate.
 func (s *scenarioRun) gateName(name string) string { return name + "-" + s.nsSuffix() }
@@ -118,13 +114,8 @@ func (s *scenarioRun) installGates(ctx context.Context) error {
 	}
 	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "trainersim-gate-probe"}}
 	for i, g := range s.gates {
-		var last error
-		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, gateReadyTimeout, true, func(ctx context.Context) (bool, error) {
-			last = c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
-			return server.Probed(g.Name)
-		})
-		if err != nil {
-			return fmt.Errorf("the API server did not call gate %s within %s (the dry run's answer: %v): %w", s.sc.Spec.Gates[i].Name, gateReadyTimeout, last, err)
+		if err := waitCalled(ctx, c, probe, "gate "+s.sc.Spec.Gates[i].Name, func() (bool, error) { return server.Probed(g.Name) }); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -9,7 +9,6 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/sim"
@@ -59,15 +58,7 @@ func (s *scenarioRun) installDelayer(ctx context.Context) error {
 	}
 	// In force once a dry run of a write in the namespace reaches it.
 	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "trainersim-shake-probe"}}
-	var last error
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, gateReadyTimeout, true, func(ctx context.Context) (bool, error) {
-		last = c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
-		return server.DelayerProbed(cfg.Name), nil
-	})
-	if err != nil {
-		return fmt.Errorf("the API server did not call the shaker's webhook within %s (the dry run's answer: %v): %w", gateReadyTimeout, last, err)
-	}
-	return nil
+	return waitCalled(ctx, c, probe, "the shaker's webhook", func() (bool, error) { return server.DelayerProbed(cfg.Name), nil })
 }
 
 // uninstallDelayer deletes a shaken run's delayer and records in the

@@ -87,17 +87,26 @@ func (s *scenarioRun) installWebhooks(ctx context.Context) error {
 	}
 	probe := sim.ProbeTrainJob(s.ns, "trainersim-webhook-probe", "ClusterTrainingRuntime", "torch-distributed")
 	for _, h := range hooks {
-		// The dry run may be refused after the webhook's call (by the
-		// Trainer's validation, say): only the call matters, the refusal
-		// is kept for the message.
-		var last error
-		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, webhookReadyTimeout, true, func(ctx context.Context) (bool, error) {
-			last = c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
-			return server.DryRunCalled(h)
-		})
-		if err != nil {
-			return fmt.Errorf("the API server did not call webhook %s within %s (the dry run's answer: %v): %w", h.Name, webhookReadyTimeout, last, err)
+		if err := waitCalled(ctx, c, probe, "webhook "+h.Name, func() (bool, error) { return server.DryRunCalled(h) }); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// waitCalled sends server-side dry-run creates of probe until called says
+// that the API server called the webhook (what names it), within
+// webhookReadyTimeout. The dry run may be refused after the call (by the
+// Trainer's validation, say): only the call matters, the refusal is kept
+// for the message.
+func waitCalled(ctx context.Context, c client.Client, probe client.Object, what string, called func() (bool, error)) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, webhookReadyTimeout, true, func(ctx context.Context) (bool, error) {
+		last = c.Create(ctx, probe.DeepCopyObject().(client.Object), client.DryRunAll)
+		return called()
+	})
+	if err != nil {
+		return fmt.Errorf("the API server did not call %s within %s (the dry run's answer: %v): %w", what, webhookReadyTimeout, last, err)
 	}
 	return nil
 }
