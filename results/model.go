@@ -203,6 +203,12 @@ type Write struct {
 	Reason string `json:"reason,omitempty"`
 	// Message is the server's message of a refused write.
 	Message string `json:"message,omitempty"`
+	// ChangedBy, for a write refused with 409 Conflict that carried a
+	// resourceVersion, are the writes that changed the object after that
+	// resourceVersion, oldest first: the scenario's own, and the
+	// components' writes to TrainJobs from the API server's audit log
+	// ("trainer's patch of trainjobs/status (resourceVersion 1240)").
+	ChangedBy []string `json:"changedBy,omitempty"`
 	// Warnings are the warnings the server sent with its answers to the
 	// write's requests (HTTP Warning headers, such as unknown field "..."
 	// for a field it dropped from a non-strict write), in the order they

@@ -38,6 +38,10 @@ type ComponentRequest struct {
 	// refusal's.
 	Code            int
 	Reason, Message string
+	// SentResourceVersion is the resourceVersion the request carried (an
+	// update's, a patch's that names one) and ResourceVersion the one it
+	// wrote: recorded for TrainJobs only.
+	SentResourceVersion, ResourceVersion string
 }
 
 // RequestAuditing is implemented by clusters whose API server records the
@@ -50,9 +54,10 @@ type RequestAuditing interface {
 
 // auditPolicy records the writes of every component's user (and of
 // kube-controller-manager's controllers' accounts): who, what and the answer
-// (level Metadata), once answered. Leases, Events and Nodes, which
-// components write all the time (heartbeats), and everything else are not
-// recorded.
+// (level Metadata), once answered; for TrainJobs, the request and response
+// objects too (RequestResponse), whose resourceVersions say which write a
+// 409 Conflict lost to. Leases, Events and Nodes, which components write all
+// the time (heartbeats), and everything else are not recorded.
 func auditPolicy() string {
 	var users []string
 	for _, u := range identity.AllUsers() {
@@ -72,6 +77,12 @@ rules:
     resources: [events]
   - group: ""
     resources: [nodes, nodes/status]
+- level: RequestResponse
+  users: [` + strings.Join(users, ", ") + `]
+  verbs: [create, update, patch, delete]
+  resources:
+  - group: trainer.kubeflow.org
+    resources: [trainjobs, trainjobs/status]
 - level: Metadata
   users: [` + strings.Join(users, ", ") + `]
   verbs: [create, update, patch, delete]
@@ -115,7 +126,25 @@ type auditEvent struct {
 		Reason  string `json:"reason"`
 		Message string `json:"message"`
 	} `json:"responseStatus"`
-	StageTimestamp time.Time `json:"stageTimestamp"`
+	StageTimestamp time.Time   `json:"stageTimestamp"`
+	RequestObject  *objectMeta `json:"requestObject"`
+	ResponseObject *objectMeta `json:"responseObject"`
+}
+
+// objectMeta is the part of an audit event's request or response object
+// read here.
+type objectMeta struct {
+	Metadata struct {
+		ResourceVersion string `json:"resourceVersion"`
+	} `json:"metadata"`
+}
+
+// resourceVersion is an object's, "" without one.
+func (o *objectMeta) resourceVersion() string {
+	if o == nil {
+		return ""
+	}
+	return o.Metadata.ResourceVersion
 }
 
 // ComponentRequests is RequestAuditing: it reads the audit log.
@@ -164,6 +193,12 @@ func readComponentRequests(r io.Reader, namespace string) ([]ComponentRequest, e
 			Code:        ev.ResponseStatus.Code,
 			Reason:      ev.ResponseStatus.Reason,
 			Message:     ev.ResponseStatus.Message,
+			// What a 409 lost to needs the versions: only TrainJobs'
+			// events carry the objects (RequestResponse).
+			SentResourceVersion: ev.RequestObject.resourceVersion(),
 		})
+		if ev.ResponseStatus.Code < 300 {
+			out[len(out)-1].ResourceVersion = ev.ResponseObject.resourceVersion()
+		}
 	}
 }

@@ -201,6 +201,7 @@ var _ = Describe("simctl run with real managers", func() {
 		Expect(refused).NotTo(BeEmpty())
 		Expect(refused[0].Summary).To(Equal("kueue's patch of TrainJob/llm refused: 409 Conflict"))
 		Expect(refused[0].Detail).To(ContainSubstring("the object has been modified"))
+		Expect(refused[0].Detail).To(MatchRegexp(`\nthe object changed since resourceVersion \d+: .*actor user's patch \(resourceVersion \d+\)`), "the refusal names the write it lost to")
 		Expect(held[0].At).To(BeTemporally("<", labelled), "the hold began before the user's write")
 		Expect(labelled).To(BeTemporally("<", refused[0].At), "the refusal came after the user's write")
 	})

@@ -140,17 +140,6 @@ func UsersOf(component string) ([]string, bool) {
 	return users, true
 }
 
-// Users returns the users of the components given, for an audit policy.
-func Users(components ...string) []string {
-	var out []string
-	for _, c := range components {
-		if id, ok := Of(c); ok {
-			out = append(out, id.User)
-		}
-	}
-	return out
-}
-
 // AllUsers returns the users of every component and of
 // kube-controller-manager's controllers' accounts, in a stable order.
 func AllUsers() []string {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -94,19 +95,32 @@ func answer(r sim.ComponentRequest) string {
 // cannot be read is a problem of the timeline.
 func (s *scenarioRun) refusedRequests() ([]results.TimelineEntry, error) {
 	reqs, _, err := s.componentRequests()
+	var all []sim.ComponentRequest
+	if auditing, ok := s.cluster.(sim.RequestAuditing); ok && err == nil {
+		all, err = auditing.ComponentRequests(s.ns)
+	}
+	s.mu.Lock()
+	own := slices.Clone(s.own)
+	s.mu.Unlock()
 	var out []results.TimelineEntry
 	for _, r := range reqs {
 		if r.Code < 400 {
 			continue
 		}
 		object := "TrainJob/" + r.Name
+		detail := r.Message
+		if r.Code == http.StatusConflict && r.SentResourceVersion != "" {
+			if changes := changedBy("TrainJob", r.Name, r.SentResourceVersion, r.At, own, all); len(changes) > 0 {
+				detail += fmt.Sprintf("\nthe object changed since resourceVersion %s: %s", r.SentResourceVersion, strings.Join(changes, ", "))
+			}
+		}
 		out = append(out, results.TimelineEntry{
 			At:      r.At,
 			Lane:    r.Component,
 			Kind:    results.EntryRequestRefused,
 			Object:  object,
 			Summary: fmt.Sprintf("%s's %s of %s refused: %d %s", r.Component, r.Verb, object, r.Code, r.Reason),
-			Detail:  r.Message,
+			Detail:  detail,
 		})
 	}
 	return out, err

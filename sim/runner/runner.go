@@ -407,6 +407,7 @@ type scenarioRun struct {
 	// delays the delayer's count ends up in.
 	shake     *ShakeRun
 	shaken    *results.Shake
+	own       []ownWrite                // the accepted writes, for what a conflict lost to; guarded by mu
 	objects   map[string]map[string]any // by step name: the object the server returned
 	actors    map[string]*actor         // by actor name, "" for the admin
 	watches   *Watches

@@ -488,6 +488,9 @@ func writeEntry(w *results.Write, step string, ref *results.WriteRef) results.Ti
 	if w.Message != "" {
 		lines = append(lines, "message: "+w.Message)
 	}
+	if len(w.ChangedBy) > 0 {
+		lines = append(lines, fmt.Sprintf("the object changed since resourceVersion %s: %s", w.ResourceVersionBefore, strings.Join(w.ChangedBy, ", ")))
+	}
 	for _, warning := range w.Warnings {
 		lines = append(lines, "warning: "+warning)
 	}

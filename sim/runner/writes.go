@@ -456,6 +456,7 @@ func (s *scenarioRun) send(ctx context.Context, p *prepared, stepName string) er
 		if obj != nil {
 			p.write.ResourceVersionAfter = obj.GetResourceVersion()
 			s.wrote(obj.GetKind(), p.write.ResourceVersionAfter)
+			s.recordOwn(&p.write)
 			p.write.Mutations = mutations(&p.write, obj.Object)
 			if stepName != "" { // "": a setup object, which no step names
 				s.mu.Lock()
@@ -470,6 +471,9 @@ func (s *scenarioRun) send(ctx context.Context, p *prepared, stepName string) er
 		p.write.Status = int(status.Status().Code)
 		p.write.Reason = string(status.Status().Reason)
 		p.write.Message = status.Status().Message
+		if apierrors.IsConflict(err) && p.write.ResourceVersionBefore != "" {
+			p.write.ChangedBy = s.conflictChanges(&p.write)
+		}
 	} else {
 		p.write.Message = err.Error()
 	}
@@ -481,7 +485,7 @@ func (s *scenarioRun) send(ctx context.Context, p *prepared, stepName string) er
 func checkOutcome(w *results.Write, writeErr error, want *v1alpha1.ExpectError) error {
 	if want == nil {
 		if writeErr != nil {
-			return fmt.Errorf("%s %s as %s was refused: HTTP %d %s: %s", w.Verb, w.Target, w.FieldManager, w.Status, w.Reason, w.Message)
+			return fmt.Errorf("%s %s as %s was refused: HTTP %d %s: %s%s", w.Verb, w.Target, w.FieldManager, w.Status, w.Reason, w.Message, lostTo(w))
 		}
 		w.Expected = true
 		return nil
@@ -511,7 +515,7 @@ func checkOutcome(w *results.Write, writeErr error, want *v1alpha1.ExpectError) 
 		problems = append(problems, fmt.Sprintf("message does not name a conflict with %q", want.ConflictManager))
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%s %s as %s was refused, but not as expected: %s; got HTTP %d %s: %s", w.Verb, w.Target, w.FieldManager, strings.Join(problems, "; "), w.Status, w.Reason, w.Message)
+		return fmt.Errorf("%s %s as %s was refused, but not as expected: %s; got HTTP %d %s: %s%s", w.Verb, w.Target, w.FieldManager, strings.Join(problems, "; "), w.Status, w.Reason, w.Message, lostTo(w))
 	}
 	w.Expected = true
 	return nil

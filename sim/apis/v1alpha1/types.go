@@ -199,7 +199,9 @@ type Gate struct {
 	// Actor whose requests it holds (by the actor's field manager).
 	// +optional
 	Actor string `json:"actor,omitempty"`
-	// Verb of the requests: create, update, patch or delete. Empty: any
+	// Verb of the requests: create, update, patch or delete, as admission
+	// sees them (a server-side apply that creates an object, as the Trainer
+	// makes a JobSet, is a create; one that changes it a patch). Empty: any
 	// write.
 	// +optional
 	Verb string `json:"verb,omitempty"`
