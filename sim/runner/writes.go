@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -254,20 +255,27 @@ var writers = map[string]writer{
 			return err
 		}
 		p.setTarget(t.Kind, t.Namespace, t.Name, s.ns)
-		body, err := json.Marshal(st.Patch.Body)
+		patchBody, err := s.patchBody(st.Patch)
+		if err != nil {
+			return err
+		}
+		body, err := json.Marshal(patchBody)
 		if err != nil {
 			return fmt.Errorf("failed to encode patch body: %w", err)
 		}
-		p.setBody(st.Patch.Body)
+		p.setBody(patchBody)
 		pt := types.MergePatchType
 		if st.Patch.Type == v1alpha1.PatchJSON {
 			pt = types.JSONPatchType
 		}
 		p.write.PatchType = st.Patch.Type
-		if m, ok := st.Patch.Body.(map[string]any); ok {
+		if m, ok := patchBody.(map[string]any); ok {
 			if md, ok := m["metadata"].(map[string]any); ok {
 				p.write.ResourceVersionBefore, _ = md["resourceVersion"].(string)
 			}
+		}
+		if rv, ok := s.fromResourceVersion(st.Patch.ResourceVersionFrom); ok {
+			p.write.ResourceVersionBefore = rv
 		}
 		patch := func(ctx context.Context, name string) (*unstructured.Unstructured, error) {
 			return ri.Patch(ctx, name, pt, body, metav1.PatchOptions{FieldManager: a.fieldManager, FieldValidation: st.FieldValidation})
@@ -408,6 +416,48 @@ func forEach(ctx context.Context, ri dynamic.ResourceInterface, t *v1alpha1.Targ
 
 // updateBody is update.object, or the object of update.from with update.set
 // merged in, resourceVersion kept.
+// fromResourceVersion is the resourceVersion of the object an earlier step
+// returned; false for "" or a step that returned none.
+func (s *scenarioRun) fromResourceVersion(step string) (string, bool) {
+	if step == "" {
+		return "", false
+	}
+	s.mu.Lock()
+	obj, ok := s.objects[step]
+	s.mu.Unlock()
+	if !ok {
+		return "", false
+	}
+	rv, _, _ := unstructured.NestedString(obj, "metadata", "resourceVersion")
+	return rv, rv != ""
+}
+
+// patchBody is the body a patch step sends: its body, carrying the
+// resourceVersion of resourceVersionFrom's object when it names one.
+func (s *scenarioRun) patchBody(p *v1alpha1.Patch) (any, error) {
+	if p.ResourceVersionFrom == "" {
+		return p.Body, nil
+	}
+	rv, ok := s.fromResourceVersion(p.ResourceVersionFrom)
+	if !ok {
+		return nil, fmt.Errorf("patch.resourceVersionFrom: step %q returned no object with a resourceVersion", p.ResourceVersionFrom)
+	}
+	switch body := p.Body.(type) {
+	case map[string]any:
+		out := deepCopy(body)
+		md, _ := out["metadata"].(map[string]any)
+		if md == nil {
+			md = map[string]any{}
+		}
+		md["resourceVersion"] = rv
+		out["metadata"] = md
+		return out, nil
+	case []any:
+		return append(slices.Clone(body), map[string]any{"op": "replace", "path": "/metadata/resourceVersion", "value": rv}), nil
+	}
+	return nil, fmt.Errorf("patch.resourceVersionFrom: a %T body cannot carry a resourceVersion", p.Body)
+}
+
 func (s *scenarioRun) updateBody(u *v1alpha1.Update) (map[string]any, error) {
 	if u.From == "" {
 		return deepCopy(u.Object), nil

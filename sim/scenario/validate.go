@@ -316,7 +316,7 @@ func init() {
 	verbChecks = map[string]func(v *validator, path string, st v1alpha1.Step, outer int, inGroup bool){
 		v1alpha1.VerbCreate: func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.object(path, st.Create, true) },
 		v1alpha1.VerbApply:  func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.object(path, st.Apply, false) },
-		v1alpha1.VerbPatch:  func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.patch(path, st.Patch) },
+		v1alpha1.VerbPatch:  func(v *validator, path string, st v1alpha1.Step, outer int, _ bool) { v.patch(path, st, outer) },
 		v1alpha1.VerbUpdate: func(v *validator, path string, st v1alpha1.Step, outer int, _ bool) { v.update(path, st, outer) },
 		v1alpha1.VerbDelete: func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.writeTarget(path, *st.Delete) },
 		v1alpha1.VerbGet:    func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.target(path, *st.Get) },
@@ -515,8 +515,15 @@ func (v *validator) writeTarget(path string, t v1alpha1.Target) {
 	}
 }
 
-func (v *validator) patch(path string, p *v1alpha1.Patch) {
+func (v *validator) patch(path string, st v1alpha1.Step, outer int) {
+	p := st.Patch
 	v.writeTarget(join(path, "target"), p.Target)
+	if p.ResourceVersionFrom != "" {
+		v.earlierStep(join(path, "resourceVersionFrom"), p.ResourceVersionFrom, st.Name, outer, "resourceVersionFrom", "a patch cannot carry its own resourceVersion", "object's resourceVersion could be carried")
+		if p.Target.Selector != nil {
+			v.errorf(join(path, "resourceVersionFrom"), "one resourceVersion cannot be carried to every object a selector matches: name one object")
+		}
+	}
 	bp := join(path, "body")
 	switch p.Type {
 	case v1alpha1.PatchMerge:
@@ -599,21 +606,27 @@ func (v *validator) update(path string, st v1alpha1.Step, outer int) {
 	if u.From == "" {
 		return
 	}
-	fp := join(path, "from")
-	ref, ok := v.steps[u.From]
+	v.earlierStep(join(path, "from"), u.From, st.Name, outer, "from", "a step cannot update from itself", "object could be the base")
+}
+
+// earlierStep checks a field (its name, at path fp) that names an earlier
+// step's object: selfMsg is the message for a step naming itself, whose
+// the end of the one for a step without a write or get.
+func (v *validator) earlierStep(fp, from, self string, outer int, field, selfMsg, whose string) {
+	ref, ok := v.steps[from]
 	switch {
 	case !ok:
-		v.errorf(fp, "no step is named %s", quote(u.From))
-	case u.From == st.Name:
-		v.errorf(fp, "a step cannot update from itself: from names an earlier step")
+		v.errorf(fp, "no step is named %s", quote(from))
+	case from == self:
+		v.errorf(fp, "%s: %s names an earlier step", selfMsg, field)
 	case ref.outer > outer:
-		v.errorf(fp, "step %s (%s) comes later: from names an earlier step", quote(u.From), ref.path)
+		v.errorf(fp, "step %s (%s) comes later: %s names an earlier step", quote(from), ref.path, field)
 	case ref.outer == outer:
-		v.errorf(fp, "step %s runs concurrently with this write: from names an earlier step", quote(u.From))
+		v.errorf(fp, "step %s runs concurrently with this write: %s names an earlier step", quote(from), field)
 	case ref.group:
-		v.errorf(fp, "step %s is a concurrently group: name one of its writes", quote(u.From))
+		v.errorf(fp, "step %s is a concurrently group: name one of its writes", quote(from))
 	case !ref.write:
-		v.errorf(fp, "step %s has no write or get whose object could be the base", quote(u.From))
+		v.errorf(fp, "step %s has no write or get whose %s", quote(from), whose)
 	}
 }
 

@@ -492,6 +492,13 @@ type Patch struct {
 	Target Target `json:"target"`
 	// Body is the patch: an object for merge, a list of operations for json.
 	Body any `json:"body"`
+	// ResourceVersionFrom names an earlier step (a write, or a get) whose
+	// object's resourceVersion the patch carries, as Kueue's strict merge
+	// patch does (metadata.resourceVersion in a merge patch, a replace of
+	// /metadata/resourceVersion in a json one): the API server refuses it
+	// with 409 Conflict when the object changed since.
+	// +optional
+	ResourceVersionFrom string `json:"resourceVersionFrom,omitempty"`
 }
 
 // Update is a full replace (PUT). Either Object is the whole object, or From
