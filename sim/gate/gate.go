@@ -61,8 +61,8 @@ type Gate struct {
 	// manager a request must name (an actor's). Empty: anybody's.
 	Users        []string
 	FieldManager string
-	// Verb is the request's: create, update, patch or delete. Empty: any
-	// write.
+	// Verb is the request's: create, update (or patch: one to admission)
+	// or delete. Empty: any write.
 	Verb string
 	// Group, Version and Resource are what it intercepts (Resource may name
 	// a subresource: pods/binding, pods/status, trainjobs/status).
@@ -376,22 +376,22 @@ func (s *Server) wait(ctx context.Context, path string, r *Request) bool {
 	}
 }
 
-// Verb is the verb of an admission request: create, update, patch (an
-// UPDATE whose options are PatchOptions) or delete.
+// Verb is the verb of an admission request as admission sees it: create,
+// update or delete. A patch is an update: the API server hands admission a
+// patch's options as UpdateOptions (apiserver's patchToUpdateOptions), so
+// nothing in the request tells the two apart; a server-side apply that
+// creates an object is a create.
 func Verb(req *admissionv1.AdmissionRequest) string {
-	switch req.Operation {
-	case admissionv1.Create:
-		return "create"
-	case admissionv1.Delete:
-		return "delete"
-	case admissionv1.Update:
-		var opts metav1.TypeMeta
-		if json.Unmarshal(req.Options.Raw, &opts) == nil && opts.Kind == "PatchOptions" {
-			return "patch"
-		}
-		return "update"
-	}
 	return strings.ToLower(string(req.Operation))
+}
+
+// sameVerb reports whether a request of verb got is one of a gate's verb
+// want: patch and update are one to admission.
+func sameVerb(want, got string) bool {
+	if want == "patch" {
+		want = "update"
+	}
+	return want == got
 }
 
 // fieldManager is the field manager a request's options name.
@@ -412,7 +412,7 @@ func Matches(g *Gate, req *admissionv1.AdmissionRequest) bool {
 	if g.FieldManager != "" && fieldManager(req) != g.FieldManager {
 		return false
 	}
-	if g.Verb != "" && Verb(req) != g.Verb {
+	if g.Verb != "" && !sameVerb(g.Verb, Verb(req)) {
 		return false
 	}
 	if g.ObjectName != "" && req.Name != g.ObjectName {

@@ -96,7 +96,7 @@ func TestGate(t *testing.T) {
 	// Not held: another user, another verb, another object, no such change.
 	for name, r := range map[string]*admissionv1.AdmissionReview{
 		"the user's patch":      review("alice", "patch", "llm", suspended(true), suspended(false)),
-		"Kueue's update":        review(kueue, "update", "llm", suspended(true), suspended(false)),
+		"Kueue's create":        review(kueue, "create", "llm", nil, suspended(false)),
 		"another TrainJob":      review(kueue, "patch", "other", suspended(true), suspended(false)),
 		"a patch that suspends": review(kueue, "patch", "llm", suspended(false), suspended(true)),
 	} {
@@ -105,10 +105,11 @@ func TestGate(t *testing.T) {
 		}
 	}
 
+	// An update and a patch are one to admission: both are held.
 	answered := make(chan int, 3)
-	for i := range 2 {
+	for i, verb := range []string{"update", "patch"} {
 		go func() {
-			if send(ctx, t, srv.URL, review(kueue, "patch", "llm", suspended(true), suspended(false))) {
+			if send(ctx, t, srv.URL, review(kueue, verb, "llm", suspended(true), suspended(false))) {
 				answered <- i
 			}
 		}()
@@ -169,12 +170,15 @@ func TestGateAbandoned(t *testing.T) {
 	}
 }
 
-// TestVerb: patch and update both reach a webhook as UPDATE; the options'
-// kind tells them apart.
+// TestVerb: a patch reaches admission as an update, and a gate of either
+// verb holds both.
 func TestVerb(t *testing.T) {
-	for verb := range map[string]bool{"create": true, "update": true, "patch": true} {
-		if got := Verb(review("u", verb, "x", nil, nil).Request); got != verb {
-			t.Errorf("Verb = %q, want %q", got, verb)
+	for verb, want := range map[string]string{"create": "create", "update": "update", "patch": "update"} {
+		if got := Verb(review("u", verb, "x", nil, nil).Request); got != want {
+			t.Errorf("Verb of a %s = %q, want %q", verb, got, want)
 		}
+	}
+	if !sameVerb("patch", "update") || !sameVerb("update", "update") || sameVerb("create", "update") {
+		t.Error("a gate of patch or update must hold both, and nothing else")
 	}
 }

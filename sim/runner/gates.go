@@ -10,8 +10,11 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -235,4 +238,101 @@ func (s *scenarioRun) gateEntries() []results.TimelineEntry {
 		}
 	}
 	return out
+}
+
+// releaseVerb is the verb of a group's release entry in reports: a
+// controller's held requests let through, whose answer is the entry's.
+const releaseVerb = "release"
+
+// answerTimeout bounds the wait for the API server's answer to a request a
+// group's release let through.
+const answerTimeout = 30 * time.Second
+
+// prepareRelease prepares a release entry of a concurrently group as a
+// write: it lets the gate's held requests through and returns once the
+// API server has answered each (from its audit log), with the answer of
+// the first it refused as its error. So an interleaving puts a
+// controller's request in its order as it puts an actor's write: answered
+// before the next is sent.
+func (s *scenarioRun) prepareRelease(st *v1alpha1.Step) *prepared {
+	r := st.Release
+	var spec *v1alpha1.Gate
+	for i := range s.sc.Spec.Gates {
+		if s.sc.Spec.Gates[i].Name == r.Gate {
+			spec = &s.sc.Spec.Gates[i]
+		}
+	}
+	p := &prepared{write: results.Write{Verb: releaseVerb, Target: "gate " + r.Gate}}
+	if spec != nil {
+		p.write.Actor, p.write.FieldManager = spec.Component, spec.Component
+	}
+	p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
+		if s.gateServer == nil || spec == nil {
+			return nil, fmt.Errorf("gate %s is not installed", r.Gate)
+		}
+		name := s.gateName(r.Gate)
+		held := s.gateServer.Holding(name)
+		if r.One && len(held) > 1 {
+			held = held[:1]
+		}
+		since := time.Now()
+		if s.gateServer.Release(name, fmt.Sprintf("write %q released it", st.Name), r.One) == 0 {
+			return nil, fmt.Errorf("gate %s holds no request to release: %s (expect it held in a step before)", r.Gate, s.heldSoFar(name))
+		}
+		var what []string
+		for _, h := range held {
+			what = append(what, fmt.Sprintf("%s's %s of %s", who(h.User), h.Verb, h.Object))
+		}
+		p.write.Target = fmt.Sprintf("gate %s: %s", r.Gate, strings.Join(what, ", "))
+		answers, err := s.answers(ctx, held, since)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range answers {
+			if a.Code >= 300 {
+				return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: int32(a.Code), Reason: metav1.StatusReason(a.Reason), Message: a.Message}}
+			}
+		}
+		return nil, nil
+	}
+	return p
+}
+
+// answers waits until the API server's audit log records its answer to
+// each held request, answered after since: the same user's write of the
+// same resource and object (the verb may differ: a server-side apply that
+// creates an object is a patch to the audit log and a create to admission).
+func (s *scenarioRun) answers(ctx context.Context, held []gate.Request, since time.Time) ([]sim.ComponentRequest, error) {
+	auditing, ok := s.cluster.(sim.RequestAuditing)
+	if !ok {
+		return nil, errors.New("this cluster records no requests of components (a release in a concurrently group needs envtest)")
+	}
+	out := make([]sim.ComponentRequest, len(held))
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, answerTimeout, true, func(context.Context) (bool, error) {
+		reqs, err := auditing.ComponentRequests(s.ns)
+		if last = err; err != nil {
+			return false, nil
+		}
+		found := 0
+		for i, h := range held {
+			_, name, _ := strings.Cut(h.Object, "/")
+			for _, r := range reqs {
+				resource := r.Resource
+				if r.Subresource != "" {
+					resource += "/" + r.Subresource
+				}
+				if r.User == h.User && resource == h.Resource && r.Name == name && !r.At.Before(since.Truncate(time.Microsecond)) {
+					out[i] = r
+					found++
+					break
+				}
+			}
+		}
+		return found == len(held), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the API server's audit log has no answer to the requests let through within %s (%v): %w", answerTimeout, last, err)
+	}
+	return out, nil
 }

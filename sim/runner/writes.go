@@ -626,6 +626,10 @@ func (s *scenarioRun) concurrently(ctx context.Context, c *v1alpha1.Concurrently
 	preps := make([]*prepared, len(c.Writes))
 	var problems []string
 	for i := range c.Writes {
+		if c.Writes[i].Release != nil {
+			preps[i] = s.prepareRelease(&c.Writes[i])
+			continue
+		}
 		p, err := s.prepare(&c.Writes[i])
 		if err != nil {
 			return nil, []string{fmt.Sprintf("write %q: %v", c.Writes[i].Name, err)}, nil

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"strings"
@@ -129,13 +130,16 @@ func (v *validator) untilStep(path, until string) bool {
 	return false
 }
 
-// release checks a step's release: its gate, and that the gate is still
-// closed then.
-func (v *validator) release(path string, r *v1alpha1.Release, outer int) {
+// release checks a step's release (inGroup: an entry of a concurrently
+// group): its gate, and that the gate is still closed then.
+func (v *validator) release(path string, r *v1alpha1.Release, outer int, inGroup bool) {
 	g := v.gate(r.Gate)
 	if g == nil {
 		v.errorf(join(path, "gate"), "unknown gate %s (%s)", quote(r.Gate), v.declaredGates())
 		return
+	}
+	if inGroup && g.Component == "" {
+		v.errorf(join(path, "gate"), "gate %s holds a user's or an actor's requests: a release in a concurrently group waits for the API server's answer to what it lets through, which the audit log records for components only; give the gate a component", quote(g.Name))
 	}
 	if v.sc.Spec.Steps[outer].Trainer != nil {
 		v.errorf(path, "a release on a step some Trainer releases skip would leave the gate closed on them: release on a step every release runs")
@@ -149,13 +153,15 @@ func (v *validator) gateOrder() {
 		opened := ""
 		for i, st := range v.sc.Spec.Steps {
 			sp := index("spec.steps", i)
-			// A step releases before its expect; until opens after it.
-			if r := st.Release; r != nil && r.Gate == g.Name {
+			// A step releases before its expect; a group's release entries
+			// during the group; until opens the gate after the step.
+			for path, r := range stepReleases(sp, st) {
 				switch {
+				case r.Gate != g.Name:
 				case opened != "":
-					v.errorf(join(join(sp, "release"), "gate"), "gate %s is open since %s: this release holds nothing", quote(g.Name), opened)
+					v.errorf(join(path, "gate"), "gate %s is open since %s: this release holds nothing", quote(g.Name), opened)
 				case !r.One:
-					opened = fmt.Sprintf("the release of step %s (%s)", quote(st.Name), sp)
+					opened = fmt.Sprintf("the release at %s", path)
 				}
 			}
 			if st.Expect != nil && opened != "" {
@@ -167,6 +173,24 @@ func (v *validator) gateOrder() {
 			}
 			if g.Until == st.Name && opened == "" {
 				opened = fmt.Sprintf("step %s (%s), its until", quote(st.Name), sp)
+			}
+		}
+	}
+}
+
+// stepReleases yields the releases of a step of spec.steps at path sp, by
+// their paths: its own, then its concurrently group's entries.
+func stepReleases(sp string, st v1alpha1.Step) iter.Seq2[string, *v1alpha1.Release] {
+	return func(yield func(string, *v1alpha1.Release) bool) {
+		if st.Release != nil && !yield(join(sp, "release"), st.Release) {
+			return
+		}
+		if st.Concurrently == nil {
+			return
+		}
+		for j, w := range st.Concurrently.Writes {
+			if w.Release != nil && !yield(join(index(join(join(sp, "concurrently"), "writes"), j), "release"), w.Release) {
+				return
 			}
 		}
 	}

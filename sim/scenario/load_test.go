@@ -181,8 +181,10 @@ var invalid = map[string][]string{
 		`testdata/invalid-gates.yaml:49:13: spec.steps[1].release.gate: gate "opened" is open since step "first" (spec.steps[0]), its until: this release holds nothing`,
 		`testdata/invalid-gates.yaml:52:13: spec.steps[2].release.gate: unknown gate "missing" (declared gates: kueue-admits, nobody, two, ghost, unknown, opened)`,
 		`testdata/invalid-gates.yaml:55:15: spec.steps[2].expect.held[0].gate: unknown gate "missing" (declared gates: kueue-admits, nobody, two, ghost, unknown, opened)`,
-		`testdata/invalid-gates.yaml:58:7: spec.steps[3].concurrently.writes: a concurrently group needs at least 2 writes, found 1`,
-		`testdata/invalid-gates.yaml:61:9: spec.steps[3].concurrently.writes[0].release: release is not allowed inside concurrently: put it on a step of spec.steps`,
+		`testdata/invalid-gates.yaml:60:16: spec.steps[3].concurrently.writes[0].actor: a release lets a gate's component through: it has no actor`,
+		`testdata/invalid-gates.yaml:61:9: spec.steps[3].concurrently.writes[0].release: a release in a concurrently group is an entry of its own: put delete in another`,
+		`testdata/invalid-gates.yaml:61:25: spec.steps[3].concurrently.writes[0].release.gate: gate "opened" is open since step "first" (spec.steps[0]), its until: this release holds nothing`,
+		`testdata/invalid-gates.yaml:64:25: spec.steps[3].concurrently.writes[1].release.gate: gate "ghost" holds a user's or an actor's requests: a release in a concurrently group waits for the API server's answer to what it lets through, which the audit log records for components only; give the gate a component`,
 	},
 	"invalid-two-writes.yaml": {
 		`testdata/invalid-two-writes.yaml:10:5: spec.steps[0].apply: a step has at most one of create, apply, patch, update, delete, get, kubelet, node or concurrently; found create and apply`,

@@ -367,8 +367,10 @@ func (v *validator) step(path string, st v1alpha1.Step, outer int, inGroup bool)
 		v.errorf(join(path, verb.Name), "%s cannot be nested", verb.Name)
 	case inGroup && len(verbs) > 0 && !verb.Write:
 		v.errorf(join(path, verb.Name), "%s is not a write: a concurrently group holds %s writes", verb.Name, verbList(isWrite, true))
-	case inGroup && len(verbs) == 0:
-		v.errorf(path, "a concurrent write needs one of %s", verbList(isWrite, false))
+	case inGroup && len(verbs) > 0 && st.Release != nil:
+		v.errorf(join(path, "release"), "a release in a concurrently group is an entry of its own: put %s in another", verbs[0].Name)
+	case inGroup && len(verbs) == 0 && st.Release == nil:
+		v.errorf(path, "a concurrent write needs one of %s, or a release", verbList(isWrite, false))
 	case !inGroup && len(verbs) == 0 && st.Expect == nil && st.Release == nil:
 		v.errorf(path, "a step needs a write (%s), a release or an expect", verbList(nil, false))
 	}
@@ -379,18 +381,16 @@ func (v *validator) step(path string, st v1alpha1.Step, outer int, inGroup bool)
 	switch {
 	case verb.Group && st.Actor != "" && !inGroup:
 		v.errorf(join(path, "actor"), "a concurrently step has no actor of its own: set actor on each of its writes")
+	case inGroup && st.Release != nil && st.Actor != "":
+		v.errorf(join(path, "actor"), "a release lets a gate's component through: it has no actor")
 	case st.Actor != "" && !v.actors[st.Actor]:
 		v.errorf(join(path, "actor"), "unknown actor %s (%s)", quote(st.Actor), v.declaredActors())
-	case inGroup && st.Actor == "":
+	case inGroup && st.Actor == "" && st.Release == nil:
 		v.errorf(path, "a concurrent write needs its own actor")
 	}
 
 	if st.Release != nil {
-		if inGroup {
-			v.errorf(join(path, "release"), "release is not allowed inside concurrently: put it on a step of spec.steps")
-		} else {
-			v.release(join(path, "release"), st.Release, outer)
-		}
+		v.release(join(path, "release"), st.Release, outer, inGroup)
 	}
 	if st.Force && st.Apply == nil {
 		v.errorf(join(path, "force"), "force is only valid with apply")

@@ -200,9 +200,10 @@ type Gate struct {
 	// +optional
 	Actor string `json:"actor,omitempty"`
 	// Verb of the requests: create, update, patch or delete, as admission
-	// sees them (a server-side apply that creates an object, as the Trainer
-	// makes a JobSet, is a create; one that changes it a patch). Empty: any
-	// write.
+	// sees them: an update and a patch are one (the API server hands
+	// admission a patch's options as an update's), so either holds both;
+	// a server-side apply that creates an object (as the Trainer makes a
+	// JobSet) is a create. Empty: any write.
 	// +optional
 	Verb string `json:"verb,omitempty"`
 	// Resource is the plural resource name, with a subresource after a
