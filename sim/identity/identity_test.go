@@ -3,12 +3,14 @@ package identity
 import (
 	"io/fs"
 	"path"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/trainersim/trainersim/fixtures"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
 // boundUsers returns, for each ClusterRole or Role an RBAC manifest binds,
@@ -119,5 +121,23 @@ func TestWho(t *testing.T) {
 		if got := Who(user); got != want {
 			t.Errorf("Who(%q) = %q, want %q", user, got, want)
 		}
+	}
+}
+
+// TestEveryGateableComponentHasAUser: the components a gate may name
+// (v1alpha1.ClusterComponents and v1alpha1.Components) each have a user,
+// and kube-controller-manager's controllers theirs.
+func TestEveryGateableComponentHasAUser(t *testing.T) {
+	for _, c := range append(slices.Clone(v1alpha1.ClusterComponents), v1alpha1.Components...) {
+		if users, ok := UsersOf(c); !ok || len(users) == 0 {
+			t.Errorf("component %s has no user", c)
+		}
+	}
+	users, _ := UsersOf(ControllerManager)
+	if !slices.Contains(users, "system:serviceaccount:kube-system:job-controller") || !slices.Contains(users, "system:kube-controller-manager") {
+		t.Errorf("kube-controller-manager's users %v lack its own or the Job controller's", users)
+	}
+	if users, ok := UsersOf(ControllerManager + "/job-controller"); !ok || !slices.Equal(users, []string{"system:serviceaccount:kube-system:job-controller"}) {
+		t.Errorf("the Job controller's users: %v", users)
 	}
 }
