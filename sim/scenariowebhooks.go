@@ -390,7 +390,7 @@ func (w *ManagerWebhook) mutate(req *admissionv1.AdmissionRequest) (WebhookCall,
 	}
 	if index >= 0 {
 		got, _ := entries[index].(map[string]any)
-		if sameJSON(got["trainingRuntimeSpec"], w.Entry) {
+		if gate.SameJSON(got["trainingRuntimeSpec"], w.Entry) {
 			return call, nil, nil
 		}
 		if t, ok := got["time"]; ok {
@@ -408,12 +408,4 @@ func (w *ManagerWebhook) mutate(req *admissionv1.AdmissionRequest) (WebhookCall,
 	}
 	patch, err := json.Marshal([]map[string]any{{"op": op, "path": "/spec/runtimePatches", "value": entries}})
 	return call, patch, err
-}
-
-// sameJSON compares two decoded values as JSON: a scenario's entry (from
-// YAML, whole numbers as int64) and the object's (from JSON, float64).
-func sameJSON(a, b any) bool {
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && string(ja) == string(jb)
 }

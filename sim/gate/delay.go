@@ -44,6 +44,23 @@ type delayState struct {
 	delayed int
 	total   time.Duration
 	probes  int
+	// abandoned counts the requests the API server stopped waiting for
+	// while they were delayed: they failed, and the run says so.
+	abandoned int
+}
+
+// delayAbandoned records that the API server stopped waiting for a request
+// the delayer at path was delaying.
+func (s *Server) delayAbandoned(path string) {
+	s.mu.Lock()
+	st := s.delays[path]
+	s.mu.Unlock()
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	st.abandoned++
+	st.mu.Unlock()
 }
 
 // DelayerProbed reports whether the API server has called the delayer of
@@ -91,18 +108,19 @@ func (s *Server) RegisterDelayer(d Delayer) *admissionregistrationv1.ValidatingW
 }
 
 // UnregisterDelayer stops serving the delayer of a name and returns how
-// many requests it delayed and for how long in all.
-func (s *Server) UnregisterDelayer(name string) (int, time.Duration) {
+// many requests it delayed, for how long in all, and how many of them the
+// API server stopped waiting for (they failed).
+func (s *Server) UnregisterDelayer(name string) (int, time.Duration, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.delays[delayPath(name)]
 	if st == nil {
-		return 0, 0
+		return 0, 0, 0
 	}
 	delete(s.delays, delayPath(name))
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.delayed, st.total
+	return st.delayed, st.total, st.abandoned
 }
 
 func delayPath(name string) string { return "/delay/" + name }

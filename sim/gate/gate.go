@@ -25,7 +25,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,6 +34,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 )
 
@@ -306,7 +306,8 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(d):
 		case <-r.Context().Done():
-			return
+			s.delayAbandoned(r.URL.Path)
+			return // the API server stopped waiting: the request failed
 		}
 	} else if held := s.admit(r.URL.Path, req); held != nil && !s.wait(r.Context(), r.URL.Path, held) {
 		return // the API server stopped waiting: nobody reads an answer
@@ -430,19 +431,12 @@ func (c *Change) made(old, new []byte) bool {
 	if c.Entry != "" {
 		return !hasEntry(before, c.Entry) && hasEntry(after, c.Entry)
 	}
-	return sameJSON(lookup(before, c.Path), c.From) && sameJSON(lookup(after, c.Path), c.To)
+	return SameJSON(lookup(before, c.Path), c.From) && SameJSON(lookup(after, c.Path), c.To)
 }
 
 // lookup returns the value at path of obj, nil when absent.
 func lookup(obj map[string]any, path []string) any {
-	var v any = obj
-	for _, k := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
+	v, _, _ := unstructured.NestedFieldNoCopy(obj, path...)
 	return v
 }
 
@@ -457,13 +451,10 @@ func hasEntry(obj map[string]any, manager string) bool {
 	return false
 }
 
-// sameJSON compares two values as JSON (a scenario's, from YAML, with the
-// object's, from JSON).
-func sameJSON(a, b any) bool {
+// SameJSON compares two decoded values as JSON: a scenario's (from YAML,
+// whole numbers as int64) with an object's (from JSON, float64).
+func SameJSON(a, b any) bool {
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
-	if errA != nil || errB != nil {
-		return reflect.DeepEqual(a, b)
-	}
-	return string(ja) == string(jb)
+	return errA == nil && errB == nil && string(ja) == string(jb)
 }

@@ -63,7 +63,12 @@ func (s *scenarioRun) conflictChanges(w *results.Write) []string {
 	s.mu.Unlock()
 	var reqs []sim.ComponentRequest
 	if auditing, ok := s.cluster.(sim.RequestAuditing); ok && kind == "TrainJob" {
-		reqs, _ = auditing.ComponentRequests(s.ns)
+		var err error
+		if reqs, err = auditing.ComponentRequests(s.ns); err != nil {
+			// What is known is still said, with why the rest is not.
+			return append(changedBy(kind, name, w.ResourceVersionBefore, time.Now(), own, nil),
+				fmt.Sprintf("(the components' writes are unknown: failed to read the API server's audit log: %v)", err))
+		}
 	}
 	return changedBy(kind, name, w.ResourceVersionBefore, time.Now(), own, reqs)
 }

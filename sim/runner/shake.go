@@ -69,9 +69,12 @@ func (s *scenarioRun) uninstallDelayer(ctx context.Context) error {
 	}
 	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: s.delayerName()}}
 	err := client.IgnoreNotFound(s.cluster.Client().Delete(ctx, cfg))
-	n, total := s.gateServer.UnregisterDelayer(s.delayerName())
+	n, total, abandoned := s.gateServer.UnregisterDelayer(s.delayerName())
 	if s.shaken != nil {
 		s.shaken.Delayed, s.shaken.Delay = n, total
+	}
+	if abandoned > 0 {
+		err = errors.Join(err, fmt.Errorf("the API server stopped waiting for %d delayed requests (they failed): lower --shake-max-delay", abandoned))
 	}
 	return err
 }
