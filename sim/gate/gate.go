@@ -34,8 +34,9 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
+
+	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
 // Timeout is the webhook timeout of a gate, the most the API server allows:
@@ -78,12 +79,15 @@ type Gate struct {
 }
 
 // Change is a change of the object a request must make to be held: a field
-// whose value goes from From to To (JSON values; nil: absent), or a new
-// runtimePatches entry of a manager.
+// whose value goes from From to To (JSON values), or a new runtimePatches
+// entry of a manager.
 type Change struct {
-	// Path is the field, as keys from the object's root: [spec suspend].
-	Path []string
-	// From and To are its values before and after, compared as JSON.
+	// Path is the field from the object's root, list items selected by key
+	// or position: spec.suspend, status.jobsStatus[name=node].active.
+	Path fieldpath.Path
+	// From and To are its values before and after, compared as JSON. Nil
+	// From is any value other than To (absent included), nil To any value
+	// other than From: the field changes either way.
 	From, To any
 	// Entry, instead of Path, is a manager whose spec.runtimePatches entry
 	// the request adds.
@@ -431,18 +435,25 @@ func (c *Change) made(old, new []byte) bool {
 	if c.Entry != "" {
 		return !hasEntry(before, c.Entry) && hasEntry(after, c.Entry)
 	}
-	return SameJSON(lookup(before, c.Path), c.From) && SameJSON(lookup(after, c.Path), c.To)
+	was, is := lookup(before, c.Path), lookup(after, c.Path)
+	if SameJSON(was, is) {
+		return false
+	}
+	return (c.From == nil || SameJSON(was, c.From)) && (c.To == nil || SameJSON(is, c.To))
 }
 
 // lookup returns the value at path of obj, nil when absent.
-func lookup(obj map[string]any, path []string) any {
-	v, _, _ := unstructured.NestedFieldNoCopy(obj, path...)
+func lookup(obj map[string]any, path fieldpath.Path) any {
+	v, err := fieldpath.Lookup(obj, path)
+	if err != nil {
+		return nil
+	}
 	return v
 }
 
 // hasEntry reports whether a TrainJob has a runtimePatches entry of manager.
 func hasEntry(obj map[string]any, manager string) bool {
-	entries, _ := lookup(obj, []string{"spec", "runtimePatches"}).([]any)
+	entries, _ := lookup(obj, fieldpath.Path{fieldpath.Field("spec"), fieldpath.Field("runtimePatches")}).([]any)
 	for _, e := range entries {
 		if m, ok := e.(map[string]any); ok && m["manager"] == manager {
 			return true

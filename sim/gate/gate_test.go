@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
 const kueue = "system:serviceaccount:kueue-system:kueue-controller-manager"
@@ -80,7 +83,7 @@ func TestGate(t *testing.T) {
 	held := make(chan struct{}, 10)
 	cfg := s.Register(Gate{
 		Name: "g", Namespace: "ns", Users: []string{kueue}, Verb: "patch", Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "trainjobs",
-		ObjectName: "llm", Change: &Change{Path: []string{"spec", "suspend"}, From: true, To: false},
+		ObjectName: "llm", Change: &Change{Path: fieldpath.Path{fieldpath.Field("spec"), fieldpath.Field("suspend")}, From: true, To: false},
 		OnHold: func() { held <- struct{}{} },
 	})
 	if got := *cfg.Webhooks[0].TimeoutSeconds; got != 30 {
@@ -180,5 +183,38 @@ func TestVerb(t *testing.T) {
 	}
 	if !sameVerb("patch", "update") || !sameVerb("update", "update") || sameVerb("create", "update") {
 		t.Error("a gate of patch or update must hold both, and nothing else")
+	}
+}
+
+// TestChangeMade: a change names a field by keys and list items; an omitted
+// from or to is any other value, absent included, and a request that leaves
+// the field as it was makes no change.
+func TestChangeMade(t *testing.T) {
+	active, err := fieldpath.Parse("status.jobsStatus[name=node].active")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := func(active ...int) string {
+		if len(active) == 0 {
+			return `{"status":{}}`
+		}
+		return fmt.Sprintf(`{"status":{"jobsStatus":[{"name":"init","active":0},{"name":"node","active":%d}]}}`, active[0])
+	}
+	for _, tc := range []struct {
+		name     string
+		change   Change
+		old, new string
+		want     bool
+	}{
+		{"0 to 1, both named", Change{Path: active, From: int64(0), To: int64(1)}, jobs(0), jobs(1), true},
+		{"to 1 from anything: from 0", Change{Path: active, To: int64(1)}, jobs(0), jobs(1), true},
+		{"to 1 from anything: from absent", Change{Path: active, To: int64(1)}, jobs(), jobs(1), true},
+		{"to 1 from anything: already 1", Change{Path: active, To: int64(1)}, jobs(1), jobs(1), false},
+		{"from 1 to anything: to absent", Change{Path: active, From: int64(1)}, jobs(1), jobs(), true},
+		{"0 to 1, but 1 to 2", Change{Path: active, From: int64(0), To: int64(1)}, jobs(1), jobs(2), false},
+	} {
+		if got := tc.change.made([]byte(tc.old), []byte(tc.new)); got != tc.want {
+			t.Errorf("%s: made %s -> %s = %v, want %v", tc.name, tc.old, tc.new, got, tc.want)
+		}
 	}
 }

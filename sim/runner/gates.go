@@ -21,6 +21,7 @@ import (
 	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/fieldpath"
 	"github.com/trainersim/trainersim/sim/gate"
 	"github.com/trainersim/trainersim/sim/identity"
 )
@@ -79,7 +80,9 @@ func (s *scenarioRun) gateOf(g *v1alpha1.Gate, dc discovery.DiscoveryInterface) 
 	if c := g.Change; c != nil {
 		out.Change = &gate.Change{From: c.From, To: c.To, Entry: c.Entry}
 		if c.Field != "" {
-			out.Change.Path = strings.Split(c.Field, ".")
+			if out.Change.Path, err = fieldpath.Parse(c.Field); err != nil {
+				return out, fmt.Errorf("gate %s: change.field: %w", g.Name, err)
+			}
 		}
 	}
 	return out, nil

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
 // Gates: what a gate holds, and the steps that release it.
@@ -69,8 +70,9 @@ func (v *validator) gates() {
 				v.errorf(cp, "a change names a field (with from and to) or an entry's manager, one of the two")
 			case c.Entry != "" && (c.From != nil || c.To != nil):
 				v.errorf(cp, "from and to belong to a field change, not to an entry's")
-			case c.Field != "" && slices.Contains(strings.Split(c.Field, "."), ""):
-				v.errorf(join(cp, "field"), "invalid field %s: map keys joined by dots (spec.suspend)", quote(c.Field))
+			case c.Field != "" && !validField(c.Field):
+				_, err := fieldpath.Parse(c.Field)
+				v.errorf(join(cp, "field"), "%v: a path from the object's root, list items by key or position (spec.suspend, status.jobsStatus[name=node].active)", err)
 			case c.Field != "" && c.From == nil && c.To == nil:
 				v.errorf(cp, "a field change needs from, to, or both")
 			}
@@ -80,6 +82,12 @@ func (v *validator) gates() {
 		}
 	}
 	v.gateOrder()
+}
+
+// validField reports whether a gate's change field is a path.
+func validField(field string) bool {
+	_, err := fieldpath.Parse(field)
+	return err == nil
 }
 
 // gateWho checks that a gate holds the requests of one component, user or

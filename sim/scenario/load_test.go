@@ -176,7 +176,7 @@ var invalid = map[string][]string{
 		`testdata/invalid-gates.yaml:24:12: spec.gates[3].actor: unknown actor "ghost" (declared actors: sdk)`,
 		`testdata/invalid-gates.yaml:27:12: spec.gates[3].until: no step is named "no such step"`,
 		`testdata/invalid-gates.yaml:29:16: spec.gates[4].component: unknown component "kube-proxy": must be one of trainer, jobset, kube-controller-manager, kube-scheduler, kwok, local-path-provisioner, kube-controller-manager/<controller>, or one of spec.components`,
-		`testdata/invalid-gates.yaml:32:14: spec.gates[4].change.field: invalid field "spec..suspend": map keys joined by dots (spec.suspend)`,
+		`testdata/invalid-gates.yaml:32:14: spec.gates[4].change.field: invalid path "spec..suspend": empty field name: a path from the object's root, list items by key or position (spec.suspend, status.jobsStatus[name=node].active)`,
 		`testdata/invalid-gates.yaml:46:16: spec.steps[0].expect.held[0].count: must not be negative, found -1`,
 		`testdata/invalid-gates.yaml:49:13: spec.steps[1].release.gate: gate "opened" is open since step "first" (spec.steps[0]), its until: this release holds nothing`,
 		`testdata/invalid-gates.yaml:52:13: spec.steps[2].release.gate: unknown gate "missing" (declared gates: kueue-admits, nobody, two, ghost, unknown, opened)`,

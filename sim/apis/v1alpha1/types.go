@@ -227,14 +227,16 @@ type Gate struct {
 // GateChange is a change a held request makes: a field going from one value
 // to another, or a new runtimePatches entry.
 type GateChange struct {
-	// Field is a path of map keys from the object's root: spec.suspend.
+	// Field is a path from the object's root, list items selected by key
+	// or position: spec.suspend, status.jobsStatus[name=node].active.
 	// +optional
 	Field string `json:"field,omitempty"`
-	// From is the field's value before the request (absent: the field is
-	// absent or null).
+	// From is the field's value before the request; without it, any value
+	// other than to (absent included).
 	// +optional
 	From any `json:"from,omitempty"`
-	// To is its value after.
+	// To is its value after; without it, any value other than from (absent
+	// included). A request that leaves the field as it was is not held.
 	// +optional
 	To any `json:"to,omitempty"`
 	// Entry, instead of field, is the manager of a spec.runtimePatches
