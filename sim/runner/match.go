@@ -106,6 +106,9 @@ func matches(want, got any, x exactAt) bool {
 		}
 		for k, wv := range w {
 			gv, ok := g[k]
+			if !ok && emptyList(wv) && x.field(k).here() {
+				continue // an exact empty list: none, the field absent included
+			}
 			if !ok || !matches(wv, gv, x.field(k)) {
 				return false
 			}
@@ -136,6 +139,12 @@ func matches(want, got any, x exactAt) bool {
 	default:
 		return reflect.DeepEqual(want, got)
 	}
+}
+
+// emptyList reports whether v is a list with no items.
+func emptyList(v any) bool {
+	l, ok := v.([]any)
+	return ok && len(l) == 0
 }
 
 func indexOfMatch(want any, got []any, x exactAt) int {

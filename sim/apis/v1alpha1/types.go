@@ -741,8 +741,8 @@ type PodExpectation struct {
 	// Exact lists paths of the Pod, spelled as reports and simctl explain
 	// print them (spec.tolerations, spec.containers[name=node].env), whose
 	// value is compared whole instead of as a subset: a list item for item,
-	// in order; a map with no keys but those given. Each must name
-	// something in all or any.
+	// in order (an empty list: none, the field absent too); a map with no
+	// keys but those given. Each must name something in all or any.
 	// +optional
 	Exact []string `json:"exact,omitempty"`
 }
@@ -865,8 +865,8 @@ type ObjectExpectation struct {
 	// explain print them
 	// (spec.replicatedJobs[name=node].template.spec.template.spec.tolerations),
 	// whose value is compared whole instead of as a subset: a list item for
-	// item, in order; a map with no keys but those given. Each must name
-	// something in match.
+	// item, in order (an empty list: none, the field absent too); a map with
+	// no keys but those given. Each must name something in match.
 	// +optional
 	Exact []string `json:"exact,omitempty"`
 	// Absent asserts that the object does not exist.
