@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
@@ -89,34 +91,51 @@ func answer(r sim.ComponentRequest) string {
 	return out
 }
 
-// refusedRequests are the timeline entries of the components' requests
-// the API server refused, each in its component's lane (the requests it
-// applied are there already, as the changes the watches saw); a log that
-// cannot be read is a problem of the timeline.
+// componentLanes are the timeline lanes of the components whose lane is
+// not their name.
+var componentLanes = map[string]string{
+	"kube-controller-manager/job-controller": LaneJobController,
+	"kube-scheduler":                         LaneScheduler,
+}
+
+// refusedRequests are the timeline entries of the requests of every
+// component (the Trainer, JobSet, kube-controller-manager's controllers,
+// the scheduler, KWOK, Kueue) that the API server refused, each in its
+// component's lane (the requests it applied are there already, as the
+// changes the watches saw); a log that cannot be read is a problem of the
+// timeline.
 func (s *scenarioRun) refusedRequests() ([]results.TimelineEntry, error) {
-	reqs, _, err := s.componentRequests()
-	var all []sim.ComponentRequest
-	if auditing, ok := s.cluster.(sim.RequestAuditing); ok && err == nil {
-		all, err = auditing.ComponentRequests(s.ns)
+	auditing, ok := s.cluster.(sim.RequestAuditing)
+	if !ok {
+		return nil, nil
 	}
+	all, err := auditing.ComponentRequests(s.ns)
 	s.mu.Lock()
 	own := slices.Clone(s.own)
 	s.mu.Unlock()
 	var out []results.TimelineEntry
-	for _, r := range reqs {
+	for _, r := range all {
 		if r.Code < 400 {
 			continue
 		}
-		object := "TrainJob/" + r.Name
+		kind := s.kindOf(r.Resource)
+		object := kind + "/" + r.Name
+		if r.Subresource != "" {
+			object += " (" + r.Subresource + ")"
+		}
 		detail := r.Message
 		if r.Code == http.StatusConflict && r.SentResourceVersion != "" {
-			if changes := changedBy("TrainJob", r.Name, r.SentResourceVersion, r.At, own, all); len(changes) > 0 {
+			if changes := changedBy(kind, r.Name, r.SentResourceVersion, r.At, own, all); len(changes) > 0 {
 				detail += fmt.Sprintf("\nthe object changed since resourceVersion %s: %s", r.SentResourceVersion, strings.Join(changes, ", "))
 			}
 		}
+		lane := r.Component
+		if l, ok := componentLanes[lane]; ok {
+			lane = l
+		}
 		out = append(out, results.TimelineEntry{
 			At:      r.At,
-			Lane:    r.Component,
+			Lane:    lane,
 			Kind:    results.EntryRequestRefused,
 			Object:  object,
 			Summary: fmt.Sprintf("%s's %s of %s refused: %d %s", r.Component, r.Verb, object, r.Code, r.Reason),
@@ -124,4 +143,14 @@ func (s *scenarioRun) refusedRequests() ([]results.TimelineEntry, error) {
 		})
 	}
 	return out, err
+}
+
+// kindOf is the kind of a resource the API server serves (jobsets: JobSet),
+// or the resource itself when it cannot say.
+func (s *scenarioRun) kindOf(resource string) string {
+	gvk, err := s.cluster.Client().RESTMapper().KindFor(schema.GroupVersionResource{Resource: resource})
+	if err != nil {
+		return resource
+	}
+	return gvk.Kind
 }
