@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
-	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/gate"
 )
 
@@ -44,13 +43,6 @@ type ManagerWebhook struct {
 	// (Entry is the entry's trainingRuntimeSpec).
 	Manager string
 	Entry   map[string]any
-	// Hold, when set, is the kind of request the webhook holds before it
-	// answers (v1alpha1.HoldUnsuspend: an UPDATE that sets spec.suspend
-	// from true to false), until Release: as a slow webhook keeps a
-	// write waiting inside the API server while other writes land.
-	Hold string
-	// OnHold, when set, is called as the webhook begins to hold a request.
-	OnHold func()
 	// Operations, ReinvocationPolicy and FailurePolicy are the
 	// configuration's. The configuration also receives CREATE, so that
 	// the API server's call can be probed with a dry run: the webhook
@@ -73,23 +65,6 @@ type WebhookCall struct {
 	Changed bool
 	// Added is true when the entry was not there at all.
 	Added bool
-	// Held says that the webhook held the request before answering it,
-	// for HeldFor; Released says what ended the hold, empty while it
-	// holds.
-	Held     bool
-	HeldFor  time.Duration
-	Released string
-}
-
-// HoldAbandoned is the Released of a call the API server stopped waiting
-// for: the webhook never answered it.
-const HoldAbandoned = "the API server stopped waiting"
-
-// hold is the state of a webhook's Hold.
-type hold struct {
-	released chan struct{}
-	reason   string         // why it was released
-	holding  []*WebhookCall // the calls it holds now
 }
 
 // WebhookServer serves the scenario webhooks.
@@ -102,7 +77,6 @@ type WebhookServer struct {
 	hooks   map[string]*ManagerWebhook // by path
 	calls   map[string][]*WebhookCall  // by path
 	dryRuns map[string]int             // by path
-	holds   map[string]*hold           // by path, of the webhooks with a Hold
 	// serveErr is why the server stopped serving, if it did.
 	serveErr error
 }
@@ -142,7 +116,7 @@ func newWebhookServer(host, certDir string, ca []byte) (*WebhookServer, error) {
 
 // newWebhookState is a server's state before it serves: no webhooks yet.
 func newWebhookState(host string, port int, ca []byte) *WebhookServer {
-	return &WebhookServer{host: host, port: port, ca: ca, hooks: map[string]*ManagerWebhook{}, calls: map[string][]*WebhookCall{}, dryRuns: map[string]int{}, holds: map[string]*hold{}}
+	return &WebhookServer{host: host, port: port, ca: ca, hooks: map[string]*ManagerWebhook{}, calls: map[string][]*WebhookCall{}, dryRuns: map[string]int{}}
 }
 
 // Close stops the server.
@@ -160,9 +134,6 @@ func (s *WebhookServer) Register(w ManagerWebhook) *admissionregistrationv1.Muta
 	p := webhookPath(&w)
 	s.mu.Lock()
 	s.hooks[p] = &w
-	if w.Hold != "" {
-		s.holds[p] = &hold{released: make(chan struct{})}
-	}
 	s.mu.Unlock()
 	var ops []admissionregistrationv1.OperationType
 	for _, o := range w.Operations {
@@ -172,9 +143,6 @@ func (s *WebhookServer) Register(w ManagerWebhook) *admissionregistrationv1.Muta
 		ops = append(ops, admissionregistrationv1.Create) // for the probe
 	}
 	timeout := int32(10)
-	if w.Hold != "" {
-		timeout = 30 // the most the API server allows: the longest hold
-	}
 	reinvocation := admissionregistrationv1.ReinvocationPolicyType(w.ReinvocationPolicy)
 	failure := admissionregistrationv1.FailurePolicyType(w.FailurePolicy)
 	return &admissionregistrationv1.MutatingWebhookConfiguration{
@@ -201,45 +169,14 @@ func (s *WebhookServer) Register(w ManagerWebhook) *admissionregistrationv1.Muta
 	}
 }
 
-// Unregister stops serving w, answers the requests it holds and forgets
-// its calls.
+// Unregister stops serving w and forgets its calls.
 func (s *WebhookServer) Unregister(w ManagerWebhook) {
-	s.Release(w, "the scenario ended")
 	p := webhookPath(&w)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.hooks, p)
 	delete(s.calls, p)
 	delete(s.dryRuns, p)
-	delete(s.holds, p)
-}
-
-// Release ends w's Hold, for the reason given: the requests it holds are
-// answered, and it holds none after. Releasing again does nothing.
-func (s *WebhookServer) Release(w ManagerWebhook, reason string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	h := s.holds[webhookPath(&w)]
-	if h == nil || h.reason != "" {
-		return
-	}
-	h.reason = reason
-	now := time.Now()
-	for _, c := range h.holding {
-		c.HeldFor, c.Released = now.Sub(c.At), reason
-	}
-	h.holding = nil
-	close(h.released)
-}
-
-// Holding is the number of requests w holds now.
-func (s *WebhookServer) Holding(w ManagerWebhook) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if h := s.holds[webhookPath(&w)]; h != nil {
-		return len(h.holding)
-	}
-	return 0
 }
 
 // Calls returns w's calls so far, dry runs left out.
@@ -299,72 +236,22 @@ func (s *WebhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 			resp.Patch = patch
 			resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
 		}
-		if h, c := s.record(r.URL.Path, hook, req, call, dryRun); h != nil && !s.wait(r.Context(), h, c, hook) {
-			return // the API server stopped waiting: nobody reads an answer
-		}
+		s.record(r.URL.Path, call, dryRun)
 	}
 	out, _ := json.Marshal(&admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp})
 	rw.Header().Set("Content-Type", "application/json")
 	_, _ = rw.Write(out)
 }
 
-// record counts a dry run of a webhook's path, or keeps the call; for a
-// call the webhook is to hold, it returns the hold, which then holds it.
-func (s *WebhookServer) record(path string, hook *ManagerWebhook, req *admissionv1.AdmissionRequest, call WebhookCall, dryRun bool) (*hold, *WebhookCall) {
+// record counts a dry run of a webhook's path, or keeps the call.
+func (s *WebhookServer) record(path string, call WebhookCall, dryRun bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if dryRun {
 		s.dryRuns[path]++
-		return nil, nil
+		return
 	}
-	c := &call
-	s.calls[path] = append(s.calls[path], c)
-	h := s.holds[path]
-	if h == nil || h.reason != "" || !holds(hook.Hold, req) {
-		return nil, nil
-	}
-	c.Held = true
-	h.holding = append(h.holding, c)
-	return h, c
-}
-
-// wait waits until h is released, and reports whether it was; false: the
-// API server stopped waiting first (ctx, the request's, is done), which
-// ends the hold of c.
-func (s *WebhookServer) wait(ctx context.Context, h *hold, c *WebhookCall, hook *ManagerWebhook) bool {
-	if hook.OnHold != nil {
-		hook.OnHold()
-	}
-	select {
-	case <-h.released:
-		return true
-	case <-ctx.Done():
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if c.Released == "" {
-			c.HeldFor, c.Released = time.Since(c.At), HoldAbandoned
-			h.holding = slices.DeleteFunc(h.holding, func(o *WebhookCall) bool { return o == c })
-		}
-		return false
-	}
-}
-
-// holds reports whether a webhook whose Hold is kind holds req.
-func holds(kind string, req *admissionv1.AdmissionRequest) bool {
-	if kind != v1alpha1.HoldUnsuspend || req.Operation != admissionv1.Update {
-		return false
-	}
-	return suspended(req.OldObject.Raw) && !suspended(req.Object.Raw)
-}
-
-// suspended reports whether the TrainJob in raw has spec.suspend true.
-func suspended(raw []byte) bool {
-	var obj struct {
-		Spec struct {
-			Suspend *bool `json:"suspend"`
-		} `json:"spec"`
-	}
-	return json.Unmarshal(raw, &obj) == nil && obj.Spec.Suspend != nil && *obj.Spec.Suspend
+	s.calls[path] = append(s.calls[path], &call)
 }
 
 // mutate returns the call and the JSON patch that puts w's entry into the

@@ -4,7 +4,6 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -188,7 +187,7 @@ var _ = Describe("simctl run with real managers", func() {
 		var labelled time.Time
 		for _, e := range sc.Timeline.Entries {
 			switch {
-			case e.Lane == "platform-policy" && strings.Contains(e.Summary, "held it"):
+			case e.Lane == "platform-policy" && e.Kind == results.EntryRequestHeld:
 				held = append(held, e)
 			case e.Lane == "kueue" && e.Kind == results.EntryRequestRefused:
 				refused = append(refused, e)
@@ -197,7 +196,8 @@ var _ = Describe("simctl run with real managers", func() {
 			}
 		}
 		Expect(held).To(HaveLen(1), "one unsuspend held")
-		Expect(held[0].Summary).To(ContainSubstring(`as step "the user labels the TrainJob while Kueue's unsuspend waits" ran`))
+		Expect(held[0].Summary).To(ContainSubstring(`gate platform-policy-hold held kueue's update of TrainJob/llm (trainjobs)`), "the webhook's hold is a gate")
+		Expect(held[0].Summary).To(ContainSubstring(`step "the user labels the TrainJob while Kueue's unsuspend waits" ran (its until)`))
 		Expect(refused).NotTo(BeEmpty())
 		Expect(refused[0].Summary).To(Equal("kueue's patch of TrainJob/llm refused: 409 Conflict"))
 		Expect(refused[0].Detail).To(ContainSubstring("the object has been modified"))

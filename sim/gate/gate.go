@@ -74,6 +74,10 @@ type Gate struct {
 	Change *Change
 	// Labels go on the configuration.
 	Labels map[string]string
+	// IgnoreFailure makes the API server go on with a request whose call
+	// fails (a hold it stopped waiting for) instead of refusing it: the
+	// failurePolicy Ignore of a scenario webhook's hold. Default: Fail.
+	IgnoreFailure bool
 	// OnHold, when set, is called as the gate begins to hold a request.
 	OnHold func()
 }
@@ -193,6 +197,10 @@ func (s *Server) Register(g Gate) *admissionregistrationv1.ValidatingWebhookConf
 	s.mu.Unlock()
 	url := "https://" + net.JoinHostPort(s.host, strconv.Itoa(s.port)) + p
 	ns := &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": g.Namespace}}
+	failure := admissionregistrationv1.Fail
+	if g.IgnoreFailure {
+		failure = admissionregistrationv1.Ignore
+	}
 	hook := func(name string, ops []admissionregistrationv1.OperationType, group, version, resource string) admissionregistrationv1.ValidatingWebhook {
 		return admissionregistrationv1.ValidatingWebhook{
 			Name:                    name,
@@ -201,7 +209,7 @@ func (s *Server) Register(g Gate) *admissionregistrationv1.ValidatingWebhookConf
 			NamespaceSelector:       ns,
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
 			AdmissionReviewVersions: []string{"v1"},
-			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			FailurePolicy:           ptr.To(failure),
 			TimeoutSeconds:          ptr.To(int32(Timeout / time.Second)),
 		}
 	}

@@ -88,15 +88,45 @@ func (s *scenarioRun) gateOf(g *v1alpha1.Gate, dc discovery.DiscoveryInterface) 
 	return out, nil
 }
 
-// installGates serves the scenario's gates, creates their configurations
-// and waits until the API server calls each.
+// holdSuffix ends the name of the gate of a webhook's hold.
+const holdSuffix = "-hold"
+
+// holdGates are the gates of the scenario webhooks' holds, and their lanes:
+// a hold of unsuspends is a gate of anybody's TrainJob update that turns
+// spec.suspend from true to false, open after its until step, on the
+// webhook's lane, failing as the webhook's failurePolicy says.
+func (s *scenarioRun) holdGates() ([]v1alpha1.Gate, []string) {
+	var specs []v1alpha1.Gate
+	var lanes []string
+	for _, w := range s.sc.Spec.Webhooks {
+		if w.Hold == nil || w.Hold.Requests != v1alpha1.HoldUnsuspend {
+			continue
+		}
+		specs = append(specs, v1alpha1.Gate{
+			Name: w.Name + holdSuffix, Verb: "update", Resource: "trainjobs",
+			Change: &v1alpha1.GateChange{Field: "spec.suspend", From: true, To: false},
+			Until:  w.Hold.Until,
+		})
+		lanes = append(lanes, w.Name)
+	}
+	return specs, lanes
+}
+
+// installGates serves the scenario's gates and its webhooks' holds,
+// creates their configurations and waits until the API server calls each.
 func (s *scenarioRun) installGates(ctx context.Context) error {
-	if len(s.sc.Spec.Gates) == 0 {
+	s.gateSpecs = slices.Clone(s.sc.Spec.Gates)
+	for _, g := range s.gateSpecs {
+		s.gateLanes = append(s.gateLanes, g.Component+g.User+g.Actor)
+	}
+	holds, lanes := s.holdGates()
+	s.gateSpecs, s.gateLanes = append(s.gateSpecs, holds...), append(s.gateLanes, lanes...)
+	if len(s.gateSpecs) == 0 {
 		return nil
 	}
 	serving, ok := s.cluster.(sim.GateServing)
 	if !ok {
-		return errors.New("this cluster cannot call gates served by simctl (spec.gates needs envtest)")
+		return errors.New("this cluster cannot call gates served by simctl (spec.gates and a webhook's hold need envtest)")
 	}
 	server, err := serving.ServeGates()
 	if err != nil {
@@ -108,23 +138,36 @@ func (s *scenarioRun) installGates(ctx context.Context) error {
 	}
 	s.gateServer = server
 	c := s.cluster.Client()
-	for i := range s.sc.Spec.Gates {
-		g, err := s.gateOf(&s.sc.Spec.Gates[i], dc)
+	for i := range s.gateSpecs {
+		g, err := s.gateOf(&s.gateSpecs[i], dc)
 		if err != nil {
 			return err
 		}
+		if i >= len(s.sc.Spec.Gates) {
+			g.IgnoreFailure = s.holdFailurePolicy(s.gateLanes[i]) == "Ignore"
+		}
 		s.gates = append(s.gates, g)
 		if err := c.Create(ctx, server.Register(g)); err != nil {
-			return fmt.Errorf("failed to create the configuration of gate %s: %w", s.sc.Spec.Gates[i].Name, err)
+			return fmt.Errorf("failed to create the configuration of gate %s: %w", s.gateSpecs[i].Name, err)
 		}
 	}
 	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "trainersim-gate-probe"}}
 	for i, g := range s.gates {
-		if err := waitCalled(ctx, c, probe, "gate "+s.sc.Spec.Gates[i].Name, func() (bool, error) { return server.Probed(g.Name) }); err != nil {
+		if err := waitCalled(ctx, c, probe, "gate "+s.gateSpecs[i].Name, func() (bool, error) { return server.Probed(g.Name) }); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// holdFailurePolicy is the failurePolicy of the webhook of a name.
+func (s *scenarioRun) holdFailurePolicy(webhook string) string {
+	for _, w := range s.sc.Spec.Webhooks {
+		if w.Name == webhook {
+			return w.FailurePolicy
+		}
+	}
+	return ""
 }
 
 // uninstallGates opens the gates, deletes their configurations and stops
@@ -177,7 +220,7 @@ func (s *scenarioRun) openGates(step string) {
 		return
 	}
 	for i, g := range s.gates {
-		until := s.sc.Spec.Gates[i].Until
+		until := s.gateSpecs[i].Until
 		switch {
 		case step == "":
 			s.gateServer.Release(g.Name, "the scenario ended", false)
@@ -221,8 +264,7 @@ func (s *scenarioRun) gateEntries() []results.TimelineEntry {
 	}
 	var out []results.TimelineEntry
 	for i, g := range s.gates {
-		spec := s.sc.Spec.Gates[i]
-		lane := spec.Component + spec.User + spec.Actor
+		spec, lane := s.gateSpecs[i], s.gateLanes[i]
 		for _, r := range s.gateServer.Requests(g.Name) {
 			released := "still held"
 			if r.Released != "" {

@@ -327,16 +327,14 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 	res.Passed = true
 	for i := range sc.Spec.Steps {
 		if !TrainerHolds(sc.Spec.Steps[i].Trainer, trainerVersion) {
-			// Another release's case; a hold it ends ends here all the
-			// same (lint refuses such a hold, a loader's bug must not
-			// keep requests waiting).
-			run.releaseHolds(sc.Spec.Steps[i].Name)
+			// Another release's case; a gate or hold it ends opens here
+			// all the same (lint refuses such an until, a loader's bug
+			// must not keep requests waiting).
 			run.openGates(sc.Spec.Steps[i].Name)
 			continue
 		}
 		run.watch.setStep(sc.Spec.Steps[i].Name)
 		st := run.step(ctx, &sc.Spec.Steps[i])
-		run.releaseHolds(st.Name)
 		run.openGates(st.Name)
 		recording := time.Now()
 		// Only a write to a TrainJob can change who owns an entry: a step
@@ -398,10 +396,13 @@ type scenarioRun struct {
 	// of spec.webhooks.
 	webhookServer *sim.WebhookServer
 	webhooks      []sim.ManagerWebhook
-	// gateServer serves the scenario's gates, once installed, and gates
-	// are the scenario's gates as it takes them, in the order of
-	// spec.gates.
+	// gateServer serves the scenario's gates, once installed; gateSpecs
+	// are its gates, spec.gates and then one for each webhook's hold
+	// (holdGates), gateLanes their timeline lanes, and gates the server's,
+	// in the same order.
 	gateServer *gate.Server
+	gateSpecs  []v1alpha1.Gate
+	gateLanes  []string
 	gates      []gate.Gate
 	// shake is the seed of a shaken run, and shaken its result, whose
 	// delays the delayer's count ends up in.
@@ -530,7 +531,6 @@ func (s *scenarioRun) lifecycle() sim.LifecyclePolicy {
 // timeline stops the watches and puts the scenario's writes and what the
 // watches observed on one timeline.
 func (s *scenarioRun) timeline(setup []results.Write, steps []results.Step) *results.Timeline {
-	s.releaseHolds("")
 	s.openGates("")
 	observed, dropped, problems := s.watch.stop()
 	observed = append(observed, s.webhookEntries()...)

@@ -37,14 +37,8 @@ func (s *scenarioRun) managerWebhooks() []sim.ManagerWebhook {
 		if failure == "" {
 			failure = "Fail"
 		}
-		hold := ""
-		if w.Hold != nil {
-			hold = w.Hold.Requests
-		}
 		out = append(out, sim.ManagerWebhook{
 			Name:               w.Name + "-" + s.nsSuffix(),
-			Hold:               hold,
-			OnHold:             s.watch.notify,
 			Namespace:          s.ns,
 			Manager:            w.Manager,
 			Entry:              deepCopy(w.Entry),
@@ -128,47 +122,17 @@ func (s *scenarioRun) uninstallWebhooks(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// releaseHolds answers the requests held by the webhooks whose hold ends
-// with the step of a name, and by every webhook when step is "" (the
-// scenario ended).
-func (s *scenarioRun) releaseHolds(step string) {
-	if s.webhookServer == nil {
-		return
-	}
-	for i, h := range s.webhooks {
-		w := s.sc.Spec.Webhooks[i]
-		switch {
-		case w.Hold == nil:
-		case step == "":
-			s.webhookServer.Release(h, "the scenario ended")
-		case w.Hold.Until == step:
-			s.webhookServer.Release(h, fmt.Sprintf("step %q ran", step))
-		}
-	}
-}
-
-// holding checks that the webhook of a name holds a request.
+// holding checks that the hold of the webhook of a name holds a request:
+// its gate (holdGates).
 func (s *scenarioRun) holding(name string) string {
-	for i, h := range s.webhooks {
-		if s.sc.Spec.Webhooks[i].Name != name || s.webhookServer == nil {
-			continue
-		}
-		if s.webhookServer.Holding(h) > 0 {
-			return ""
-		}
-		calls := s.webhookServer.Calls(h)
-		answered, abandoned := 0, 0
-		for _, c := range calls {
-			switch {
-			case c.Held && c.Released == sim.HoldAbandoned:
-				abandoned++
-			case c.Held:
-				answered++
-			}
-		}
-		return fmt.Sprintf("webhook %s holds no request (%d calls so far; held, then answered: %d; held until the API server stopped waiting: %d)", name, len(calls), answered, abandoned)
+	if s.gateServer == nil {
+		return fmt.Sprintf("webhook %s holds nothing: its hold is not installed", name)
 	}
-	return fmt.Sprintf("webhook %s is not installed", name)
+	gateName := s.gateName(name + holdSuffix)
+	if len(s.gateServer.Holding(gateName)) > 0 {
+		return ""
+	}
+	return fmt.Sprintf("webhook %s holds no request; %s", name, s.heldSoFar(gateName))
 }
 
 // webhookEntries are the timeline entries of the webhooks' calls so far,
@@ -189,13 +153,6 @@ func (s *scenarioRun) webhookEntries() []results.TimelineEntry {
 				what = "replaced its entry"
 			case h.Manager == "":
 				what = "no change"
-			}
-			if c.Held {
-				released := "still held"
-				if c.Released != "" {
-					released = fmt.Sprintf("answered after %s, as %s", c.HeldFor.Round(time.Millisecond), c.Released)
-				}
-				what = fmt.Sprintf("held it (it unsuspends), %s; %s", released, what)
 			}
 			e := results.TimelineEntry{
 				At:      c.At,

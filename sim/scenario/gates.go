@@ -47,6 +47,12 @@ func (v *validator) declaredGates() string {
 // release step, after every step that expects it holding.
 func (v *validator) gates() {
 	names := map[string]bool{}
+	holds := map[string]string{} // the gate names of the webhooks' holds
+	for _, w := range v.sc.Spec.Webhooks {
+		if w.Hold != nil {
+			holds[w.Name+"-hold"] = w.Name
+		}
+	}
 	for i, g := range v.sc.Spec.Gates {
 		gp := index("spec.gates", i)
 		if msgs := validation.IsDNS1123Label(g.Name); g.Name == "" || len(msgs) > 0 {
@@ -54,6 +60,9 @@ func (v *validator) gates() {
 		}
 		if names[g.Name] {
 			v.errorf(join(gp, "name"), "duplicate gate name %s", quote(g.Name))
+		}
+		if w, ok := holds[g.Name]; ok {
+			v.errorf(join(gp, "name"), "gate name %s is the name of webhook %s's hold, which is served as a gate: choose another", quote(g.Name), quote(w))
 		}
 		names[g.Name] = true
 		v.gateWho(gp, g)

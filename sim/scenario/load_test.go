@@ -166,6 +166,9 @@ var invalid = map[string][]string{
 		`testdata/invalid-unknown-fixture.yaml:12:5: spec.setup[4]: a setup entry takes object or path, not both`,
 		`testdata/invalid-unknown-fixture.yaml:14:5: spec.setup[5].object: the object needs apiVersion`,
 	},
+	"invalid-gate-hold-name.yaml": {
+		`testdata/invalid-gate-hold-name.yaml:14:11: spec.gates[0].name: gate name "platform-policy-hold" is the name of webhook "platform-policy"'s hold, which is served as a gate: choose another`,
+	},
 	"invalid-gates.yaml": {
 		`testdata/invalid-gates.yaml:11:16: spec.gates[0].component: component "kueue" is not in spec.components: the scenario does not run it; add it there`,
 		`testdata/invalid-gates.yaml:12:11: spec.gates[0].verb: unknown verb "apply": must be create, update, patch or delete`,

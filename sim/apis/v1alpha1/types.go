@@ -156,12 +156,13 @@ type AdmissionWebhook struct {
 	FailurePolicy string `json:"failurePolicy,omitempty"`
 }
 
-// WebhookHold says which requests a webhook holds, and until when.
+// WebhookHold says which requests a webhook holds, and until when: one
+// case of a gate (spec.gates), served as the gate NAME-hold.
 type WebhookHold struct {
 	// Requests are the requests it holds: unsuspend (an UPDATE, as a
-	// TrainJob's update or patch reaches a webhook, that sets spec.suspend
-	// from true to false). It holds every such request of its operations
-	// until the step runs; none after.
+	// TrainJob's update or patch reaches admission, that sets
+	// spec.suspend from true to false, whoever sends it). It holds every
+	// such request until the step runs; none after.
 	Requests string `json:"requests"`
 	// Until is a step of spec.steps that every Trainer release runs: the
 	// requests held are answered once that step has run (its write
