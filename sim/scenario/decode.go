@@ -34,6 +34,8 @@ const maxQuoted = 40
 type decoder struct {
 	file string
 	errs Errors
+	// notes are what lint says of a valid file (validator.notef).
+	notes Errors
 	// pos is the value node of each field path ("spec.steps[2].actor"); keys
 	// is the key node of each path that is a mapping entry.
 	pos, keys map[string]*yaml.Node

@@ -21,6 +21,9 @@ type File struct {
 	Path string
 	// Scenario is the decoded, validated scenario.
 	Scenario *v1alpha1.Scenario
+	// Notes say what the file leaves implicit and how it is taken (a
+	// Trainer range its fields imply), with file:line:col like errors.
+	Notes Errors
 }
 
 // Options configure loading.
@@ -134,7 +137,7 @@ func load(path string, data []byte, fx *fixtures) (_ *File, _ *decoder, decoded 
 	if len(d.errs) > 0 {
 		return nil, d, &sc
 	}
-	return &File{Path: path, Scenario: &sc}, d, &sc
+	return &File{Path: path, Scenario: &sc, Notes: d.notes}, d, &sc
 }
 
 func decodeJSON(tree any, into any) error {

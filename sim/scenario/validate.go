@@ -67,6 +67,16 @@ func (v *validator) errorf(path, format string, args ...any) {
 	v.d.errorf(v.d.node(path), path, format, args...)
 }
 
+// notef records a note at path: something the scenario leaves implicit
+// that lint says, not a problem.
+func (v *validator) notef(path, format string, args ...any) {
+	n := &Error{File: v.d.file, Field: path, Message: fmt.Sprintf(format, args...)}
+	if node := v.d.node(path); node != nil {
+		n.Line, n.Column = node.Line, node.Column
+	}
+	v.d.notes = append(v.d.notes, n)
+}
+
 func (v *validator) validate() {
 	sc := v.sc
 	if sc.APIVersion != v1alpha1.GroupVersion {

@@ -38,9 +38,87 @@ func (v *validator) trainerVersions(path string, t *v1alpha1.Trainer, within []s
 	return out
 }
 
+// impliedVersions gives a scenario without spec.trainer the range of
+// Trainer releases its TrainJob fields imply (runtimePatches: >=v2.2.0,
+// podTemplateOverrides: <v2.2.0), with a note that says so, so that a file
+// written before releases came into the format runs where it can and is
+// skipped elsewhere. Fields of no common release leave it without one: the
+// checks below then name them.
+func (v *validator) impliedVersions() {
+	if v.sc.Spec.Trainer != nil {
+		return
+	}
+	releases := v1alpha1.TrainerVersions
+	var ranges, found []string
+	first := ""
+	for _, f := range v1alpha1.TrainJobFields {
+		at := v.fieldUses(f.Path)
+		if len(at) == 0 {
+			continue
+		}
+		r := v1alpha1.MustParseVersionRange(f.Versions)
+		releases = slices.DeleteFunc(slices.Clone(releases), func(ver string) bool { return !r.Contains(ver) })
+		if !slices.Contains(ranges, f.Versions) {
+			ranges = append(ranges, f.Versions)
+		}
+		found = append(found, f.Path+" "+f.Versions)
+		if first == "" {
+			first = at[0]
+		}
+	}
+	if len(found) == 0 || len(releases) == 0 || len(releases) == len(v1alpha1.TrainerVersions) {
+		return
+	}
+	versions := strings.Join(ranges, " ")
+	if strings.Contains(versions, "||") {
+		versions = "=" + strings.Join(releases, " || =")
+	}
+	v.sc.Spec.Trainer = &v1alpha1.Trainer{Versions: versions}
+	v.notef(first, "spec.trainer.versions is not given: the TrainJob fields the scenario writes (%s) imply %s, so it runs on Trainer %s and is skipped on the others; set spec.trainer.versions to say so", strings.Join(found, ", "), quote(versions), strings.Join(releases, ", "))
+}
+
+// fieldUses returns where the scenario's TrainJob objects, in its setup and
+// its steps, set a dotted field.
+func (v *validator) fieldUses(field string) []string {
+	parts := strings.Split(field, ".")
+	var out []string
+	add := func(path string, kind any, obj map[string]any) {
+		if kind == "TrainJob" && obj != nil {
+			out = append(out, findField(obj, parts, path)...)
+		}
+	}
+	var steps func(path string, st v1alpha1.Step)
+	steps = func(path string, st v1alpha1.Step) {
+		add(join(path, "create"), st.Create["kind"], st.Create)
+		add(join(path, "apply"), st.Apply["kind"], st.Apply)
+		if u := st.Update; u != nil {
+			add(join(join(path, "update"), "object"), u.Object["kind"], u.Object)
+			add(join(join(path, "update"), "set"), "TrainJob", u.Set)
+		}
+		if p := st.Patch; p != nil && p.Type == v1alpha1.PatchMerge {
+			if body, ok := p.Body.(map[string]any); ok {
+				add(join(join(path, "patch"), "body"), p.Target.Kind, body)
+			}
+		}
+		if c := st.Concurrently; c != nil {
+			for j, w := range c.Writes {
+				steps(index(join(join(path, "concurrently"), "writes"), j), w)
+			}
+		}
+	}
+	for i, s := range v.sc.Spec.Setup {
+		add(join(index("spec.setup", i), "object"), s.Object["kind"], s.Object)
+	}
+	for i, st := range v.sc.Spec.Steps {
+		steps(index("spec.steps", i), st)
+	}
+	return out
+}
+
 // trainerReleaseFields checks the TrainJob objects of the scenario's setup
 // and steps against the releases each holds for.
 func (v *validator) trainerReleaseFields() {
+	v.impliedVersions()
 	spec := v.sc.Spec
 	all := v.trainerVersions("spec.trainer", spec.Trainer, nil)
 	for i, s := range spec.Setup {

@@ -102,14 +102,19 @@ func lint(streams Streams, paths []string, fixturesDir string) error {
 	}
 	type line struct {
 		*scenario.Error
-		warning bool
+		label string // "warning: ", "note: ", or none for a problem
 	}
 	var lines []line
 	for _, p := range problems {
-		lines = append(lines, line{p, false})
+		lines = append(lines, line{p, ""})
 	}
 	for _, w := range warnings {
-		lines = append(lines, line{w, true})
+		lines = append(lines, line{w, "warning: "})
+	}
+	for _, f := range files {
+		for _, n := range f.Notes {
+			lines = append(lines, line{n, "note: "})
+		}
 	}
 	slices.SortStableFunc(lines, func(a, b line) int {
 		return cmp.Or(
@@ -119,17 +124,19 @@ func lint(streams Streams, paths []string, fixturesDir string) error {
 		)
 	})
 	for _, l := range lines {
-		if l.warning {
-			w := *l.Error
-			w.Message = "warning: " + w.Message
-			fmt.Fprintln(streams.Err, w.Error())
-			continue
+		e := *l.Error
+		if l.label != "" && e.Field != "" {
+			e.Message, e.Field = e.Field+": "+e.Message, ""
 		}
-		fmt.Fprintln(streams.Err, l.Error.Error())
+		e.Message = l.label + e.Message
+		fmt.Fprintln(streams.Err, e.Error())
 	}
 	var warned string
 	if len(warnings) > 0 {
 		warned = "; " + plural(len(warnings), "warning")
+	}
+	if notes := len(lines) - len(problems) - len(warnings); notes > 0 {
+		warned += "; " + plural(notes, "note")
 	}
 	if len(problems) == 0 {
 		fmt.Fprintf(streams.Out, "%s in %s: ok%s\n", plural(len(files), "scenario"), plural(len(found), "file"), warned)

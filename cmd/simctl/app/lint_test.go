@@ -114,17 +114,19 @@ func TestLintSchemaLineWarnings(t *testing.T) {
 const normativeExample = "../../../sim/scenario/testdata/valid-normative-example.yaml"
 
 // TestLintNormativeExample: the normative example lints as written, with a
-// warning about its missing schema line.
+// warning about its missing schema line and a note of the Trainer releases
+// its runtimePatches imply.
 func TestLintNormativeExample(t *testing.T) {
 	stdout, stderr, code := runLint(t, "--fixtures", "../../../fixtures", normativeExample)
 	if code != ExitOK {
 		t.Errorf("exit code %d, want %d; stderr:\n%s", code, ExitOK, stderr)
 	}
-	wantErr := normativeExample + `:1:1: warning: no editor schema line: with "# yaml-language-server: $schema=../../apis/v1alpha1/scenario.schema.json" as the first line, editors that use the YAML language server complete and check the file` + "\n"
+	wantErr := normativeExample + `:1:1: warning: no editor schema line: with "# yaml-language-server: $schema=../../apis/v1alpha1/scenario.schema.json" as the first line, editors that use the YAML language server complete and check the file` + "\n" +
+		normativeExample + `:42:9: note: spec.steps[0].create.spec.runtimePatches: spec.trainer.versions is not given: the TrainJob fields the scenario writes (spec.runtimePatches >=v2.2.0) imply ">=v2.2.0", so it runs on Trainer v2.2.0, v2.2.1, v2.3.0 and is skipped on the others; set spec.trainer.versions to say so` + "\n"
 	if diff := cmp.Diff(wantErr, stderr); diff != "" {
 		t.Errorf("stderr mismatch (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff("1 scenario in 1 file: ok; 1 warning\n", stdout); diff != "" {
+	if diff := cmp.Diff("1 scenario in 1 file: ok; 1 warning; 1 note\n", stdout); diff != "" {
 		t.Errorf("stdout mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -190,5 +192,23 @@ func TestLintCommandAlone(t *testing.T) {
 	}
 	if diff := cmp.Diff("1 scenario in 1 file: ok\n", out.String()); diff != "" {
 		t.Errorf("stdout mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestLintNote: a file without spec.trainer.versions that writes
+// runtimePatches is valid, as it was before releases came into the format:
+// lint passes and says, as a note with file:line:col, which range its
+// fields imply.
+func TestLintNote(t *testing.T) {
+	stdout, stderr, code := runLint(t, "testdata/lint/implied")
+	if code != ExitOK {
+		t.Errorf("exit code %d, want %d; stderr:\n%s", code, ExitOK, stderr)
+	}
+	if diff := cmp.Diff("1 scenario in 1 file: ok; 1 note\n", stdout); diff != "" {
+		t.Errorf("stdout mismatch (-want +got):\n%s", diff)
+	}
+	want := `testdata/lint/implied/no-versions.yaml:21:9: note: spec.steps[0].create.spec.runtimePatches: spec.trainer.versions is not given: the TrainJob fields the scenario writes (spec.runtimePatches >=v2.2.0) imply ">=v2.2.0", so it runs on Trainer v2.2.0, v2.2.1, v2.3.0 and is skipped on the others; set spec.trainer.versions to say so` + "\n"
+	if diff := cmp.Diff(want, stderr); diff != "" {
+		t.Errorf("stderr mismatch (-want +got):\n%s", diff)
 	}
 }

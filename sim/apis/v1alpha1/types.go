@@ -55,7 +55,9 @@ type ScenarioSpec struct {
 	// fields it writes (runtimePatches came with v2.2.0 and replaced
 	// podTemplateOverrides) or for behaviour that changed between them. On
 	// any other release it is skipped, with the range, and reported as
-	// skipped. Absent: it holds on every supported release.
+	// skipped. Absent: the range its TrainJob fields imply
+	// (runtimePatches: >=v2.2.0; podTemplateOverrides: <v2.2.0), which
+	// lint says in a note; every supported release when it writes none.
 	// +optional
 	Trainer *Trainer `json:"trainer,omitempty"`
 	// Components the scenario needs besides the Trainer and JobSet: kueue
