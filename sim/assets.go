@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/trainersim/trainersim/sim/internal/checkout"
 	"github.com/trainersim/trainersim/sim/internal/proc"
 )
 
@@ -28,7 +29,8 @@ var ErrAssetsMissing = errors.New("control-plane binaries not found: run 'make a
 // assetSearchPath is the ordered list of directories to look in: the
 // configured directory, $KUBEBUILDER_ASSETS, then bin/k8s/<version>/ in the
 // working directory and each of its parents (so tests in sub-packages find
-// the binaries of the checkout they run in).
+// the binaries of the checkout they run in), then in the executable's
+// directory and its parents (bin/simctl run from anywhere).
 func assetSearchPath(configured string) []string {
 	var dirs []string
 	if configured != "" {
@@ -43,21 +45,9 @@ func assetSearchPath(configured string) []string {
 	return dirs
 }
 
-// upward returns the working directory and each of its parents, nearest
-// first: where a checkout's bin/ may be for a test in a sub-package.
-func upward() []string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil
-	}
-	var dirs []string
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		dirs = append(dirs, dir)
-		if filepath.Dir(dir) == dir {
-			return dirs
-		}
-	}
-}
+// upward returns the directories where a checkout's bin/ may be: the
+// working directory and its parents, then the executable's (checkout.Upward).
+func upward() []string { return checkout.Upward() }
 
 // findBinaries resolves the named binaries (none: every required binary) to the first directory of the
 // search path that holds it. Users with setup-envtest assets in

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/internal/checkout"
 )
 
 // File is one loaded scenario file.
@@ -248,20 +249,17 @@ func FindFiles(paths []string) ([]string, error) {
 }
 
 // FindFixturesDir returns the nearest directory named fixtures in the
-// working directory or one of its parents, as an absolute path.
+// working directory or one of its parents, or else in the executable's
+// directory or one of its parents (bin/simctl run from outside the
+// checkout), as an absolute path.
 func FindFixturesDir() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("failed to get the working directory: %w", err)
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
+	dirs := checkout.Upward()
+	for _, dir := range dirs {
 		if info, err := os.Stat(filepath.Join(dir, "fixtures")); err == nil && info.IsDir() {
-			return filepath.Join(dir, "fixtures"), nil
-		}
-		if filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("no fixtures directory in %s or any of its parents", wd)
+			return filepath.Abs(filepath.Join(dir, "fixtures"))
 		}
 	}
+	return "", fmt.Errorf("no fixtures directory in the working directory, the executable's or any of their parents (looked in %s): pass --fixtures", strings.Join(dirs, ", "))
 }
 
 // fixtures resolves setup[].path, finding the directory once per load.
