@@ -317,6 +317,8 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 			return err
 		}
 		e.ownWorkDir = true
+	} else if entries, err := os.ReadDir(filepath.Join(e.WorkDir, "etcd")); err == nil && len(entries) > 0 {
+		return fmt.Errorf("work directory %s holds the etcd data of an earlier cluster (%s): give a new or empty directory, or remove that one", e.WorkDir, filepath.Join(e.WorkDir, "etcd"))
 	}
 	for _, d := range []string{e.LogDir(), filepath.Join(e.WorkDir, "bin"), filepath.Join(e.WorkDir, "kube-apiserver-certs"), filepath.Join(e.WorkDir, "etcd")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
