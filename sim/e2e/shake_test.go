@@ -18,18 +18,21 @@ var _ = Describe("simctl run --shake", func() {
 
 	It("finds the scenario written to be order-dependent, names a passing and a failing seed, and each seed replays its verdict", func() {
 		dir := GinkgoT().TempDir()
-		// Seeds 18 and 19 delay the two creates 62 and 294 ms, then 237
-		// and 5 ms: a margin far above the jitter of a loaded machine, so
-		// that each seed's replay gives its verdict again (a margin of a
-		// few milliseconds would leave the order to that jitter).
-		session := startSimctl(simctl, "run", "--shake", "2", "--shake-seed", "18", "--report-dir", dir, scenario)
+		// With delays up to 2 s, seeds 30 and 31 delay the two creates
+		// 1866 and 435 ms, then 134 and 1565 ms: a margin of 1.4 s, far
+		// above what else decides an order on a loaded machine (the other
+		// webhooks the API server calls beside the delayer, the client's
+		// first discovery), so that each seed's replay gives its verdict
+		// again. Seeds 18 and 19 at the default 300 ms (62 and 294 ms,
+		// then 237 and 5) replayed the wrong verdict 1 run in 3.
+		session := startSimctl(simctl, "run", "--shake", "2", "--shake-seed", "30", "--shake-max-delay", "2s", "--report-dir", dir, scenario)
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(1), "an order-dependent scenario fails the run")
 		out := string(session.Out.Contents())
-		Expect(out).To(ContainSubstring("1 scenarios (2 runs: shaken with seeds 18 to 19, delays up to 300ms)"))
+		Expect(out).To(ContainSubstring("1 scenarios (2 runs: shaken with seeds 30 to 31, delays up to 2s)"))
 		m := regexp.MustCompile(`order-dependent: shake-order-dependent passed 1 of 2 shaken runs; passes with --shake-seed (\d+), fails with --shake-seed (\d+)`).FindStringSubmatch(out)
 		Expect(m).NotTo(BeNil(), "the shaker's finding:\n%s", out)
 		passing, failing := m[1], m[2]
-		Expect(out).To(ContainSubstring("replay: simctl run --shake-seed " + failing + " --run '^shake-order-dependent$' " + scenario))
+		Expect(out).To(ContainSubstring("replay: simctl run --shake-seed " + failing + " --shake-max-delay 2s --run '^shake-order-dependent$' " + scenario))
 		junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(junit)).To(ContainSubstring(`<testcase name="shake-order-dependent [order-dependent]"`))
@@ -39,7 +42,7 @@ var _ = Describe("simctl run --shake", func() {
 		Expect(string(html)).To(ContainSubstring("<strong>Order-dependent.</strong>"))
 
 		for seed, code := range map[string]int{passing: 0, failing: 1} {
-			replay := startSimctl(simctl, "run", "--shake-seed", seed, "--run", "^shake-order-dependent$", scenario)
+			replay := startSimctl(simctl, "run", "--shake-seed", seed, "--shake-max-delay", "2s", "--run", "^shake-order-dependent$", scenario)
 			Eventually(replay).WithTimeout(runTimeout).Should(gexec.Exit(code), "seed %s replays its verdict", seed)
 			Expect(string(replay.Out.Contents())).To(ContainSubstring("shake-order-dependent [shake seed " + seed + "]"))
 		}

@@ -30,6 +30,7 @@ import (
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/gate"
 	"github.com/trainersim/trainersim/sim/scenario"
+	"github.com/trainersim/trainersim/sim/shake"
 )
 
 // IsolationKey is the node label, node taint, Pod nodeSelector key and Pod
@@ -257,10 +258,14 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		}
 	}
 	if sh := p.Shake; sh != nil {
-		replay := fmt.Sprintf("simctl run --shake-seed %d --run '^%s$' %s", sh.Seed, regexp.QuoteMeta(sc.Metadata.Name), f.Path)
-		if il := p.Interleaving; il != nil {
-			replay = fmt.Sprintf("simctl run --shake-seed %d --seed %d --run '^%s$' %s", sh.Seed, il.Seed, regexp.QuoteMeta(sc.Metadata.Name), f.Path)
+		seeds := fmt.Sprintf("--shake-seed %d", sh.Seed)
+		if r.shakeMaxDelay() != shake.DefaultMaxDelay {
+			seeds += " --shake-max-delay " + r.shakeMaxDelay().String() // the same seed, other delays
 		}
+		if il := p.Interleaving; il != nil {
+			seeds += fmt.Sprintf(" --seed %d", il.Seed)
+		}
+		replay := fmt.Sprintf("simctl run %s --run '^%s$' %s", seeds, regexp.QuoteMeta(sc.Metadata.Name), f.Path)
 		res.Shake = &results.Shake{Of: p.unshakenName(), Seed: sh.Seed, Index: sh.Index, Runs: sh.Of, MaxDelay: r.shakeMaxDelay(), Replay: replay}
 	}
 	if c := sc.Spec.Clusters; c != nil && !slices.Contains(c.Only, r.Cluster.Versions().Cluster) {
