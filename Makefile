@@ -119,7 +119,7 @@ fixtures: $(if $(TRAINER_DIR),trainer-workspace) ## Copy CRDs, webhook manifests
 	for v in $(KUEUE_RELEASES); do hack/kueue/fixtures.sh $$v fixtures/components/kueue/$$v || exit 1; done
 
 .PHONY: generate
-generate: ## Write the scenario schema, docs/scenario-reference.md and the README's reference and corpus table.
+generate: ## Write the scenario schema, docs/scenario-reference.md and the corpus table of docs/corpus.md.
 	$(GO) run ./hack/schemagen
 	$(GO) run ./hack/corpustable
 

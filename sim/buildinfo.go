@@ -12,7 +12,7 @@ const (
 
 // ModuleVersion says which version of a dependency this binary was built
 // with: its version, or "(devel) <dir>" when a go.work or a replace points
-// it at a local checkout (see README: bringing your own trainer).
+// it at a local checkout (see docs/scenarios.md, Bringing your own trainer).
 func ModuleVersion(path string) string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {

@@ -11,7 +11,7 @@ import (
 // controllerManagerControllers are the kube-controller-manager controllers
 // that a kind cluster runs and that act on a TrainJob's objects on their way
 // to Pods and back: the Job and its Pods, the namespace and ServiceAccount,
-// quota, storage, disruption budgets and nodes. The README's fidelity table
+// quota, storage, disruption budgets and nodes. docs/fidelity.md's table
 // names the ones left out and why (they manage objects no scenario creates:
 // Deployments, StatefulSets, DaemonSets, CronJobs, Services' endpoints,
 // certificates).

@@ -1,10 +1,10 @@
-// Command corpustable writes the table of the scenario corpus into README.md,
+// Command corpustable writes the table of the scenario corpus into docs/corpus.md,
 // between its markers, from the scenario files themselves: folder, scenario,
 // the first sentence of its description, its source and, for scenarios that
 // pin today's upstream behaviour, the upstream issue.
 //
 //	go run ./hack/corpustable          # rewrite the table
-//	go run ./hack/corpustable -check   # exit 1 if README.md is out of date
+//	go run ./hack/corpustable -check   # exit 1 if docs/corpus.md is out of date
 package main
 
 import (
@@ -19,10 +19,11 @@ import (
 )
 
 const (
-	readmePath = "README.md"
-	corpusDir  = "scenarios"
-	begin      = "<!-- BEGIN GENERATED: corpus table (go run ./hack/corpustable) -->\n"
-	end        = "<!-- END GENERATED: corpus table -->\n"
+	// pagePath is the page the table is generated into.
+	pagePath  = "docs/corpus.md"
+	corpusDir = "scenarios"
+	begin     = "<!-- BEGIN GENERATED: corpus table (go run ./hack/corpustable) -->\n"
+	end       = "<!-- END GENERATED: corpus table -->\n"
 	// SourceAnnotation names the upstream doc section, issue or PR a scenario
 	// comes from.
 	sourceAnnotation = "trainersim.dev/source"
@@ -35,7 +36,7 @@ const (
 )
 
 func main() {
-	check := flag.Bool("check", false, "exit 1 if README.md differs from what would be written")
+	check := flag.Bool("check", false, "exit 1 if docs/corpus.md differs from what would be written")
 	flag.Parse()
 	if err := run(*check); err != nil {
 		fmt.Fprintln(os.Stderr, "corpustable:", err)
@@ -48,21 +49,21 @@ func run(check bool) error {
 	if err != nil {
 		return fmt.Errorf("failed to load the corpus:\n%w", err)
 	}
-	readme, err := os.ReadFile(readmePath)
+	page, err := os.ReadFile(pagePath)
 	if err != nil {
-		return fmt.Errorf("failed to read %s: %w", readmePath, err)
+		return fmt.Errorf("failed to read %s: %w", pagePath, err)
 	}
-	out, err := splice(readme, table(files))
+	out, err := splice(page, table(files))
 	if err != nil {
 		return err
 	}
-	if bytes.Equal(out, readme) {
+	if bytes.Equal(out, page) {
 		return nil
 	}
 	if check {
-		return fmt.Errorf("%s: the corpus table is out of date: run 'make generate'", readmePath)
+		return fmt.Errorf("%s: the corpus table is out of date: run 'make generate'", pagePath)
 	}
-	return os.WriteFile(readmePath, out, 0o644)
+	return os.WriteFile(pagePath, out, 0o644)
 }
 
 // table renders the corpus as a Markdown table, in file order.
@@ -94,7 +95,7 @@ func table(files []*scenario.File) []byte {
 		if t := sc.Spec.Trainer; t != nil {
 			releases = "`" + t.Versions + "`"
 		}
-		fmt.Fprintf(&b, "| `%s` | [%s](%s) | %s | %s | %s |\n", folder, sc.Metadata.Name, filepath.ToSlash(f.Path), cell(releases), cell(firstSentence(sc.Spec.Description)), cell(source))
+		fmt.Fprintf(&b, "| `%s` | [%s](../%s) | %s | %s | %s |\n", folder, sc.Metadata.Name, filepath.ToSlash(f.Path), cell(releases), cell(firstSentence(sc.Spec.Description)), cell(source))
 	}
 	return b.Bytes()
 }
@@ -115,15 +116,15 @@ func cell(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
 }
 
-func splice(readme, body []byte) ([]byte, error) {
-	i := bytes.Index(readme, []byte(begin))
-	j := bytes.Index(readme, []byte(end))
+func splice(page, body []byte) ([]byte, error) {
+	i := bytes.Index(page, []byte(begin))
+	j := bytes.Index(page, []byte(end))
 	if i < 0 || j < i {
-		return nil, fmt.Errorf("%s lacks the markers %q and %q", readmePath, strings.TrimSpace(begin), strings.TrimSpace(end))
+		return nil, fmt.Errorf("%s lacks the markers %q and %q", pagePath, strings.TrimSpace(begin), strings.TrimSpace(end))
 	}
 	var out bytes.Buffer
-	out.Write(readme[:i+len(begin)])
+	out.Write(page[:i+len(begin)])
 	out.Write(body)
-	out.Write(readme[j:])
+	out.Write(page[j:])
 	return out.Bytes(), nil
 }

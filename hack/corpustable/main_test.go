@@ -48,8 +48,8 @@ func TestTable(t *testing.T) {
 	got := string(table(files))
 	want := "2 scenarios; 1 pin today's upstream behaviour where it is a bug or a gap (label `upstream-bug`); 1 assert what a release does where its guide says otherwise (label `docs-differ`).\n\n" +
 		"| folder | scenario | Trainer | what it shows | source |\n|---|---|---|---|---|\n" +
-		"| `kueue` | [kueue-flip](scenarios/kueue/flip.yaml) | all | Kueue's tolerations replace the user's. | kueue \\| #15161 (upstream-bug #15161) |\n" +
-		"| `legacy` | [legacy-selector](scenarios/legacy/selector.yaml) | `<v2.2.0` | Merged. | seed 004 (docs-differ) |\n"
+		"| `kueue` | [kueue-flip](../scenarios/kueue/flip.yaml) | all | Kueue's tolerations replace the user's. | kueue \\| #15161 (upstream-bug #15161) |\n" +
+		"| `legacy` | [legacy-selector](../scenarios/legacy/selector.yaml) | `<v2.2.0` | Merged. | seed 004 (docs-differ) |\n"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("table mismatch (-want +got):\n%s", diff)
 	}

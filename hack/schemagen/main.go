@@ -51,10 +51,6 @@ const (
 	// SchemaPath and ReferencePath are the generated files.
 	schemaPath    = "sim/apis/v1alpha1/scenario.schema.json"
 	referencePath = "docs/scenario-reference.md"
-	// readmePath gets the field tables between readmeBegin and readmeEnd.
-	readmePath  = "README.md"
-	readmeBegin = "<!-- BEGIN GENERATED: scenario reference (go run ./hack/schemagen) -->\n"
-	readmeEnd   = "<!-- END GENERATED: scenario reference -->\n"
 	// durationPattern matches what time.ParseDuration accepts, without a
 	// sign (Duration rejects negative values).
 	durationPattern = `^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
@@ -116,7 +112,7 @@ func run(check bool, out io.Writer) error {
 		return err
 	}
 	stale := false
-	for _, rel := range []string{schemaPath, referencePath, readmePath} {
+	for _, rel := range []string{schemaPath, referencePath} {
 		path := filepath.Join(root, filepath.FromSlash(rel))
 		old, err := os.ReadFile(path)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -341,19 +337,9 @@ func generate(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ref := reference(d, types)
-	readme, err := os.ReadFile(filepath.Join(root, readmePath))
-	if err != nil {
-		return nil, fmt.Errorf("failed to read %s: %w", readmePath, err)
-	}
-	readme, err = spliceReadme(readme, ref)
-	if err != nil {
-		return nil, err
-	}
 	return map[string][]byte{
 		schemaPath:    schema,
-		referencePath: ref,
-		readmePath:    readme,
+		referencePath: reference(d, types),
 	}, nil
 }
 
@@ -365,24 +351,6 @@ func sendsObject() string {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
-
-// spliceReadme replaces what stands between the README's markers with the
-// reference's type sections, their headings moved down two levels.
-func spliceReadme(readme, ref []byte) ([]byte, error) {
-	begin := bytes.Index(readme, []byte(readmeBegin))
-	end := bytes.Index(readme, []byte(readmeEnd))
-	if begin < 0 || end < begin {
-		return nil, fmt.Errorf("%s lacks the markers %q and %q", readmePath, strings.TrimSpace(readmeBegin), strings.TrimSpace(readmeEnd))
-	}
-	body := ref[bytes.Index(ref, []byte("\n## Types\n"))+1:]
-	body = bytes.ReplaceAll(body, []byte("\n## "), []byte("\n#### "))
-	body = bytes.Replace(body, []byte("## Types"), []byte("#### Types"), 1)
-	var out bytes.Buffer
-	out.Write(readme[:begin+len(readmeBegin)])
-	out.Write(body)
-	out.Write(readme[end:])
-	return out.Bytes(), nil
 }
 
 // schemaJSON returns the JSON schema: Scenario at the root, every other

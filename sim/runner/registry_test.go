@@ -31,12 +31,12 @@ var invalidExpectations = map[string]string{
 // TestRegistry checks that every verb of v1alpha1.Verbs and every kind of
 // v1alpha1.Expectations, the one list of each, is handled by the runner,
 // linted by the loader, rendered by the reports and documented (the
-// reference generated from the registry, and the README's account of the
-// format). A new entry that something does not handle fails here, naming
+// reference generated from the registry, and docs/scenarios.md's account
+// of the format). A new entry that something does not handle fails here, naming
 // what.
 func TestRegistry(t *testing.T) {
-	readme := readFile(t, "../../README.md")
-	prose := between(t, readme, "What a scenario can say", "### The corpus")
+	guide := readFile(t, "../../docs/scenarios.md")
+	prose := between(t, guide, "What a scenario can say", "## Running scenarios")
 	reference := readFile(t, "../../docs/scenario-reference.md")
 	stepDocs := between(t, reference, "\n## Step\n", "\n## ")
 	expectDocs := between(t, reference, "\n## Expect\n", "\n## ")
@@ -145,12 +145,12 @@ func checkRendered(t *testing.T, v v1alpha1.Verb) {
 	}
 }
 
-// documented checks that the README's account of the format names the
+// documented checks that docs/scenarios.md's account of the format names the
 // field and that the generated reference has its row and lists it.
 func documented(t *testing.T, name, prose, section, list string) {
 	t.Helper()
 	if !regexp.MustCompile("`(expect\\.)?" + regexp.QuoteMeta(name) + `\b`).MatchString(prose) {
-		t.Errorf("README.md's \"What a scenario can say\" does not name `%s`", name)
+		t.Errorf("docs/scenarios.md's \"What a scenario can say\" does not name `%s`", name)
 	}
 	if !strings.Contains(section, "| `"+name+"` |") {
 		t.Errorf("docs/scenario-reference.md has no row of %s: run go run ./hack/schemagen", name)

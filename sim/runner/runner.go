@@ -56,7 +56,7 @@ const safetyPollInterval = time.Second
 // waiting, on controllers and on the cluster's timers (tolerationSeconds, a
 // Job's back-off, Pods that end after a time), so more scenarios than cores
 // keep the cores busy; BenchmarkCorpusParallel measures the corpus at 2 to 8
-// (see the README: on 2 cores 6 and 8 were within a second of each other,
+// (see docs/speed.md: on 2 cores 6 and 8 were within a second of each other,
 // 4 three to four seconds slower).
 func DefaultParallel() int { return 3 * runtime.NumCPU() }
 

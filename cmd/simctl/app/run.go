@@ -76,7 +76,7 @@ what client-go and the in-process Trainer, JobSet and provisioner log goes
 to logs/controllers.log in the work directory (--work-dir keeps it).
 
 --trainer VERSION runs another Kubeflow Trainer release (the releases and what
-changes between them: README, "Trainer releases"). A scenario whose
+changes between them: docs/releases.md). A scenario whose
 spec.trainer.versions leaves the release out is skipped, with its range, and
 a step whose trainer.versions does is left out: a scenario carries one case
 per release where the outcome differs.
@@ -121,7 +121,7 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.reportDir, "report-dir", "", "write report.jsonl and junit.xml here as scenarios finish, report.json and report.html at the end")
-	fl.IntVar(&f.parallel, "parallel", 0, "scenarios run at once; 0: three times the CPUs, chosen by measurement (see the README)")
+	fl.IntVar(&f.parallel, "parallel", 0, "scenarios run at once; 0: three times the CPUs, chosen by measurement (see docs/speed.md)")
 	fl.StringVar(&f.run, "run", "", "run only scenarios whose name matches this regular expression")
 	fl.StringArrayVar(&f.labels, "label", nil, "run only scenarios with this label (key=value; repeatable, all must match)")
 	fl.BoolVar(&f.keep, "keep", false, "leave the cluster, namespaces and nodes up after the run: until Ctrl-C on envtest;\na kind cluster stays after simctl exits, until 'simctl clean --cluster kind'")
