@@ -14,7 +14,8 @@ import (
 // A Trainer release other than the pinned one runs as two child processes,
 // the release's trainer-controller-manager and the manager of the JobSet
 // release it pins, configured as their own config files allow (the same
-// fields a cluster's ConfigMaps set): webhook servers on loopback with
+// fields a cluster's ConfigMaps set, the Trainer's controller concurrency as
+// its manifests set it): webhook servers on loopback with
 // envtest's serving certificate instead of their own certificate
 // management, no leader election, no metrics server.
 
@@ -35,6 +36,11 @@ leaderElection:
   leaderElect: false
 certManagement:
   enable: false
+controller:
+  groupKindConcurrency:
+    TrainJob.trainer.kubeflow.org: 5
+    TrainingRuntime.trainer.kubeflow.org: 1
+    ClusterTrainingRuntime.trainer.kubeflow.org: 1
 clientConnection:
   qps: 200
   burst: 400

@@ -118,6 +118,7 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 	byPlan := make([]*results.Scenario, len(plans))
 	sem := make(chan struct{}, parallel)
 	names := &nameLocks{}
+	components := &componentLocks{}
 	var wg sync.WaitGroup
 	for _, i := range startOrder(plans) {
 		p := plans[i]
@@ -132,6 +133,7 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 			defer func() { <-sem }()
 			unlock := names.lock(clusterNames(p))
 			defer unlock()
+			defer components.lock(p)()
 			if ctx.Err() != nil {
 				return
 			}

@@ -75,9 +75,19 @@ type Options struct {
 	OnBuild trainerruntime.BuildHook
 }
 
+// trainerConcurrency is how many reconciles of each kind the Trainer runs
+// at once: the groupKindConcurrency of manifests/base/manager/
+// controller_manager_config.yaml, the same in every supported release.
+var trainerConcurrency = map[string]int{
+	"TrainJob.trainer.kubeflow.org":               5,
+	"TrainingRuntime.trainer.kubeflow.org":        1,
+	"ClusterTrainingRuntime.trainer.kubeflow.org": 1,
+}
+
 // newManager builds a manager with o's client, logger and webhook server,
-// no metrics, probes or leader election.
-func newManager(o Options) (ctrl.Manager, error) {
+// no metrics, probes or leader election; concurrency, when set, is its
+// controllers' groupKindConcurrency.
+func newManager(o Options, concurrency map[string]int) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(o.Config, ctrl.Options{
 		Scheme:                 o.Scheme,
 		Logger:                 o.Logger,
@@ -85,7 +95,7 @@ func newManager(o Options) (ctrl.Manager, error) {
 		HealthProbeBindAddress: "0",
 		// Several environments may live in one process (benchmarks, tests):
 		// controller names repeat, as in the Trainer's integration framework.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true), GroupKindConcurrency: concurrency},
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host:    o.WebhookHost,
 			Port:    o.WebhookPort,
@@ -103,7 +113,7 @@ func newManager(o Options) (ctrl.Manager, error) {
 // controller.SetupControllers, webhooks.Setup). ctx bounds the field
 // indexers and must live as long as the manager.
 func NewTrainerManager(ctx context.Context, o Options) (ctrl.Manager, error) {
-	mgr, err := newManager(o)
+	mgr, err := newManager(o, trainerConcurrency)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +138,7 @@ func NewTrainerManager(ctx context.Context, o Options) (ctrl.Manager, error) {
 // reconcilers, webhooks.Setup). ctx bounds the field indexers and must live
 // as long as the manager.
 func NewJobSetManager(ctx context.Context, o Options) (ctrl.Manager, error) {
-	mgr, err := newManager(o)
+	mgr, err := newManager(o, nil)
 	if err != nil {
 		return nil, err
 	}

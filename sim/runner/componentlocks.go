@@ -1,0 +1,104 @@
+package runner
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/trainersim/trainersim/sim/identity"
+)
+
+// Scenarios share the cluster's components. A gate that holds a request of
+// a component with one worker (JobSet's controller, Kueue's TrainJob
+// reconciler) holds that worker for every scenario running beside it, and
+// the shaker in CI found such a scenario failing for another's gate (Kueue
+// made no Workload for 20 s while a gate of another scenario held Kueue's
+// update). So a run that gates such a component has it to itself: runs
+// take a read lock on each one-worker component their scenario may use and
+// a write lock on each their gates hold; the Trainer reconciles TrainJobs
+// with five workers, as its manifests configure it, and runs that gate it
+// take one lock of their own, so that gates hold at most one of them.
+
+// exclusiveComponents are the components with one worker for the requests
+// a gate can hold: a gate on one of them keeps other scenarios off it.
+var exclusiveComponents = []string{"jobset", "kueue"}
+
+// gateOfTrainer names the lock that runs gating the Trainer take.
+const gateOfTrainer = "trainer (gated)"
+
+// componentLocks are the read-write locks of the components.
+type componentLocks struct {
+	mu    sync.Mutex
+	locks map[string]*sync.RWMutex
+}
+
+// componentNeeds returns, for a plan, the components it uses (read) and
+// those its gates hold (write), as lock names.
+func componentNeeds(p Plan) (read, write []string) {
+	sc := p.File.Scenario
+	uses := append([]string{"jobset"}, sc.Spec.Components...)
+	gated := map[string]bool{}
+	for _, g := range sc.Spec.Gates {
+		c := g.Component
+		if c == "" && g.User != "" {
+			c = identity.Who(g.User)
+		}
+		c, _, _ = strings.Cut(c, "/") // kube-controller-manager/<controller>
+		gated[c] = true
+	}
+	for _, w := range sc.Spec.Webhooks {
+		if w.Hold != nil {
+			// A hold holds anybody's unsuspend: the managers' the
+			// scenario runs.
+			for _, c := range sc.Spec.Components {
+				gated[c] = true
+			}
+		}
+	}
+	for _, c := range exclusiveComponents {
+		switch {
+		case gated[c]:
+			write = append(write, c)
+		case slices.Contains(uses, c):
+			read = append(read, c)
+		}
+	}
+	if gated["trainer"] {
+		write = append(write, gateOfTrainer)
+	}
+	return read, write
+}
+
+// lock takes a plan's component locks in one order for every plan (sorted
+// by name), so that no two runs wait on each other, and returns what gives
+// them back.
+func (l *componentLocks) lock(p Plan) func() {
+	read, write := componentNeeds(p)
+	names := slices.Concat(read, write)
+	slices.Sort(names)
+	var undo []func()
+	for _, n := range names {
+		l.mu.Lock()
+		if l.locks == nil {
+			l.locks = map[string]*sync.RWMutex{}
+		}
+		m := l.locks[n]
+		if m == nil {
+			m = &sync.RWMutex{}
+			l.locks[n] = m
+		}
+		l.mu.Unlock()
+		if slices.Contains(write, n) {
+			m.Lock()
+			undo = append(undo, m.Unlock)
+		} else {
+			m.RLock()
+			undo = append(undo, m.RUnlock)
+		}
+	}
+	return func() {
+		for _, u := range slices.Backward(undo) {
+			u()
+		}
+	}
+}

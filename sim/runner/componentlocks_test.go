@@ -1,0 +1,78 @@
+package runner
+
+import (
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/scenario"
+)
+
+func planOf(spec v1alpha1.ScenarioSpec) Plan {
+	return Plan{File: &scenario.File{Scenario: &v1alpha1.Scenario{Spec: spec}}}
+}
+
+// TestComponentNeeds: every run reads JobSet, and Kueue when it runs it; a
+// gate on JobSet or Kueue (by component or by its user), or a webhook's
+// hold in a scenario that runs Kueue, writes it; a gate on the Trainer
+// takes the lock of the Trainer's gated runs; an actor's gate takes none.
+func TestComponentNeeds(t *testing.T) {
+	kueueUser := "system:serviceaccount:kueue-system:kueue-controller-manager"
+	for _, tc := range []struct {
+		name        string
+		spec        v1alpha1.ScenarioSpec
+		read, write []string
+	}{
+		{"plain", v1alpha1.ScenarioSpec{}, []string{"jobset"}, nil},
+		{"with kueue", v1alpha1.ScenarioSpec{Components: []string{"kueue"}}, []string{"jobset", "kueue"}, nil},
+		{"an actor's gate", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Actor: "sdk"}}}, []string{"jobset"}, nil},
+		{"a gate on kueue", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{Component: "kueue"}}}, []string{"jobset"}, []string{"kueue"}},
+		{"a gate on kueue's user", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{User: kueueUser}}}, []string{"jobset"}, []string{"kueue"}},
+		{"a hold", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Webhooks: []v1alpha1.AdmissionWebhook{{Hold: &v1alpha1.WebhookHold{}}}}, []string{"jobset"}, []string{"kueue"}},
+		{"gates on jobset and the trainer", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "jobset"}, {Component: "trainer"}}}, nil, []string{"jobset", gateOfTrainer}},
+		{"a gate on the job controller", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "kube-controller-manager/job-controller"}}}, []string{"jobset"}, nil},
+	} {
+		read, write := componentNeeds(planOf(tc.spec))
+		if !slices.Equal(read, tc.read) || !slices.Equal(write, tc.write) {
+			t.Errorf("%s: read %v, write %v; want %v, %v", tc.name, read, write, tc.read, tc.write)
+		}
+	}
+}
+
+// TestComponentLocks: a run that gates Kueue waits for the runs that use
+// it and keeps new ones off until it ends; runs that only use it overlap.
+func TestComponentLocks(t *testing.T) {
+	l := &componentLocks{}
+	uses := planOf(v1alpha1.ScenarioSpec{Components: []string{"kueue"}})
+	gates := planOf(v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{Component: "kueue"}}})
+
+	first, second := l.lock(uses), l.lock(uses) // readers overlap
+	acquired := make(chan struct{})
+	go func() {
+		unlock := l.lock(gates)
+		close(acquired)
+		time.Sleep(50 * time.Millisecond)
+		unlock()
+	}()
+	select {
+	case <-acquired:
+		t.Fatal("the gating run started beside runs that use Kueue")
+	case <-time.After(50 * time.Millisecond):
+	}
+	first()
+	second()
+	<-acquired
+	var wg sync.WaitGroup
+	wg.Add(1)
+	start := time.Now()
+	go func() {
+		defer wg.Done()
+		l.lock(uses)()
+	}()
+	wg.Wait()
+	if time.Since(start) < 10*time.Millisecond {
+		t.Error("a run that uses Kueue started while the gating run held it")
+	}
+}
