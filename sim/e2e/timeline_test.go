@@ -64,7 +64,6 @@ var _ = Describe("the write timeline", func() {
 	It("records the creates of the setup objects, before the first step, on the admin's lane", func(ctx context.Context) {
 		files, err := scenario.LoadPaths([]string{"../../scenarios/multi-manager/apply-conflict-force.yaml"}, scenario.Options{FixturesDir: "../../fixtures"})
 		Expect(err).NotTo(HaveOccurred())
-		runner.FixturesDir = "../../fixtures"
 		res := (&runner.Runner{Cluster: env}).RunPlan(ctx, runner.Plan{File: files[0]})
 		Expect(res.Passed).To(BeTrue(), res.Failure)
 		Expect(res.Setup).To(HaveLen(1))

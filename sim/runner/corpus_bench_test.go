@@ -72,9 +72,6 @@ func loadCorpus(b *testing.B) []*scenario.File {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if dir, err := scenario.FindFixturesDir(); err == nil {
-		FixturesDir = dir
-	}
 	return files
 }
 

@@ -304,7 +304,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		watches = r.startWatches(ctx)
 		defer watches.Stop()
 	}
-	run := &scenarioRun{runner: r, cluster: r.Cluster, sc: sc, interleaving: p.Interleaving, shake: p.Shake, shaken: res.Shake, objects: map[string]map[string]any{}, watches: watches, profiles: map[string]string{}, written: map[string]uint64{}}
+	run := &scenarioRun{runner: r, cluster: r.Cluster, sc: sc, fixturesDir: p.File.FixturesDir, interleaving: p.Interleaving, shake: p.Shake, shaken: res.Shake, objects: map[string]map[string]any{}, watches: watches, profiles: map[string]string{}, written: map[string]uint64{}}
 	defer func() { res.Breakdown = run.breakdown }()
 	run.ns = NamespaceName(sc.Metadata.Name)
 	res.Namespace = run.ns
@@ -390,7 +390,9 @@ type scenarioRun struct {
 	runner  *Runner
 	cluster sim.Cluster
 	sc      *v1alpha1.Scenario
-	ns      string
+	// fixturesDir is where the loader found the setup paths.
+	fixturesDir string
+	ns          string
 	// interleaving is the order of the scenario's interleavings group.
 	interleaving *Interleaving
 	nodes        []string

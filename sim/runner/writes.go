@@ -136,7 +136,7 @@ func (s *scenarioRun) createSetup(ctx context.Context) error {
 	for i, so := range s.sc.Spec.Setup {
 		objs := []map[string]any{so.Object}
 		if so.Path != "" {
-			if objs, err = readFixture(so.Path); err != nil {
+			if objs, err = readFixture(s.fixturesDir, so.Path); err != nil {
 				return err
 			}
 		}
@@ -163,12 +163,10 @@ func (s *scenarioRun) createSetup(ctx context.Context) error {
 	return sim.WaitRuntimesSeen(ctx, s.cluster.Client(), s.ns, runtimes)
 }
 
-// FixturesDir is where setup paths are resolved; set by the caller that
-// loaded the scenarios (scenario.Options.FixturesDir).
-var FixturesDir = "fixtures"
-
-func readFixture(path string) ([]map[string]any, error) {
-	data, err := os.ReadFile(filepath.Join(FixturesDir, path))
+// readFixture reads the objects of a setup path, in dir: where the loader
+// found it (scenario.File.FixturesDir).
+func readFixture(dir, path string) ([]map[string]any, error) {
+	data, err := os.ReadFile(filepath.Join(dir, path))
 	if err != nil {
 		return nil, fmt.Errorf("failed to read fixture %s: %w", path, err)
 	}

@@ -25,6 +25,9 @@ type File struct {
 	// Notes say what the file leaves implicit and how it is taken (a
 	// Trainer range its fields imply), with file:line:col like errors.
 	Notes Errors
+	// FixturesDir is the directory its setup[].path entries were found
+	// in; empty when it names none.
+	FixturesDir string
 }
 
 // Options configure loading.
@@ -138,7 +141,11 @@ func load(path string, data []byte, fx *fixtures) (_ *File, _ *decoder, decoded 
 	if len(d.errs) > 0 {
 		return nil, d, &sc
 	}
-	return &File{Path: path, Scenario: &sc, Notes: d.notes}, d, &sc
+	f := &File{Path: path, Scenario: &sc, Notes: d.notes}
+	if fx.resolved && fx.err == nil {
+		f.FixturesDir = fx.dir
+	}
+	return f, d, &sc
 }
 
 func decodeJSON(tree any, into any) error {

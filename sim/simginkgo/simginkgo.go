@@ -73,9 +73,6 @@ func Scenarios(paths ...string) bool {
 		})
 		return true
 	}
-	if dir, err := scenario.FindFixturesDir(); err == nil {
-		runner.FixturesDir = dir
-	}
 	for _, p := range runner.Plans(files, nil) {
 		var labels []string
 		for k, v := range p.File.Scenario.Metadata.Labels {

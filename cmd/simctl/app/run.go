@@ -203,11 +203,6 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 			return withCode(ExitUsage, fmt.Errorf("invalid --report-dir: %w", err))
 		}
 	}
-	if f.fixtures != "" {
-		runner.FixturesDir = f.fixtures
-	} else if dir, err := scenario.FindFixturesDir(); err == nil {
-		runner.FixturesDir = dir
-	}
 
 	run := &results.Run{Started: time.Now()}
 	plans := runner.Plans(files, f.seedFlag)
