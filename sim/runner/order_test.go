@@ -151,8 +151,9 @@ func TestInterleavingMatches(t *testing.T) {
 	}
 }
 
-// TestStartOrder checks that scenarios waiting on the cluster's timers start
-// first and that the others keep their order.
+// TestStartOrder checks that scenarios whose gates keep others off a
+// component start first, then those waiting on the cluster's timers, and
+// that the others keep their order.
 func TestStartOrder(t *testing.T) {
 	plan := func(name string, sc func(*v1alpha1.ScenarioSpec)) Plan {
 		s := &v1alpha1.Scenario{Metadata: v1alpha1.Metadata{Name: name}}
@@ -169,12 +170,14 @@ func TestStartOrder(t *testing.T) {
 		plan("c", none),
 		plan("d", func(s *v1alpha1.ScenarioSpec) { s.Lifecycle = []v1alpha1.PodLifecycle{{}} }),
 		plan("e", none),
+		plan("g", func(s *v1alpha1.ScenarioSpec) { s.Gates = []v1alpha1.Gate{{Component: "jobset"}} }),
+		plan("h", func(s *v1alpha1.ScenarioSpec) { s.Gates = []v1alpha1.Gate{{Actor: "sdk"}} }),
 	}
 	var got []string
 	for _, i := range startOrder(plans) {
 		got = append(got, plans[i].Name())
 	}
-	if diff := cmp.Diff([]string{"b", "l", "d", "a", "c", "e"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"g", "b", "l", "d", "a", "c", "e", "h"}, got); diff != "" {
 		t.Errorf("start order mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -5,6 +5,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -206,7 +207,8 @@ func (l *nameLocks) lock(names []string) func() {
 }
 
 // startOrder is the order in which Run starts the plans (their results stay
-// in the order of plans): first those that wait on the cluster's own timers,
+// in the order of plans): first those whose gates keep other runs off a
+// component, then those that wait on the cluster's own timers,
 // so that their waits overlap the other scenarios instead of ending the run:
 // scenarios with node steps (a toleration's seconds, a Job's 10 s back-off
 // after an eviction), then those with lifecycle rules (Pods that end after a
@@ -217,9 +219,19 @@ func startOrder(plans []Plan) []int {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		return timerWeight(plans[b]) - timerWeight(plans[a])
+		return cmp.Or(exclusive(plans[b])-exclusive(plans[a]), timerWeight(plans[b])-timerWeight(plans[a]))
 	})
 	return order
+}
+
+// exclusive ranks a plan for startOrder: 1 when its gates keep other runs
+// off a component (componentNeeds), so that it starts on an idle cluster
+// instead of waiting for the runs before it to drain; 0 otherwise.
+func exclusive(p Plan) int {
+	if _, write := componentNeeds(p); len(write) > 0 {
+		return 1
+	}
+	return 0
 }
 
 // timerWeight ranks a plan for startOrder: 2 with a node step, 1 with
