@@ -9,23 +9,52 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/trainersim/trainersim/sim/internal/proc"
 )
 
-// freePort asks the kernel for a free loopback port.
+// freePort returns a free loopback port for a component to listen on,
+// below the kernel's ephemeral range. A port the kernel hands out for
+// 127.0.0.1:0 comes from that range, from which it also picks the local
+// port of every outgoing connection: between the check and the
+// component's bind, one of the many connections of a run (or of another
+// test process) took such a port, and kube-controller-manager failed with
+// "address already in use". Below the range, only a listener can take it.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("failed to find a free port: %w", err)
+	low, high := portsBelowEphemeral()
+	for range 200 {
+		port := low + rand.IntN(high-low)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue // in use: another
+		}
+		_ = l.Close()
+		return port, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("failed to find a free port in %d-%d", low, high-1)
+}
+
+// portsBelowEphemeral is the range freePort picks from: the 10000 ports
+// below the kernel's ephemeral range (net.ipv4.ip_local_port_range; its
+// Linux default starts at 32768).
+func portsBelowEphemeral() (low, high int) {
+	high = 32768
+	if data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(data)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 11024 {
+				high = n
+			}
+		}
+	}
+	return high - 10000, high
 }
 
 // startComponent starts a kube component that serves /healthz over HTTPS on
