@@ -26,8 +26,10 @@ var exclusiveComponents = []string{"jobset", "kueue"}
 // gateOfTrainer names the lock that runs gating the Trainer take.
 const gateOfTrainer = "trainer (gated)"
 
-// componentLocks are the read-write locks of the components.
-type componentLocks struct {
+// runLocks are the read-write locks that keep runs apart: a cluster-scoped
+// name a run creates (clusterNames, written) and the components it uses
+// (read) or gates (written: componentNeeds).
+type runLocks struct {
 	mu    sync.Mutex
 	locks map[string]*sync.RWMutex
 }
@@ -69,11 +71,11 @@ func componentNeeds(p Plan) (read, write []string) {
 	return read, write
 }
 
-// lock takes a plan's component locks in one order for every plan (sorted
-// by name), so that no two runs wait on each other, and returns what gives
-// them back.
-func (l *componentLocks) lock(p Plan) func() {
+// lock takes a plan's locks in one order for every plan (sorted by name),
+// so that no two runs wait on each other, and returns what gives them back.
+func (l *runLocks) lock(p Plan) func() {
 	read, write := componentNeeds(p)
+	write = append(write, clusterNames(p)...)
 	names := slices.Concat(read, write)
 	slices.Sort(names)
 	var undo []func()

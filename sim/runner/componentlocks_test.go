@@ -44,7 +44,7 @@ func TestComponentNeeds(t *testing.T) {
 // TestComponentLocks: a run that gates Kueue waits for the runs that use
 // it and keeps new ones off until it ends; runs that only use it overlap.
 func TestComponentLocks(t *testing.T) {
-	l := &componentLocks{}
+	l := &runLocks{}
 	uses := planOf(v1alpha1.ScenarioSpec{Components: []string{"kueue"}})
 	gates := planOf(v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{Component: "kueue"}}})
 
@@ -74,5 +74,33 @@ func TestComponentLocks(t *testing.T) {
 	wg.Wait()
 	if time.Since(start) < 10*time.Millisecond {
 		t.Error("a run that uses Kueue started while the gating run held it")
+	}
+}
+
+// TestRunLocksNames: two runs of a scenario that names a
+// WorkloadPriorityClass never overlap; runs that name none do.
+func TestRunLocksNames(t *testing.T) {
+	l := &runLocks{}
+	named := planOf(v1alpha1.ScenarioSpec{Queues: &v1alpha1.Queues{PriorityClasses: []v1alpha1.PriorityClass{{Name: "low"}}}})
+	plain := planOf(v1alpha1.ScenarioSpec{})
+	unlockPlain := l.lock(plain)
+	l.lock(plain)() // readers of JobSet overlap
+	unlockPlain()
+	first := l.lock(named)
+	second := make(chan struct{})
+	go func() {
+		l.lock(named)()
+		close(second)
+	}()
+	select {
+	case <-second:
+		t.Fatal("two runs held WorkloadPriorityClass/low at once")
+	case <-time.After(50 * time.Millisecond):
+	}
+	first()
+	select {
+	case <-second:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second run never got WorkloadPriorityClass/low")
 	}
 }

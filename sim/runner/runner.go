@@ -118,8 +118,7 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 	}
 	byPlan := make([]*results.Scenario, len(plans))
 	sem := make(chan struct{}, parallel)
-	names := &nameLocks{}
-	components := &componentLocks{}
+	locks := &runLocks{}
 	var wg sync.WaitGroup
 	for _, i := range startOrder(plans) {
 		p := plans[i]
@@ -132,9 +131,7 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 				return
 			}
 			defer func() { <-sem }()
-			unlock := names.lock(clusterNames(p))
-			defer unlock()
-			defer components.lock(p)()
+			defer locks.lock(p)()
 			if ctx.Err() != nil {
 				return
 			}
@@ -173,37 +170,6 @@ func clusterNames(p Plan) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
-}
-
-// nameLocks lets one run at a time hold a cluster-scoped name.
-type nameLocks struct {
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
-}
-
-// lock takes the locks of names, in their sorted order (no two runs can
-// wait on each other), and returns what gives them back.
-func (l *nameLocks) lock(names []string) func() {
-	var held []*sync.Mutex
-	for _, n := range names {
-		l.mu.Lock()
-		if l.locks == nil {
-			l.locks = map[string]*sync.Mutex{}
-		}
-		m := l.locks[n]
-		if m == nil {
-			m = &sync.Mutex{}
-			l.locks[n] = m
-		}
-		l.mu.Unlock()
-		m.Lock()
-		held = append(held, m)
-	}
-	return func() {
-		for _, m := range held {
-			m.Unlock()
-		}
-	}
 }
 
 // startOrder is the order in which Run starts the plans (their results stay

@@ -87,22 +87,11 @@ func (v *validator) fieldUses(field string) []string {
 			out = append(out, findField(obj, parts, path)...)
 		}
 	}
-	var steps func(path string, st v1alpha1.Step)
-	steps = func(path string, st v1alpha1.Step) {
-		add(join(path, "create"), st.Create["kind"], st.Create)
-		add(join(path, "apply"), st.Apply["kind"], st.Apply)
-		if u := st.Update; u != nil {
-			add(join(join(path, "update"), "object"), u.Object["kind"], u.Object)
-			add(join(join(path, "update"), "set"), "TrainJob", u.Set)
-		}
-		if p := st.Patch; p != nil && p.Type == v1alpha1.PatchMerge {
-			if body, ok := p.Body.(map[string]any); ok {
-				add(join(join(path, "patch"), "body"), p.Target.Kind, body)
-			}
-		}
+	steps := func(path string, st v1alpha1.Step) {
+		stepObjects(path, st, add)
 		if c := st.Concurrently; c != nil {
 			for j, w := range c.Writes {
-				steps(index(join(join(path, "concurrently"), "writes"), j), w)
+				stepObjects(index(join(join(path, "concurrently"), "writes"), j), w, add)
 			}
 		}
 	}
@@ -143,16 +132,24 @@ func (v *validator) trainerReleaseFields() {
 
 // stepReleaseFields checks the objects a step writes.
 func (v *validator) stepReleaseFields(path string, st v1alpha1.Step, versions []string) {
-	v.releaseFields(join(path, "create"), st.Create["kind"], st.Create, versions)
-	v.releaseFields(join(path, "apply"), st.Apply["kind"], st.Apply, versions)
+	stepObjects(path, st, func(at string, kind any, obj map[string]any) {
+		v.releaseFields(at, kind, obj, versions)
+	})
+}
+
+// stepObjects calls fn with each object a step writes, the path it is at
+// and its kind.
+func stepObjects(path string, st v1alpha1.Step, fn func(at string, kind any, obj map[string]any)) {
+	fn(join(path, "create"), st.Create["kind"], st.Create)
+	fn(join(path, "apply"), st.Apply["kind"], st.Apply)
 	if u := st.Update; u != nil {
-		v.releaseFields(join(join(path, "update"), "object"), u.Object["kind"], u.Object, versions)
+		fn(join(join(path, "update"), "object"), u.Object["kind"], u.Object)
 		// set is merged into an object of the kind its from step wrote.
-		v.releaseFields(join(join(path, "update"), "set"), "TrainJob", u.Set, versions)
+		fn(join(join(path, "update"), "set"), "TrainJob", u.Set)
 	}
 	if p := st.Patch; p != nil && p.Type == v1alpha1.PatchMerge {
 		if body, ok := p.Body.(map[string]any); ok {
-			v.releaseFields(join(join(path, "patch"), "body"), p.Target.Kind, body, versions)
+			fn(join(join(path, "patch"), "body"), p.Target.Kind, body)
 		}
 	}
 }

@@ -24,17 +24,24 @@ func runLint(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return out.String(), errOut.String(), ExitCode(err)
 }
 
-func TestLintValid(t *testing.T) {
-	stdout, stderr, code := runLint(t, "testdata/lint/good")
+// lintPasses runs lint on args and checks that it passes with exactly the
+// output given.
+func lintPasses(t *testing.T, wantOut, wantErr string, args ...string) {
+	t.Helper()
+	stdout, stderr, code := runLint(t, args...)
 	if code != ExitOK {
 		t.Errorf("exit code %d, want %d; stderr:\n%s", code, ExitOK, stderr)
 	}
-	if diff := cmp.Diff("2 scenarios in 2 files: ok\n", stdout); diff != "" {
+	if diff := cmp.Diff(wantOut, stdout); diff != "" {
 		t.Errorf("stdout mismatch (-want +got):\n%s", diff)
 	}
-	if stderr != "" {
-		t.Errorf("stderr = %q, want nothing", stderr)
+	if diff := cmp.Diff(wantErr, stderr); diff != "" {
+		t.Errorf("stderr mismatch (-want +got):\n%s", diff)
 	}
+}
+
+func TestLintValid(t *testing.T) {
+	lintPasses(t, "2 scenarios in 2 files: ok\n", "", "testdata/lint/good")
 }
 
 func TestLintProblems(t *testing.T) {
@@ -117,18 +124,9 @@ const normativeExample = "../../../sim/scenario/testdata/valid-normative-example
 // warning about its missing schema line and a note of the Trainer releases
 // its runtimePatches imply.
 func TestLintNormativeExample(t *testing.T) {
-	stdout, stderr, code := runLint(t, "--fixtures", "../../../fixtures", normativeExample)
-	if code != ExitOK {
-		t.Errorf("exit code %d, want %d; stderr:\n%s", code, ExitOK, stderr)
-	}
 	wantErr := normativeExample + `:1:1: warning: no editor schema line: with "# yaml-language-server: $schema=../../apis/v1alpha1/scenario.schema.json" as the first line, editors that use the YAML language server complete and check the file` + "\n" +
 		normativeExample + `:42:9: note: spec.steps[0].create.spec.runtimePatches: spec.trainer.versions is not given: the TrainJob fields the scenario writes (spec.runtimePatches >=v2.2.0) imply ">=v2.2.0", so it runs on Trainer v2.2.0, v2.2.1, v2.3.0 and is skipped on the others; set spec.trainer.versions to say so` + "\n"
-	if diff := cmp.Diff(wantErr, stderr); diff != "" {
-		t.Errorf("stderr mismatch (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff("1 scenario in 1 file: ok; 1 warning; 1 note\n", stdout); diff != "" {
-		t.Errorf("stdout mismatch (-want +got):\n%s", diff)
-	}
+	lintPasses(t, "1 scenario in 1 file: ok; 1 warning; 1 note\n", wantErr, "--fixtures", "../../../fixtures", normativeExample)
 }
 
 // TestRunLoadsWhatLintAccepts: run loads the files lint accepts, the
@@ -200,15 +198,6 @@ func TestLintCommandAlone(t *testing.T) {
 // lint passes and says, as a note with file:line:col, which range its
 // fields imply.
 func TestLintNote(t *testing.T) {
-	stdout, stderr, code := runLint(t, "testdata/lint/implied")
-	if code != ExitOK {
-		t.Errorf("exit code %d, want %d; stderr:\n%s", code, ExitOK, stderr)
-	}
-	if diff := cmp.Diff("1 scenario in 1 file: ok; 1 note\n", stdout); diff != "" {
-		t.Errorf("stdout mismatch (-want +got):\n%s", diff)
-	}
 	want := `testdata/lint/implied/no-versions.yaml:21:9: note: spec.steps[0].create.spec.runtimePatches: spec.trainer.versions is not given: the TrainJob fields the scenario writes (spec.runtimePatches >=v2.2.0) imply ">=v2.2.0", so it runs on Trainer v2.2.0, v2.2.1, v2.3.0 and is skipped on the others; set spec.trainer.versions to say so` + "\n"
-	if diff := cmp.Diff(want, stderr); diff != "" {
-		t.Errorf("stderr mismatch (-want +got):\n%s", diff)
-	}
+	lintPasses(t, "1 scenario in 1 file: ok; 1 note\n", want, "testdata/lint/implied")
 }
