@@ -194,7 +194,7 @@ soak: assets build ## Run the corpus SOAK times in a row (default 20) and report
 
 .PHONY: bench
 bench: assets ## Measure: bare envtest against the full harness start (3 runs each); the whole corpus, start included, at the default --parallel and at 2, 4, 6 and 8; the warm re-run on a kept cluster.
-	$(GO) test ./sim/ -run '^$$' -bench . -benchtime 3x -timeout 30m
+	$(GO) test ./sim/providers/envtest/ -run '^$$' -bench . -benchtime 3x -timeout 30m
 	$(GO) test ./sim/runner/ -run '^$$' -bench 'Corpus$$' -benchtime 1x -timeout 30m
 	$(GO) test ./sim/runner/ -run '^$$' -bench CorpusParallel -benchtime 1x -timeout 30m
 	$(GO) test ./cmd/simctl/app/ -run '^$$' -bench WarmRerun -benchtime 5x -timeout 30m

@@ -5,13 +5,18 @@ import (
 	"time"
 
 	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/providers/envtest"
+	"github.com/trainersim/trainersim/sim/providers/kind"
+	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
 )
 
-// Cluster names, as --cluster takes them.
+// Cluster names, as --cluster takes them (the provider names of
+// sim/cluster).
 const (
-	ClusterEnvtest    = "envtest"
-	ClusterKubeconfig = "kubeconfig"
-	ClusterKind       = "kind"
+	ClusterEnvtest    = cluster.Envtest
+	ClusterKubeconfig = cluster.Kubeconfig
+	ClusterKind       = cluster.Kind
 )
 
 // KubeconfigEnv is the environment variable that points the ginkgo adapter
@@ -27,7 +32,7 @@ type ClusterOptions struct {
 	// Kubeconfig, when set, is an existing cluster to run on (Kubeconfig).
 	Kubeconfig string
 	// KindName is Kind.Name, KindNodeImage Kind.NodeImage; Keep is
-	// Kind.Keep.
+	// Kind.Keep (sim/providers/kind).
 	KindName      string
 	KindNodeImage string
 	Keep          bool
@@ -35,31 +40,32 @@ type ClusterOptions struct {
 	Context string
 	// Nodes are the simulated nodes created at start.
 	Nodes []fakegpu.NodeGroup
-	// AssetsDir, WorkDir and StartTimeout are as on Environment.
+	// AssetsDir, WorkDir and StartTimeout are as on envtest.Environment.
 	AssetsDir    string
 	WorkDir      string
 	StartTimeout time.Duration
 	// KubeconfigOut is where an envtest cluster writes its admin kubeconfig.
 	KubeconfigOut string
-	// Unisolated is Kubeconfig.Unisolated.
+	// Unisolated is kubeconfig.Kubeconfig.Unisolated.
 	Unisolated bool
-	// Progress is called as each component becomes ready.
-	Progress func(ComponentTiming)
-	// Trainer is Environment.Trainer, Kind.Trainer or Kubeconfig.Trainer.
+	// Progress is called as each step of Start is done.
+	Progress func(cluster.StepTiming)
+	// Trainer is envtest.Environment.Trainer, kind.Kind.Trainer or
+	// kubeconfig.Kubeconfig.Trainer.
 	Trainer string
-	// Components is Environment.Components (envtest only).
+	// Components is envtest.Environment.Components (envtest only).
 	Components []string
 }
 
 // NewCluster returns the (not yet started) cluster the options describe.
-func NewCluster(o ClusterOptions) Cluster {
+func NewCluster(o ClusterOptions) cluster.Cluster {
 	if o.Provider == ClusterKind {
-		return &Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, Trainer: o.Trainer, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress}
+		return &kind.Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, Trainer: o.Trainer, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress}
 	}
 	if o.Kubeconfig != "" {
-		return &Kubeconfig{Trainer: o.Trainer, Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}
+		return &kubeconfig.Kubeconfig{Trainer: o.Trainer, Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}
 	}
-	return &Environment{Trainer: o.Trainer, Components: o.Components, AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress}
+	return &envtest.Environment{Trainer: o.Trainer, Components: o.Components, AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress}
 }
 
 // ClusterEnv is the environment variable that chooses the ginkgo adapter's

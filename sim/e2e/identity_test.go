@@ -14,7 +14,6 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/wrappers"
 )
@@ -69,11 +68,11 @@ var _ = Describe("every component acts as its own user", func() {
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "not-kwoks"},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
 		}
-		err := componentClient(sim.ComponentKwok).Create(ctx, pod)
+		err := componentClient(identity.Kwok).Create(ctx, pod)
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "KWOK created a Pod: %v", err)
 		Expect(err.Error()).To(ContainSubstring(fmt.Sprintf("User %q cannot create resource \"pods\"", kwok.User)))
 
-		err = componentClient(sim.ComponentScheduler).Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "not-the-schedulers-"}})
+		err = componentClient(identity.Scheduler).Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "not-the-schedulers-"}})
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the scheduler created a namespace: %v", err)
 		Expect(err.Error()).To(ContainSubstring(`User "system:kube-scheduler" cannot create resource "namespaces"`))
 	})

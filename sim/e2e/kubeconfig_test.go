@@ -10,6 +10,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/kwok"
+	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
+	"github.com/trainersim/trainersim/sim/releases"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
@@ -32,18 +37,17 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/fakegpu"
-	"github.com/trainersim/trainersim/sim"
 )
 
 // readmeExample is the scenario the README shows, and the warm re-run's
 // measure.
 const readmeExample = "../../scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml"
 
-// runLabelled lists what carries sim.RunLabel: what a run against an
+// runLabelled lists what carries cluster.RunLabel: what a run against an
 // existing cluster created and has not deleted yet (a namespace being
 // deleted counts as deleted).
 func runLabelled(ctx context.Context, c client.Client) []string {
-	sel := client.HasLabels{sim.RunLabel}
+	sel := client.HasLabels{cluster.RunLabel}
 	var left []string
 	var nss corev1.NamespaceList
 	Expect(c.List(ctx, &nss, sel)).To(Succeed())
@@ -89,10 +93,10 @@ var _ = Describe("simctl run --kubeconfig on a running trainersim cluster", func
 
 		run := readReport(reportDir)
 		Expect(run.Cluster).To(Equal("kubeconfig"))
-		Expect(run.KubernetesVersion).To(Equal("v" + sim.KubernetesVersion))
+		Expect(run.KubernetesVersion).To(Equal("v" + releases.KubernetesVersion))
 		Expect(run.TrainerVersion).To(Equal(env.Versions().Trainer), "the versions come from the cluster's kwok lease")
 		Expect(run.JobSetVersion).To(Equal(env.Versions().JobSet))
-		Expect(run.TrainerVersion).To(Equal(sim.TrainerVersion), "the test binary's in-process Trainer is go.mod's")
+		Expect(run.TrainerVersion).To(Equal(releases.TrainerVersion), "the test binary's in-process Trainer is go.mod's")
 		Expect(run.Scenarios).To(HaveLen(1))
 		Expect(run.Scenarios[0].Passed).To(BeTrue())
 
@@ -107,7 +111,7 @@ var _ = Describe("simctl run --kubeconfig on a running trainersim cluster", func
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func(ctx context.Context) {
 			session.Interrupt().Wait(runTimeout)
-			_, err := sim.Clean(ctx, k8s, clock.RealClock{})
+			_, err := kubeconfig.Clean(ctx, k8s, clock.RealClock{})
 			Expect(err).NotTo(HaveOccurred())
 		})
 		Eventually(session).WithTimeout(runTimeout).Should(gbytes.Say(`cluster kept`))
@@ -117,16 +121,16 @@ var _ = Describe("simctl run --kubeconfig on a running trainersim cluster", func
 		namespace := &corev1.Namespace{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: ns}, namespace)).To(Succeed())
 		Expect(namespace.Annotations).NotTo(HaveKey("scheduler.alpha.kubernetes.io/node-selector"))
-		Expect(namespace.Labels).To(HaveKeyWithValue(sim.IsolationKey, ns))
+		Expect(namespace.Labels).To(HaveKeyWithValue(cluster.IsolationKey, ns))
 		var pods corev1.PodList
 		Expect(k8s.List(ctx, &pods, client.InNamespace(ns))).To(Succeed())
 		Expect(pods.Items).To(HaveLen(2))
 		for _, p := range pods.Items {
-			Expect(p.Spec.NodeSelector).To(HaveKeyWithValue(sim.IsolationKey, ns))
-			Expect(p.Spec.Tolerations).To(ContainElement(corev1.Toleration{Key: sim.IsolationKey, Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule}))
+			Expect(p.Spec.NodeSelector).To(HaveKeyWithValue(cluster.IsolationKey, ns))
+			Expect(p.Spec.Tolerations).To(ContainElement(corev1.Toleration{Key: cluster.IsolationKey, Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule}))
 			node := &corev1.Node{}
 			Expect(k8s.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, node)).To(Succeed())
-			Expect(node.Labels).To(HaveKeyWithValue(sim.IsolationKey, ns), "Pod %s runs on a node of its own scenario", p.Name)
+			Expect(node.Labels).To(HaveKeyWithValue(cluster.IsolationKey, ns), "Pod %s runs on a node of its own scenario", p.Name)
 		}
 	})
 
@@ -165,7 +169,7 @@ var _ = Describe("simctl run --kubeconfig on a running trainersim cluster", func
 	It("refuses a --trainer the cluster does not run, exit 3, and runs nothing", func(ctx SpecContext) {
 		session := startSimctl(simctl, "run", "--kubeconfig", env.KubeconfigPath, "--trainer", "v2.2.0", readmeExample)
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(3))
-		Expect(string(session.Err.Contents())).To(ContainSubstring("the cluster runs the Trainer " + sim.TrainerVersion + ", not the v2.2.0 of --trainer"))
+		Expect(string(session.Err.Contents())).To(ContainSubstring("the cluster runs the Trainer " + releases.TrainerVersion + ", not the v2.2.0 of --trainer"))
 		Expect(string(session.Out.Contents())).NotTo(ContainSubstring("PASS"))
 		Expect(runLabelled(ctx, k8s)).To(BeEmpty())
 	})
@@ -182,7 +186,7 @@ var _ = Describe("simctl run --kubeconfig on a running trainersim cluster", func
 		Expect(runLabelled(ctx, k8s)).NotTo(BeEmpty())
 
 		var before corev1.NodeList
-		Expect(k8s.List(ctx, &before, client.MatchingLabels{sim.ManagedByLabel: sim.ManagedByValue})).To(Succeed())
+		Expect(k8s.List(ctx, &before, client.MatchingLabels{cluster.ManagedByLabel: cluster.ManagedByValue})).To(Succeed())
 		clean, err := gexec.Start(exec.Command(simctl, "clean", "--kubeconfig", env.KubeconfigPath), GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(clean).WithTimeout(runTimeout).Should(gexec.Exit(0))
@@ -192,7 +196,7 @@ var _ = Describe("simctl run --kubeconfig on a running trainersim cluster", func
 		// stays.
 		own := 0
 		for _, n := range before.Items {
-			if _, ofRun := n.Labels[sim.RunLabel]; !ofRun {
+			if _, ofRun := n.Labels[cluster.RunLabel]; !ofRun {
 				own++
 				Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&n), &corev1.Node{})).To(Succeed(), "clean deleted the cluster's own node %s", n.Name)
 			}
@@ -222,7 +226,7 @@ var _ = Describe("simctl run --kubeconfig on a cluster without the Trainer", Ord
 		cfg, err := bare.Start()
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(bare.Stop)
-		c, err = sim.NewClient(cfg)
+		c, err = kubeconfig.NewClient(cfg)
 		Expect(err).NotTo(HaveOccurred())
 		dir = GinkgoT().TempDir()
 	}, NodeTimeout(time.Minute))
@@ -243,7 +247,7 @@ var _ = Describe("simctl run --kubeconfig on a cluster without the Trainer", Ord
 			Expect(errOut).To(ContainSubstring("CRD "+crd+" is not installed: install Kubeflow Trainer"), "the preflight names %s", crd)
 		}
 		var nss corev1.NamespaceList
-		Expect(c.List(ctx, &nss, client.HasLabels{sim.RunLabel})).To(Succeed())
+		Expect(c.List(ctx, &nss, client.HasLabels{cluster.RunLabel})).To(Succeed())
 		Expect(nss.Items).To(BeEmpty())
 	})
 
@@ -283,7 +287,7 @@ var _ = Describe("simctl run --kubeconfig on a cluster without the Trainer", Ord
 			Name: v.Name, ClientConfig: v.ClientConfig, Rules: v.Rules, FailurePolicy: v.FailurePolicy, SideEffects: v.SideEffects, AdmissionReviewVersions: v.AdmissionReviewVersions,
 		}}})).To(Succeed())
 		// A new client: the old one's mapper knew no trainer.kubeflow.org.
-		c, err = sim.NewClient(bare.Config)
+		c, err = kubeconfig.NewClient(bare.Config)
 		Expect(err).NotTo(HaveOccurred())
 		runtimes, err := os.ReadDir("../../fixtures/runtimes")
 		Expect(err).NotTo(HaveOccurred())
@@ -305,14 +309,14 @@ var _ = Describe("simctl run --kubeconfig on a cluster without the Trainer", Ord
 
 		admin, err := bare.AddUser(envtest.User{Name: "admin2", Groups: []string{"system:masters"}}, nil)
 		Expect(err).NotTo(HaveOccurred())
-		kubeconfig := writeKubeconfig(dir, admin.Config())
+		path := writeKubeconfig(dir, admin.Config())
 
-		refused := &sim.Kubeconfig{Path: kubeconfig, AssetsDir: assetsDir(), StartTimeout: time.Minute}
-		Expect(refused.Start(ctx)).To(MatchError(sim.ErrNoIsolation))
+		refused := &kubeconfig.Kubeconfig{Path: path, AssetsDir: assetsDir(), StartTimeout: time.Minute}
+		Expect(refused.Start(ctx)).To(MatchError(kubeconfig.ErrNoIsolation))
 		Expect(runLabelled(ctx, c)).To(BeEmpty())
 		Expect(apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "trainersim-kwok"}, &coordinationv1.Lease{}))).To(BeTrue(), "a refused start takes no lease")
 
-		k := &sim.Kubeconfig{Path: kubeconfig, AssetsDir: assetsDir(), Nodes: []fakegpu.NodeGroup{{Profile: "cpu", Count: 1}}, StartTimeout: time.Minute, Unisolated: true}
+		k := &kubeconfig.Kubeconfig{Path: path, AssetsDir: assetsDir(), Nodes: []fakegpu.NodeGroup{{Profile: "cpu", Count: 1}}, StartTimeout: time.Minute, Unisolated: true}
 		// The bare cluster runs no node-lifecycle controller: play it, and
 		// lift the not-ready taint the API server puts on new nodes once
 		// the node is Ready.
@@ -322,11 +326,11 @@ var _ = Describe("simctl run --kubeconfig on a cluster without the Trainer", Ord
 			defer GinkgoRecover()
 			_ = wait.PollUntilContextCancel(lifecycle, pollInterval, true, func(ctx context.Context) (bool, error) {
 				var nodes corev1.NodeList
-				if err := c.List(ctx, &nodes, client.HasLabels{sim.RunLabel}); err != nil {
+				if err := c.List(ctx, &nodes, client.HasLabels{cluster.RunLabel}); err != nil {
 					return false, nil
 				}
 				for _, n := range nodes.Items {
-					if sim.NodeReady(&n) && len(n.Spec.Taints) > 0 {
+					if kwok.NodeReady(&n) && len(n.Spec.Taints) > 0 {
 						patch := client.MergeFrom(n.DeepCopy())
 						n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeNotReady })
 						_ = c.Patch(ctx, &n, patch)
@@ -346,18 +350,18 @@ var _ = Describe("simctl run --kubeconfig on a cluster without the Trainer", Ord
 		Expect(c.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "trainersim-kwok"}, lease)).To(Succeed())
 		Expect(*lease.Spec.HolderIdentity).To(ContainSubstring(fmt.Sprintf("simctl pid %d", os.Getpid())))
 		var nodes corev1.NodeList
-		Expect(c.List(ctx, &nodes, client.HasLabels{sim.RunLabel})).To(Succeed())
+		Expect(c.List(ctx, &nodes, client.HasLabels{cluster.RunLabel})).To(Succeed())
 		Expect(nodes.Items).To(HaveLen(1))
-		Expect(sim.NodeReady(&nodes.Items[0])).To(BeTrue(), "the run's kwok made its node Ready")
+		Expect(kwok.NodeReady(&nodes.Items[0])).To(BeTrue(), "the run's kwok made its node Ready")
 		Consistently(func() bool {
 			n := &corev1.Node{}
 			Expect(c.Get(ctx, client.ObjectKeyFromObject(foreign), n)).To(Succeed())
-			return sim.NodeReady(n)
+			return kwok.NodeReady(n)
 		}).WithTimeout(3*time.Second).Should(BeFalse(), "the run's kwok leaves a node without trainersim's label alone")
 		Expect(k.Versions().Trainer).To(Equal("unknown"), "no Deployment and no simctl up says which Trainer runs")
 		Expect(k.Isolated()).To(BeFalse())
 		g := k.IsolateNodeGroup(fakegpu.NodeGroup{Profile: "cpu", Count: 1}, "ns")
-		Expect(g.Labels).To(HaveKeyWithValue(sim.IsolationKey, "ns"))
+		Expect(g.Labels).To(HaveKeyWithValue(cluster.IsolationKey, "ns"))
 		Expect(g.Taints).To(BeEmpty(), "unisolated, a scenario's Pods get no toleration: its nodes carry no isolation taint")
 
 		Expect(k.Stop()).To(Succeed())
@@ -381,7 +385,7 @@ func writeKubeconfig(dir string, cfg *rest.Config) string {
 
 // assetsDir is where `make assets` puts the control-plane binaries.
 func assetsDir() string {
-	dir, err := filepath.Abs(filepath.Join("..", "..", "bin", "k8s", sim.KubernetesVersion))
+	dir, err := filepath.Abs(filepath.Join("..", "..", "bin", "k8s", releases.KubernetesVersion))
 	Expect(err).NotTo(HaveOccurred())
 	return dir
 }

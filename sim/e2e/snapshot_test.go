@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/providers/envtest"
+
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -19,17 +22,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-
-	"github.com/trainersim/trainersim/sim"
 )
 
 var _ = Describe("a start from the snapshot", Ordered, func() {
 	var (
 		root               string
-		restored, complete *sim.Environment
+		restored, complete *envtest.Environment
 	)
 
-	start := func(ctx context.Context, env *sim.Environment) *sim.Environment {
+	start := func(ctx context.Context, env *envtest.Environment) *envtest.Environment {
 		Expect(env.Start(ctx)).To(Succeed())
 		DeferCleanup(env.Stop)
 		return env
@@ -45,21 +46,21 @@ var _ = Describe("a start from the snapshot", Ordered, func() {
 
 	BeforeAll(func(ctx SpecContext) {
 		root = GinkgoT().TempDir()
-		GinkgoT().Setenv(sim.EnvSnapshotDir, root)
+		GinkgoT().Setenv(envtest.EnvSnapshotDir, root)
 
-		first := start(ctx, &sim.Environment{})
-		Expect(first.Timings()).To(ContainElement(HaveField("Name", sim.ComponentSnapshot)))
+		first := start(ctx, &envtest.Environment{})
+		Expect(first.Timings()).To(ContainElement(HaveField("Name", envtest.StepSnapshot)))
 		db, built := snapshotDB()
 		Expect(first.Stop()).To(Succeed())
 
-		restored = start(ctx, &sim.Environment{})
+		restored = start(ctx, &envtest.Environment{})
 		again, used := snapshotDB()
 		Expect(again).To(Equal(db), "the second start made a new snapshot")
 		Expect(used).To(Equal(built), "the second start rewrote the snapshot")
 
-		complete = start(ctx, &sim.Environment{NoSnapshot: true})
-		Expect(complete.Timings()).NotTo(ContainElement(HaveField("Name", sim.ComponentSnapshot)))
-	}, NodeTimeout(3*sim.DefaultStartTimeout))
+		complete = start(ctx, &envtest.Environment{NoSnapshot: true})
+		Expect(complete.Timings()).NotTo(ContainElement(HaveField("Name", envtest.StepSnapshot)))
+	}, NodeTimeout(3*cluster.DefaultStartTimeout))
 
 	It("serves the same CRDs, runtimes, webhook configurations, isolation policy and StorageClass as a start that installs them", func(ctx SpecContext) {
 		for _, list := range []client.ObjectList{
@@ -90,7 +91,7 @@ var _ = Describe("a start from the snapshot", Ordered, func() {
 	It("points the webhook configurations at its own webhook server", func(ctx SpecContext) {
 		// A configuration left pointing at the snapshot build's server
 		// would fail the call ("failed calling webhook"), not deny it.
-		for _, env := range []*sim.Environment{restored, complete} {
+		for _, env := range []*envtest.Environment{restored, complete} {
 			probe := &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "trainer.kubeflow.org/v1alpha1",
 				"kind":       "TrainJob",
@@ -109,7 +110,7 @@ var _ = Describe("a start from the snapshot", Ordered, func() {
 // installed lists what a start installed (the objects' names with their
 // specs, without what differs between any two starts: metadata, status and
 // where the webhooks are served).
-func installed(ctx context.Context, env *sim.Environment, list client.ObjectList) map[string]any {
+func installed(ctx context.Context, env *envtest.Environment, list client.ObjectList) map[string]any {
 	Expect(env.Client().List(ctx, list)).To(Succeed())
 	items, err := meta.ExtractList(list)
 	Expect(err).NotTo(HaveOccurred())

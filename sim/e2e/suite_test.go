@@ -10,13 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/providers/envtest"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/fakegpu"
-	"github.com/trainersim/trainersim/sim"
 )
 
 // Named timeouts, long enough for a loaded 2-core CI machine.
@@ -35,7 +37,7 @@ const (
 )
 
 var (
-	env *sim.Environment
+	env *envtest.Environment
 	k8s client.Client
 )
 
@@ -45,7 +47,7 @@ func TestE2E(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx context.Context) {
-	env = &sim.Environment{Nodes: []fakegpu.NodeGroup{
+	env = &envtest.Environment{Nodes: []fakegpu.NodeGroup{
 		{Profile: "nvidia-h100-80gb", Count: 2},
 		{Profile: "cpu", Count: 1},
 	}}
@@ -54,7 +56,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	for _, t := range env.Timings() {
 		GinkgoWriter.Printf("%-28s ready at %s\n", t.Name, t.ReadyAt)
 	}
-}, NodeTimeout(sim.DefaultStartTimeout+time.Minute))
+}, NodeTimeout(cluster.DefaultStartTimeout+time.Minute))
 
 var _ = AfterSuite(func() {
 	if env != nil {

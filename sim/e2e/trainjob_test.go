@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/trainersim/trainersim/sim/probe"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
@@ -16,7 +18,6 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainersim/trainersim/fakegpu"
-	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/wrappers"
 )
 
@@ -30,7 +31,7 @@ func gpuJob(ns string) *wrappers.TrainJobWrapper {
 func newNamespace(ctx context.Context) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
 	Expect(k8s.Create(ctx, ns)).To(Succeed())
-	Expect(sim.WaitForDefaultServiceAccount(ctx, k8s, ns.Name)).To(Succeed())
+	Expect(probe.WaitForDefaultServiceAccount(ctx, k8s, ns.Name)).To(Succeed())
 	DeferCleanup(func(ctx context.Context) {
 		// Free the GPUs for the next spec: delete the TrainJob's Pods now
 		// rather than waiting for the namespace's cascade.
@@ -59,7 +60,7 @@ var _ = Describe("a TrainJob with runtime patches on simulated GPU nodes", func(
 		Expect(k8s.Create(ctx, job)).To(Succeed())
 
 		Eventually(func(g Gomega) {
-			pods, err := sim.TrainJobPods(ctx, k8s, ns, job.Name)
+			pods, err := probe.TrainJobPods(ctx, k8s, ns, job.Name)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(pods).To(HaveLen(2))
 			nodes := map[string]bool{}
@@ -70,7 +71,7 @@ var _ = Describe("a TrainJob with runtime patches on simulated GPU nodes", func(
 				job := &batchv1.Job{}
 				g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: owner.Name}, job)).To(Succeed())
 				g.Expect(job.UID).To(Equal(owner.UID))
-				g.Expect(sim.PodScheduledCondition(&p)).To(HaveField("Status", corev1.ConditionTrue))
+				g.Expect(probe.PodScheduledCondition(&p)).To(HaveField("Status", corev1.ConditionTrue))
 				g.Expect(p.Spec.NodeName).NotTo(BeEmpty())
 				g.Expect(nodeProfile(ctx, g, p.Spec.NodeName)).To(Equal("nvidia-h100-80gb"))
 				g.Expect(p.Spec.Tolerations).To(ContainElement(wrappers.GPUToleration()))
@@ -87,13 +88,13 @@ var _ = Describe("a TrainJob with runtime patches on simulated GPU nodes", func(
 		Expect(k8s.Create(ctx, job)).To(Succeed())
 
 		unschedulable := func(g Gomega) {
-			pods, err := sim.TrainJobPods(ctx, k8s, ns, job.Name)
+			pods, err := probe.TrainJobPods(ctx, k8s, ns, job.Name)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(pods).To(HaveLen(2))
 			for _, p := range pods {
 				g.Expect(p.Status.Phase).To(Equal(corev1.PodPending))
 				g.Expect(p.Spec.NodeName).To(BeEmpty())
-				cond := sim.PodScheduledCondition(&p)
+				cond := probe.PodScheduledCondition(&p)
 				g.Expect(cond).NotTo(BeNil(), "pod %s has no PodScheduled condition yet", p.Name)
 				g.Expect(cond.Status).To(Equal(corev1.ConditionFalse))
 				g.Expect(cond.Reason).To(Equal(corev1.PodReasonUnschedulable))

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+
 	"github.com/trainersim/trainersim/results"
-	"github.com/trainersim/trainersim/sim"
 )
 
 // What a 409 Conflict lost to: the writes that changed the object after the
@@ -61,8 +62,8 @@ func (s *scenarioRun) conflictChanges(w *results.Write) []string {
 	s.mu.Lock()
 	own := slices.Clone(s.own)
 	s.mu.Unlock()
-	var reqs []sim.ComponentRequest
-	if auditing, ok := s.cluster.(sim.RequestAuditing); ok && kind == "TrainJob" {
+	var reqs []cluster.ComponentRequest
+	if auditing, ok := s.cluster.(cluster.RequestAuditing); ok && kind == "TrainJob" {
 		var err error
 		if reqs, err = auditing.ComponentRequests(s.ns); err != nil {
 			// What is known is still said, with why the rest is not.
@@ -86,7 +87,7 @@ type change struct {
 // (resourceVersion N)". A write that changed nothing answers with the
 // resourceVersion the object had: only the first write of each version is
 // named. Nil when since is not a number.
-func changedBy(kind, name, since string, refused time.Time, own []ownWrite, reqs []sim.ComponentRequest) []string {
+func changedBy(kind, name, since string, refused time.Time, own []ownWrite, reqs []cluster.ComponentRequest) []string {
 	after, err := strconv.ParseUint(since, 10, 64)
 	if err != nil {
 		return nil

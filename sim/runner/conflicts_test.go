@@ -4,10 +4,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/trainersim/trainersim/results"
-	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
@@ -25,7 +26,7 @@ func TestChangedBy(t *testing.T) {
 		{kind: "JobSet", name: "llm", who: "the harness", verb: "update", rv: "16", at: at(60)},
 		{kind: "TrainJob", name: "llm", who: "actor user", verb: "patch", rv: "20", at: at(200)},
 	}
-	reqs := []sim.ComponentRequest{
+	reqs := []cluster.ComponentRequest{
 		{At: at(20), Component: "trainer", Verb: "patch", Resource: "trainjobs", Subresource: "status", Name: "llm", Code: 200, ResourceVersion: "12"},
 		{At: at(10), Component: "kueue", Verb: "update", Resource: "trainjobs", Name: "llm", Code: 200, ResourceVersion: "11"},
 		{At: at(45), Component: "kueue", Verb: "update", Resource: "trainjobs", Name: "llm", Code: 200, ResourceVersion: "14"},

@@ -13,10 +13,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/providers/envtest"
+
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/trainersim/trainersim/results"
-	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 
@@ -37,7 +38,7 @@ func runCorpus(b *testing.B, files []*scenario.File, parallel int) corpusRun {
 	ctx := context.Background()
 	begin := time.Now()
 	// The components the corpus asks for (Kueue), as simctl run starts them.
-	env := &sim.Environment{Components: WithComponents(nil, files, "")}
+	env := &envtest.Environment{Components: WithComponents(nil, files, "")}
 	if err := env.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -144,7 +145,7 @@ type apiServerMetrics struct {
 	requests float64 // apiserver_request_total, every label
 }
 
-func scrapeAPIServer(b *testing.B, env *sim.Environment) apiServerMetrics {
+func scrapeAPIServer(b *testing.B, env *envtest.Environment) apiServerMetrics {
 	b.Helper()
 	cs, err := kubernetes.NewForConfig(env.Config())
 	if err != nil {

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/probe"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,7 +18,6 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/results"
-	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
@@ -227,7 +229,7 @@ func (s *scenarioRun) pods(ctx context.Context, sel *v1alpha1.LabelSelector, cac
 		return nil, fmt.Errorf("failed to list pods: %w", err)
 	}
 	for i := range pods {
-		sim.StripIsolation(&pods[i].Spec)
+		cluster.StripIsolation(&pods[i].Spec)
 	}
 	return pods, nil
 }
@@ -280,7 +282,7 @@ func (s *scenarioRun) checkPods(ctx context.Context, want *v1alpha1.PodExpectati
 			}
 		}
 		if want.SchedulingReason != "" {
-			cond := sim.PodScheduledCondition(p)
+			cond := probe.PodScheduledCondition(p)
 			if cond == nil || !strings.Contains(cond.Reason+": "+cond.Message, want.SchedulingReason) {
 				got := "no PodScheduled condition"
 				if cond != nil {
@@ -313,7 +315,7 @@ func (s *scenarioRun) checkPods(ctx context.Context, want *v1alpha1.PodExpectati
 }
 
 func schedulingNote(p *corev1.Pod) string {
-	if cond := sim.PodScheduledCondition(p); cond != nil && cond.Status != corev1.ConditionTrue {
+	if cond := probe.PodScheduledCondition(p); cond != nil && cond.Status != corev1.ConditionTrue {
 		return fmt.Sprintf(" (%s: %s)", cond.Reason, cond.Message)
 	}
 	return ""

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/results"
-	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/fieldpath"
 	"github.com/trainersim/trainersim/sim/gate"
@@ -124,7 +125,7 @@ func (s *scenarioRun) installGates(ctx context.Context) error {
 	if len(s.gateSpecs) == 0 {
 		return nil
 	}
-	serving, ok := s.cluster.(sim.GateServing)
+	serving, ok := s.cluster.(cluster.GateServing)
 	if !ok {
 		return errors.New("this cluster cannot call gates served by simctl (spec.gates and a webhook's hold need envtest)")
 	}
@@ -347,12 +348,12 @@ func (s *scenarioRun) prepareRelease(st *v1alpha1.Step) *prepared {
 // each held request, answered after since: the same user's write of the
 // same resource and object (the verb may differ: a server-side apply that
 // creates an object is a patch to the audit log and a create to admission).
-func (s *scenarioRun) answers(ctx context.Context, held []gate.Request, since time.Time) ([]sim.ComponentRequest, error) {
-	auditing, ok := s.cluster.(sim.RequestAuditing)
+func (s *scenarioRun) answers(ctx context.Context, held []gate.Request, since time.Time) ([]cluster.ComponentRequest, error) {
+	auditing, ok := s.cluster.(cluster.RequestAuditing)
 	if !ok {
 		return nil, errors.New("this cluster records no requests of components (a release in a concurrently group needs envtest)")
 	}
-	out := make([]sim.ComponentRequest, len(held))
+	out := make([]cluster.ComponentRequest, len(held))
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, answerTimeout, true, func(context.Context) (bool, error) {
 		reqs, err := auditing.ComponentRequests(s.ns)

@@ -8,13 +8,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/probe"
+	"github.com/trainersim/trainersim/sim/releases"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/fakegpu"
-	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
@@ -33,7 +36,7 @@ const queuesReadyTimeout = 30 * time.Second
 
 // usesKueue reports whether the scenario asks for the kueue component.
 func usesKueue(sc *v1alpha1.Scenario) bool {
-	return slices.Contains(sc.Spec.Components, sim.ComponentKueue)
+	return slices.Contains(sc.Spec.Components, releases.ComponentKueue)
 }
 
 // clusterLabels are the labels of the scenario's cluster-scoped objects
@@ -41,9 +44,9 @@ func usesKueue(sc *v1alpha1.Scenario) bool {
 // on a cluster simctl did not start, for simctl clean to find what a killed
 // run left.
 func (s *scenarioRun) clusterLabels() map[string]string {
-	labels := map[string]string{sim.ManagedByLabel: sim.ManagedByValue}
+	labels := map[string]string{cluster.ManagedByLabel: cluster.ManagedByValue}
 	if s.runLabel != "" {
-		labels[sim.RunLabel] = s.runLabel
+		labels[cluster.RunLabel] = s.runLabel
 	}
 	return labels
 }
@@ -233,7 +236,7 @@ func (s *scenarioRun) installKueueWebhook(ctx context.Context) error {
 	if q.KueueWebhookReinvocation == "" {
 		return nil
 	}
-	kw, ok := s.cluster.(sim.KueueWebhooks)
+	kw, ok := s.cluster.(cluster.KueueWebhooks)
 	if !ok {
 		return fmt.Errorf("this cluster cannot give Kueue's webhook a reinvocationPolicy")
 	}
@@ -246,7 +249,7 @@ func (s *scenarioRun) installKueueWebhook(ctx context.Context) error {
 		return fmt.Errorf("failed to create %s: %w", cfg.Name, err)
 	}
 	s.kueueWebhook = cfg.Name
-	probe := sim.ProbeTrainJob(s.ns, "trainersim-kueue-probe", "ClusterTrainingRuntime", "torch-distributed")
+	probe := probe.TrainJob(s.ns, "trainersim-kueue-probe", "ClusterTrainingRuntime", "torch-distributed")
 	probe.SetLabels(map[string]string{"kueue.x-k8s.io/queue-name": q.LocalQueue})
 	var last error
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, queuesReadyTimeout, true, func(ctx context.Context) (bool, error) {
@@ -302,7 +305,7 @@ func (s *scenarioRun) deleteQueues(ctx context.Context) error {
 // must start.
 func WithComponents(have []string, files []*scenario.File, trainer string) []string {
 	if trainer == "" {
-		trainer = sim.TrainerVersion
+		trainer = releases.TrainerVersion
 	}
 	out := slices.Clone(have)
 	for _, f := range files {

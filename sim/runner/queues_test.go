@@ -6,12 +6,13 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/trainersim/trainersim/fakegpu"
-	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
@@ -67,7 +68,7 @@ func TestQueueObjects(t *testing.T) {
 		return p, nil
 	}
 	const ns = "sc-abc12"
-	labels := map[string]any{sim.ManagedByLabel: sim.ManagedByValue, sim.RunLabel: "run1"}
+	labels := map[string]any{cluster.ManagedByLabel: cluster.ManagedByValue, cluster.RunLabel: "run1"}
 	kueue := func(kind, name string, fields map[string]any) *unstructured.Unstructured {
 		o := map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": kind, "metadata": map[string]any{"name": name, "labels": labels}}
 		maps.Copy(o, fields)
@@ -157,7 +158,7 @@ func TestQueueObjects(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := queueObjects(tc.queues, ns, map[string]string{sim.ManagedByLabel: sim.ManagedByValue, sim.RunLabel: "run1"}, lookup)
+			got, err := queueObjects(tc.queues, ns, map[string]string{cluster.ManagedByLabel: cluster.ManagedByValue, cluster.RunLabel: "run1"}, lookup)
 			if err != nil {
 				t.Fatal(err)
 			}

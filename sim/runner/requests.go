@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/releases"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/trainersim/trainersim/results"
-	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
@@ -21,14 +23,14 @@ const noAuditLog = "this cluster records no requests of components (expect.reque
 // componentRequests returns the requests of the scenario's components
 // (spec.components: Kueue) to TrainJobs of the scenario's namespace; false
 // when the cluster records none.
-func (s *scenarioRun) componentRequests() ([]sim.ComponentRequest, bool, error) {
-	auditing, ok := s.cluster.(sim.RequestAuditing)
+func (s *scenarioRun) componentRequests() ([]cluster.ComponentRequest, bool, error) {
+	auditing, ok := s.cluster.(cluster.RequestAuditing)
 	if !ok {
 		return nil, false, nil
 	}
 	reqs, err := auditing.ComponentRequests(s.ns)
-	reqs = slices.DeleteFunc(reqs, func(r sim.ComponentRequest) bool {
-		return r.Resource != "trainjobs" || r.Subresource != "" || !slices.Contains(sim.Components, r.Component)
+	reqs = slices.DeleteFunc(reqs, func(r cluster.ComponentRequest) bool {
+		return r.Resource != "trainjobs" || r.Subresource != "" || !slices.Contains(releases.Components, r.Component)
 	})
 	return reqs, true, err
 }
@@ -53,7 +55,7 @@ func (s *scenarioRun) checkRequests(wants []v1alpha1.RequestExpectation) string 
 
 // checkRequest checks that one of reqs is a request of want's component
 // that matches want.
-func checkRequest(reqs []sim.ComponentRequest, want *v1alpha1.RequestExpectation) string {
+func checkRequest(reqs []cluster.ComponentRequest, want *v1alpha1.RequestExpectation) string {
 	object := want.Target.Kind + "/" + want.Target.Name
 	var seen []string
 	for _, r := range reqs {
@@ -80,7 +82,7 @@ func checkRequest(reqs []sim.ComponentRequest, want *v1alpha1.RequestExpectation
 }
 
 // answer says what a request got: "patch: 409 Conflict: <message>".
-func answer(r sim.ComponentRequest) string {
+func answer(r cluster.ComponentRequest) string {
 	out := fmt.Sprintf("%s: %d", r.Verb, r.Code)
 	if r.Reason != "" {
 		out += " " + r.Reason
@@ -105,7 +107,7 @@ var componentLanes = map[string]string{
 // changes the watches saw); a log that cannot be read is a problem of the
 // timeline.
 func (s *scenarioRun) refusedRequests() ([]results.TimelineEntry, error) {
-	auditing, ok := s.cluster.(sim.RequestAuditing)
+	auditing, ok := s.cluster.(cluster.RequestAuditing)
 	if !ok {
 		return nil, nil
 	}

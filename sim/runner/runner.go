@@ -1,5 +1,5 @@
 // Package runner replays scenarios (sim/apis/v1alpha1) on a started
-// sim.Cluster and records what happened in the reports model. Each
+// cluster.Cluster and records what happened in the reports model. Each
 // scenario runs in its own namespace on its own simulated nodes; scenarios
 // run in parallel. A refused write is a result, never retried.
 package runner
@@ -18,6 +18,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/policy"
+	"github.com/trainersim/trainersim/sim/probe"
+	"github.com/trainersim/trainersim/sim/webhooks"
+
 	"golang.org/x/mod/semver"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -27,7 +32,6 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/results"
-	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/gate"
 	"github.com/trainersim/trainersim/sim/scenario"
@@ -36,9 +40,9 @@ import (
 
 // IsolationKey is the node label, node taint, Pod nodeSelector key and Pod
 // toleration key with which the cluster keeps each scenario's Pods on the
-// scenario's own nodes (sim.IsolationKey). The runner removes it from every
+// scenario's own nodes (cluster.IsolationKey). The runner removes it from every
 // Pod before the Pod is matched or reported.
-const IsolationKey = sim.IsolationKey
+const IsolationKey = cluster.IsolationKey
 
 // DefaultScenarioTimeout bounds one scenario when Runner.ScenarioTimeout is 0.
 const DefaultScenarioTimeout = 5 * time.Minute
@@ -65,7 +69,7 @@ func DefaultParallel() int { return 3 * runtime.NumCPU() }
 // Cluster is a documented default.
 type Runner struct {
 	// Cluster is a started cluster, shared by every scenario.
-	Cluster sim.Cluster
+	Cluster cluster.Cluster
 	// Parallel is how many scenarios run at once. Zero: DefaultParallel.
 	Parallel int
 	// ScenarioTimeout bounds each scenario. Zero: DefaultScenarioTimeout.
@@ -79,7 +83,7 @@ type Runner struct {
 	// ShakeSeeds, when set, runs every plan once per seed, with the delays
 	// of that seed added to the writes in its namespace (sim/shake): a
 	// scenario whose verdict changes is order-dependent. The cluster must
-	// serve gates (sim.GateServing).
+	// serve gates (cluster.GateServing).
 	ShakeSeeds []uint64
 	// ShakeMaxDelay bounds each delay. Zero: shake.DefaultMaxDelay.
 	ShakeMaxDelay time.Duration
@@ -256,11 +260,11 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		res.Skipped = "needs component kueue, which runs only on the clusters simctl starts with envtest (simctl run starts it there when a scenario asks for it)"
 		return res
 	}
-	if _, ok := r.Cluster.(sim.WebhookServing); len(sc.Spec.Webhooks) > 0 && !ok {
+	if _, ok := r.Cluster.(cluster.WebhookServing); len(sc.Spec.Webhooks) > 0 && !ok {
 		res.Skipped = "declares webhooks, which this cluster cannot call (simctl serves them on the clusters it starts with envtest)"
 		return res
 	}
-	if _, ok := r.Cluster.(sim.GateServing); len(sc.Spec.Gates) > 0 && !ok {
+	if _, ok := r.Cluster.(cluster.GateServing); len(sc.Spec.Gates) > 0 && !ok {
 		res.Skipped = "declares gates, which this cluster cannot call (simctl serves them on the clusters it starts with envtest)"
 		return res
 	}
@@ -366,7 +370,7 @@ func TrainerHolds(t *v1alpha1.Trainer, version string) bool {
 // scenarioRun is the state of one scenario while it runs.
 type scenarioRun struct {
 	runner  *Runner
-	cluster sim.Cluster
+	cluster cluster.Cluster
 	sc      *v1alpha1.Scenario
 	// fixturesDir is where the loader found the setup paths.
 	fixturesDir string
@@ -374,15 +378,15 @@ type scenarioRun struct {
 	// interleaving is the order of the scenario's interleavings group.
 	interleaving *Interleaving
 	nodes        []string
-	runLabel     string // the namespace's sim.RunLabel, on a cluster simctl did not start
+	runLabel     string // the namespace's cluster.RunLabel, on a cluster simctl did not start
 	// kueueWebhook is the namespace's own Kueue TrainJob webhook
 	// configuration, once created.
 	kueueWebhook string
 	// webhookServer serves the scenario's webhooks, once installed, and
 	// webhooks are the scenario's webhooks as it takes them, in the order
 	// of spec.webhooks.
-	webhookServer *sim.WebhookServer
-	webhooks      []sim.ManagerWebhook
+	webhookServer *webhooks.Server
+	webhooks      []webhooks.Webhook
 	// gateServer serves the scenario's gates, once installed; gateSpecs
 	// are its gates, spec.gates and then one for each webhook's hold
 	// (holdGates), gateLanes their timeline lanes, and gates the server's,
@@ -429,12 +433,12 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	s.cluster.IsolateNamespace(ns)
 	if usesKueue(s.sc) {
 		// Kueue's webhooks see the TrainJobs of these namespaces only.
-		metav1.SetMetaDataLabel(&ns.ObjectMeta, sim.KueueNamespaceLabel, "true")
+		metav1.SetMetaDataLabel(&ns.ObjectMeta, cluster.KueueNamespaceLabel, "true")
 		if q := s.sc.Spec.Queues; q != nil && q.KueueWebhookReinvocation != "" {
-			metav1.SetMetaDataLabel(&ns.ObjectMeta, sim.KueueReinvocationLabel, q.KueueWebhookReinvocation)
+			metav1.SetMetaDataLabel(&ns.ObjectMeta, cluster.KueueReinvocationLabel, q.KueueWebhookReinvocation)
 		}
 	}
-	s.runLabel = ns.Labels[sim.RunLabel]
+	s.runLabel = ns.Labels[cluster.RunLabel]
 	if err := c.Create(ctx, ns); err != nil {
 		return fmt.Errorf("failed to create namespace %s: %w", s.ns, err)
 	}
@@ -459,7 +463,7 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	// nodes are independent: wait for them side by side.
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		if err := sim.WaitForDefaultServiceAccount(gctx, c, s.ns); err != nil {
+		if err := probe.WaitForDefaultServiceAccount(gctx, c, s.ns); err != nil {
 			return err
 		}
 		return s.lifecycle().Install(gctx, c)
@@ -499,17 +503,17 @@ func (s *scenarioRun) cleanup() error {
 
 // lifecycle is the admission policy of the scenario's spec.lifecycle: its
 // rules as the annotations fakegpu's KWOK stages act on.
-func (s *scenarioRun) lifecycle() sim.LifecyclePolicy {
-	p := sim.LifecyclePolicy{Namespace: s.ns}
+func (s *scenarioRun) lifecycle() policy.LifecyclePolicy {
+	p := policy.LifecyclePolicy{Namespace: s.ns}
 	if s.runLabel != "" {
-		p.Labels = map[string]string{sim.RunLabel: s.runLabel}
+		p.Labels = map[string]string{cluster.RunLabel: s.runLabel}
 	}
 	for _, l := range s.sc.Spec.Lifecycle {
 		switch {
 		case l.SucceedAfter != nil:
-			p.Rules = append(p.Rules, sim.SucceedAfter(l.Selector.MatchLabels, l.SucceedAfter.Duration))
+			p.Rules = append(p.Rules, policy.SucceedAfter(l.Selector.MatchLabels, l.SucceedAfter.Duration))
 		case l.Fail != nil:
-			p.Rules = append(p.Rules, sim.FailAfter(l.Selector.MatchLabels, l.Fail.After.Duration, l.Fail.ExitCode, l.Fail.Reason))
+			p.Rules = append(p.Rules, policy.FailAfter(l.Selector.MatchLabels, l.Fail.After.Duration, l.Fail.ExitCode, l.Fail.Reason))
 		}
 	}
 	return p

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/gate"
 	"github.com/trainersim/trainersim/sim/shake"
 )
@@ -36,7 +37,7 @@ func (s *scenarioRun) installDelayer(ctx context.Context) error {
 	if s.shake == nil {
 		return nil
 	}
-	serving, ok := s.cluster.(sim.GateServing)
+	serving, ok := s.cluster.(cluster.GateServing)
 	if !ok {
 		return errors.New("this cluster cannot call the shaker's webhook (--shake needs a cluster simctl starts: envtest)")
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -16,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/trainersim/trainersim/results"
-	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
@@ -37,8 +38,8 @@ const (
 	// LaneKWOK is the fake kubelet: the phases Pods reach.
 	LaneKWOK = "kwok"
 	// LaneKueue is the Kueue component: its writes to TrainJobs (from
-	// managedFields: its field manager is sim.KueueManager) and its events.
-	LaneKueue = sim.KueueManager
+	// managedFields: its field manager is cluster.KueueManager) and its events.
+	LaneKueue = cluster.KueueManager
 	// LaneAdmin is the lane of writes of steps without an actor.
 	LaneAdmin = "admin"
 )

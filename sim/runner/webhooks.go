@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/probe"
+	"github.com/trainersim/trainersim/sim/webhooks"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/results"
-	"github.com/trainersim/trainersim/sim"
 )
 
 // The scenario's admission webhooks (spec.webhooks), served by this process.
@@ -22,9 +25,9 @@ import (
 const webhookReadyTimeout = 30 * time.Second
 
 // managerWebhooks are the scenario's webhooks as the server takes them.
-func (s *scenarioRun) managerWebhooks() []sim.ManagerWebhook {
+func (s *scenarioRun) managerWebhooks() []webhooks.Webhook {
 	labels := s.clusterLabels()
-	var out []sim.ManagerWebhook
+	var out []webhooks.Webhook
 	for _, w := range s.sc.Spec.Webhooks {
 		ops := w.Operations
 		if len(ops) == 0 {
@@ -37,7 +40,7 @@ func (s *scenarioRun) managerWebhooks() []sim.ManagerWebhook {
 		if failure == "" {
 			failure = "Fail"
 		}
-		out = append(out, sim.ManagerWebhook{
+		out = append(out, webhooks.Webhook{
 			Name:               w.Name + "-" + s.nsSuffix(),
 			Namespace:          s.ns,
 			Manager:            w.Manager,
@@ -64,7 +67,7 @@ func (s *scenarioRun) installWebhooks(ctx context.Context) error {
 	if len(hooks) == 0 {
 		return nil
 	}
-	serving, ok := s.cluster.(sim.WebhookServing)
+	serving, ok := s.cluster.(cluster.WebhookServing)
 	if !ok {
 		return errors.New("this cluster cannot call webhooks served by simctl (spec.webhooks needs envtest)")
 	}
@@ -79,7 +82,7 @@ func (s *scenarioRun) installWebhooks(ctx context.Context) error {
 			return fmt.Errorf("failed to create webhook configuration %s: %w", h.Name, err)
 		}
 	}
-	probe := sim.ProbeTrainJob(s.ns, "trainersim-webhook-probe", "ClusterTrainingRuntime", "torch-distributed")
+	probe := probe.TrainJob(s.ns, "trainersim-webhook-probe", "ClusterTrainingRuntime", "torch-distributed")
 	for _, h := range hooks {
 		if err := waitCalled(ctx, c, probe, "webhook "+h.Name, func() (bool, error) { return server.DryRunCalled(h) }); err != nil {
 			return err

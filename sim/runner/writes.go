@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/probe"
+
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -28,7 +30,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/results"
-	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
@@ -160,7 +161,7 @@ func (s *scenarioRun) createSetup(ctx context.Context) error {
 			}
 		}
 	}
-	return sim.WaitRuntimesSeen(ctx, s.cluster.Client(), s.ns, runtimes)
+	return probe.WaitRuntimesSeen(ctx, s.cluster.Client(), s.ns, runtimes)
 }
 
 // readFixture reads the objects of a setup path, in dir: where the loader

@@ -8,13 +8,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+
 	"github.com/google/go-cmp/cmp"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/explain"
 )
 
@@ -29,13 +30,13 @@ const (
 
 // agreement checks that simctl explain computes, for every TrainJob the
 // in-process trainer built a JobSet for, the very JobSet the trainer built.
-// The trainer's builds are recorded through sim.TrainerBuildObserver;
+// The trainer's builds are recorded through cluster.TrainerBuildObserver;
 // each is explained after the step during which it was recorded (before
 // anything of the scenario is deleted) with an explain.Engine on the
 // cluster's API server, and the two JobSet apply configurations are compared
 // as JSON.
 type agreement struct {
-	env    sim.Cluster
+	env    cluster.Cluster
 	engine *explain.Engine
 
 	mu sync.Mutex
@@ -54,7 +55,7 @@ type build struct {
 	jobSet   []byte
 }
 
-func newAgreement(env sim.Cluster) *agreement {
+func newAgreement(env cluster.Cluster) *agreement {
 	return &agreement{env: env, pending: map[string][]build{}, built: map[string]map[string]bool{}, done: map[string]bool{}}
 }
 

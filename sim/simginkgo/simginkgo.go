@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
@@ -20,7 +22,7 @@ import (
 )
 
 // startTimeout bounds the shared cluster's start.
-const startTimeout = sim.DefaultStartTimeout + time.Minute
+const startTimeout = cluster.DefaultStartTimeout + time.Minute
 
 // Scenarios declares one cluster for the suite (started in BeforeSuite,
 // stopped in AfterSuite) and one spec per scenario file under paths (one per
@@ -47,7 +49,7 @@ func Scenarios(paths ...string) bool {
 	}
 	env := sim.NewCluster(opts)
 	var agree *agreement
-	if obs, ok := env.(sim.TrainerBuildObserver); ok {
+	if obs, ok := env.(cluster.TrainerBuildObserver); ok {
 		agree = newAgreement(env)
 		if !obs.ObserveTrainerBuilds(agree.record) {
 			agree = nil

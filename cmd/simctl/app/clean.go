@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/trainersim/trainersim/sim/providers/kind"
+	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
+
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/discovery"
 	"k8s.io/utils/clock"
@@ -13,7 +16,7 @@ import (
 )
 
 func newCleanCommand(streams Streams) *cobra.Command {
-	var kubeconfig, kubeContext, provider, kindName string
+	var kubeconfigPath, kubeContext, provider, kindName string
 	cmd := &cobra.Command{
 		Use:   "clean (--kubeconfig PATH | --cluster kind [--kind-name NAME])",
 		Short: "Delete what a killed simctl left behind: objects in a cluster, or a kind cluster",
@@ -40,10 +43,10 @@ delete.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
-			case provider == sim.ClusterKind && kubeconfig != "":
+			case provider == sim.ClusterKind && kubeconfigPath != "":
 				return withCode(ExitUsage, errors.New("give --kubeconfig or --cluster kind, not both"))
 			case provider == sim.ClusterKind:
-				deleted, err := sim.CleanKind("", kindName)
+				deleted, err := kind.CleanKind("", kindName)
 				if err != nil {
 					return withCode(ExitCluster, err)
 				}
@@ -55,14 +58,14 @@ delete.`,
 				return nil
 			case provider != "":
 				return withCode(ExitUsage, fmt.Errorf("invalid --cluster %q: clean knows kind; other clusters take --kubeconfig", provider))
-			case kubeconfig == "":
+			case kubeconfigPath == "":
 				return withCode(ExitUsage, errors.New("give --kubeconfig PATH or --cluster kind"))
 			}
-			abs, err := filepath.Abs(kubeconfig)
+			abs, err := filepath.Abs(kubeconfigPath)
 			if err != nil {
 				return withCode(ExitUsage, fmt.Errorf("invalid --kubeconfig: %w", err))
 			}
-			cfg, err := sim.LoadKubeconfig(abs, kubeContext)
+			cfg, err := kubeconfig.LoadKubeconfig(abs, kubeContext)
 			if err != nil {
 				return withCode(ExitCluster, err)
 			}
@@ -70,14 +73,14 @@ delete.`,
 			if err != nil {
 				return withCode(ExitCluster, err)
 			}
-			if _, err := sim.Reach(dc, cfg.Host); err != nil {
+			if _, err := kubeconfig.Reach(dc, cfg.Host); err != nil {
 				return withCode(ExitCluster, err)
 			}
-			c, err := sim.NewClient(cfg)
+			c, err := kubeconfig.NewClient(cfg)
 			if err != nil {
 				return withCode(ExitCluster, err)
 			}
-			deleted, err := sim.Clean(cmd.Context(), c, clock.RealClock{})
+			deleted, err := kubeconfig.Clean(cmd.Context(), c, clock.RealClock{})
 			for _, d := range deleted {
 				fmt.Fprintf(streams.Out, "deleted %s\n", d)
 			}
@@ -88,9 +91,9 @@ delete.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "the cluster to clean")
+	cmd.Flags().StringVar(&kubeconfigPath, "kubeconfig", "", "the cluster to clean")
 	cmd.Flags().StringVar(&kubeContext, "context", "", "the --kubeconfig context to use (default: its current context)")
 	cmd.Flags().StringVar(&provider, "cluster", "", "kind: delete the kind cluster simctl created")
-	cmd.Flags().StringVar(&kindName, "kind-name", sim.DefaultKindName, "with --cluster kind: the kind cluster's name")
+	cmd.Flags().StringVar(&kindName, "kind-name", kind.DefaultKindName, "with --cluster kind: the kind cluster's name")
 	return cmd
 }

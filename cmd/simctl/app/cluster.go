@@ -10,6 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/probe"
+	"github.com/trainersim/trainersim/sim/providers/kind"
+	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
+	"github.com/trainersim/trainersim/sim/releases"
+
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,17 +53,17 @@ func (f *clusterFlags) register(cmd *cobra.Command) {
 func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.provider, "cluster", sim.ClusterEnvtest,
 		"the cluster to start: envtest (a local control plane, the Trainer in-process) or kind (a kind cluster,\nthe Trainer and JobSet as Deployments; needs 'make kind-images')")
-	cmd.Flags().StringVar(&f.kindName, "kind-name", sim.DefaultKindName, "with --cluster kind: the kind cluster's name")
-	cmd.Flags().StringVar(&f.kindImage, "kind-node-image", sim.KindNodeImage, "with --cluster kind: the node image ('make kind-images' builds the default; kindest/node works where it can be pulled)")
+	cmd.Flags().StringVar(&f.kindName, "kind-name", kind.DefaultKindName, "with --cluster kind: the kind cluster's name")
+	cmd.Flags().StringVar(&f.kindImage, "kind-node-image", kind.KindNodeImage, "with --cluster kind: the node image ('make kind-images' builds the default; kindest/node works where it can be pulled)")
 	cmd.Flags().StringVar(&f.assets, "assets", "",
-		"directory with kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok\n(default: $KUBEBUILDER_ASSETS, then bin/k8s/"+sim.KubernetesVersion+"/ as built by 'make assets')")
+		"directory with kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok\n(default: $KUBEBUILDER_ASSETS, then bin/k8s/"+releases.KubernetesVersion+"/ as built by 'make assets')")
 	cmd.Flags().StringVar(&f.workDir, "work-dir", "",
 		"directory for kubeconfigs, certificates and component logs (default: a temporary directory removed on exit)")
-	cmd.Flags().DurationVar(&f.timeout, "start-timeout", sim.DefaultStartTimeout, "how long the cluster may take to start")
+	cmd.Flags().DurationVar(&f.timeout, "start-timeout", cluster.DefaultStartTimeout, "how long the cluster may take to start")
 	cmd.Flags().StringSliceVar(&f.with, "with", nil,
-		"components to run besides the Trainer and JobSet: "+strings.Join(sim.Components, ", ")+" (Kueue "+sim.KueueVersion+" as a process 'make assets' builds);\nsimctl run adds those its scenarios ask for (spec.components). envtest only")
+		"components to run besides the Trainer and JobSet: "+strings.Join(releases.Components, ", ")+" (Kueue "+releases.KueueVersion+" as a process 'make assets' builds);\nsimctl run adds those its scenarios ask for (spec.components). envtest only")
 	cmd.Flags().StringVar(&f.trainer, "trainer", "",
-		"the Kubeflow Trainer release to run: "+strings.Join(sim.TrainerVersions(), ", ")+" (default "+sim.TrainerVersion+");\nthe JobSet its go.mod pins comes with it. "+sim.TrainerVersion+" runs in simctl's process, the others as processes\n'make assets' builds")
+		"the Kubeflow Trainer release to run: "+strings.Join(releases.TrainerVersions(), ", ")+" (default "+releases.TrainerVersion+");\nthe JobSet its go.mod pins comes with it. "+releases.TrainerVersion+" runs in simctl's process, the others as processes\n'make assets' builds")
 }
 
 // registerExisting adds --kubeconfig and --context: run on a cluster that
@@ -79,11 +85,11 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 			return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --nodes: %w", err))
 		}
 	}
-	release, err := sim.LookupTrainer(f.trainer)
+	release, err := releases.LookupTrainer(f.trainer)
 	if err != nil {
 		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --trainer: %w", err))
 	}
-	if err := sim.ValidateComponents(f.with); err != nil {
+	if err := releases.ValidateComponents(f.with); err != nil {
 		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --with: %w", err))
 	}
 	if len(f.with) > 0 && (f.provider == sim.ClusterKind || f.kubeconfig != "") {
@@ -96,7 +102,7 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 			return sim.ClusterOptions{}, withCode(ExitUsage, errors.New("--kubeconfig runs on an existing cluster: it cannot be used with --cluster kind"))
 		}
 		if !release.InProcess() {
-			return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("--trainer %s: %w", release.Version, sim.ErrKindTrainer))
+			return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("--trainer %s: %w", release.Version, kind.ErrKindTrainer))
 		}
 	default:
 		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --cluster %q: envtest or kind", f.provider))
@@ -134,22 +140,22 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 
 // startCluster starts a cluster, printing one line per component as it
 // becomes ready. A failure to start is ExitCluster.
-func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (sim.Cluster, error) {
+func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (cluster.Cluster, error) {
 	switch {
 	case o.Kubeconfig != "":
 		fmt.Fprintf(out, "using the cluster of %s\n", o.Kubeconfig)
 	case o.Provider == sim.ClusterKind:
-		fmt.Fprintf(out, "creating kind cluster %s (Kubernetes %s) with Kubeflow Trainer and JobSet as Deployments\n", o.KindName, sim.KubernetesVersion)
+		fmt.Fprintf(out, "creating kind cluster %s (Kubernetes %s) with Kubeflow Trainer and JobSet as Deployments\n", o.KindName, releases.KubernetesVersion)
 	default:
-		fmt.Fprintf(out, "starting Kubernetes %s with Kubeflow Trainer and JobSet\n", sim.KubernetesVersion)
+		fmt.Fprintf(out, "starting Kubernetes %s with Kubeflow Trainer and JobSet\n", releases.KubernetesVersion)
 	}
-	o.Progress = func(t sim.ComponentTiming) {
+	o.Progress = func(t cluster.StepTiming) {
 		fmt.Fprintf(out, "  %-28s ready in %6s  (at %s)\n", t.Name, t.Took.Round(10*time.Millisecond), t.ReadyAt.Round(10*time.Millisecond))
 	}
 	c := sim.NewCluster(o)
 	start := time.Now()
 	if err := c.Start(ctx); err != nil {
-		var mismatch *sim.TrainerMismatchError
+		var mismatch *kubeconfig.TrainerMismatchError
 		if errors.As(err, &mismatch) {
 			return c, withCode(ExitCluster, fmt.Errorf("the cluster runs the Trainer %s, not the %s of --trainer", mismatch.Running, mismatch.Want))
 		}
@@ -168,7 +174,7 @@ func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (sim
 
 // stopCluster stops c and turns a failure into ExitCluster unless err
 // already holds an error.
-func stopCluster(c sim.Cluster, err *error) {
+func stopCluster(c cluster.Cluster, err *error) {
 	if c == nil {
 		return
 	}
@@ -181,13 +187,13 @@ func stopCluster(c sim.Cluster, err *error) {
 // is, waits for its default ServiceAccount, and adds groups as its own
 // nodes (named <ns>-<profile>-<i>). It returns the nodes' names, also on
 // error, for their removal.
-func isolatedNamespace(ctx context.Context, c sim.Cluster, ns string, groups []fakegpu.NodeGroup) ([]string, error) {
+func isolatedNamespace(ctx context.Context, c cluster.Cluster, ns string, groups []fakegpu.NodeGroup) ([]string, error) {
 	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
 	c.IsolateNamespace(obj)
 	if err := c.Client().Create(ctx, obj); err != nil {
 		return nil, fmt.Errorf("failed to create namespace %s: %w", ns, err)
 	}
-	if err := sim.WaitForDefaultServiceAccount(ctx, c.Client(), ns); err != nil {
+	if err := probe.WaitForDefaultServiceAccount(ctx, c.Client(), ns); err != nil {
 		return nil, err
 	}
 	groups = slices.Clone(groups)

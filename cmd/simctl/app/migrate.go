@@ -9,9 +9,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/trainersim/trainersim/sim/releases"
+
 	"github.com/spf13/cobra"
 
-	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/migrate"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
@@ -155,11 +156,11 @@ func migrateFile(ctx context.Context, streams Streams, file, manager string, str
 		return withCode(ExitFailed, fmt.Errorf("%s (--strict)", plural(len(warnings), "warning")))
 	}
 	if verify {
-		from, err := sim.LookupTrainer(migrate.SourceRelease)
+		from, err := releases.LookupTrainer(migrate.SourceRelease)
 		if err != nil {
 			return err
 		}
-		releases := sim.TrainerReleases
+		releases := releases.Trainers
 		return verifyMigration(ctx, streams.Err, data, out, from, releases[len(releases)-1])
 	}
 	return nil

@@ -5,9 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/releases"
+
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/migrate"
 )
 
@@ -101,11 +103,11 @@ func TestMigrateManagerFlag(t *testing.T) {
 // migrate checks target jobs against is the one --verify starts, and it is
 // one with podTemplateOverrides.
 func TestMigrateSourceReleaseIsSupported(t *testing.T) {
-	r, err := sim.LookupTrainer(migrate.SourceRelease)
+	r, err := releases.LookupTrainer(migrate.SourceRelease)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.HasTrainJobField("spec.podTemplateOverrides") {
+	if !v1alpha1.HasTrainJobField(r.Version, "spec.podTemplateOverrides") {
 		t.Errorf("Trainer %s has no spec.podTemplateOverrides", r.Version)
 	}
 }

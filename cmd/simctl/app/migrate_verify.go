@@ -8,6 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/manifests"
+	"github.com/trainersim/trainersim/sim/probe"
+	"github.com/trainersim/trainersim/sim/releases"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,12 +49,12 @@ type renderedJob struct {
 
 // verifyMigration runs oldDocs on oldRelease and newDocs on newRelease and
 // prints the difference of what they render; a difference is ExitFailed.
-func verifyMigration(ctx context.Context, out io.Writer, oldDocs, newDocs []byte, oldRelease, newRelease sim.TrainerRelease) error {
-	oldObjs, err := sim.DecodeObjects(oldDocs)
+func verifyMigration(ctx context.Context, out io.Writer, oldDocs, newDocs []byte, oldRelease, newRelease releases.Trainer) error {
+	oldObjs, err := manifests.Decode(oldDocs)
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("failed to decode: %w", err))
 	}
-	newObjs, err := sim.DecodeObjects(newDocs)
+	newObjs, err := manifests.Decode(newDocs)
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("failed to decode the migration: %w", err))
 	}
@@ -110,7 +115,7 @@ func unionKeys(a, b map[string]any) map[string]bool {
 // written over the default ones of the second: both then render from the same
 // runtime, and the diff shows the migration, not how the default runtimes
 // changed between the releases.
-func renderOn(ctx context.Context, out io.Writer, release sim.TrainerRelease, ns string, objs []*unstructured.Unstructured, runtimes map[string]*unstructured.Unstructured, record bool) (_ rendered, err error) {
+func renderOn(ctx context.Context, out io.Writer, release releases.Trainer, ns string, objs []*unstructured.Unstructured, runtimes map[string]*unstructured.Unstructured, record bool) (_ rendered, err error) {
 	c, err := startCluster(ctx, out, sim.ClusterOptions{Trainer: release.Version})
 	defer stopCluster(c, &err)
 	if err != nil {
@@ -146,7 +151,7 @@ func renderOn(ctx context.Context, out io.Writer, release sim.TrainerRelease, ns
 			runtimesMade = append(runtimesMade, o)
 		}
 	}
-	if err := sim.WaitRuntimesSeen(ctx, cl, ns, runtimesMade); err != nil {
+	if err := probe.WaitRuntimesSeen(ctx, cl, ns, runtimesMade); err != nil {
 		return nil, withCode(ExitCluster, err)
 	}
 	for _, o := range trainJobs {
@@ -250,7 +255,7 @@ func renderTrainJob(ctx context.Context, cl client.Client, ns, name string, time
 	var listErr error
 	listed := false
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		got, err := sim.TrainJobPods(ctx, cl, ns, name)
+		got, err := probe.TrainJobPods(ctx, cl, ns, name)
 		if err != nil {
 			listErr = err
 			return false, nil
@@ -298,7 +303,7 @@ func normalized(t *corev1.PodTemplateSpec) (map[string]any, error) {
 	}
 	s := &t.Spec
 	s.NodeName = ""
-	sim.StripIsolation(s)
+	cluster.StripIsolation(s)
 	var volumes []corev1.Volume
 	for _, v := range s.Volumes {
 		if !strings.HasPrefix(v.Name, "kube-api-access-") {

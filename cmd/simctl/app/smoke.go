@@ -9,6 +9,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/probe"
+	"github.com/trainersim/trainersim/sim/releases"
+
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,7 +90,7 @@ func runSmoke(ctx context.Context, out io.Writer, o sim.ClusterOptions, groups [
 		}).Obj()
 	var obj client.Object = job
 	patch := "a runtime patch from kueue.x-k8s.io/manager"
-	if release, err := sim.LookupTrainer(env.Versions().Trainer); err == nil && !release.HasTrainJobField("spec.runtimePatches") {
+	if release, err := releases.LookupTrainer(env.Versions().Trainer); err == nil && !v1alpha1.HasTrainJobField(release.Version, "spec.runtimePatches") {
 		// A release before runtimePatches: the same toleration as a
 		// podTemplateOverrides entry.
 		if obj, err = legacyTrainJob(job); err != nil {
@@ -102,7 +106,7 @@ func runSmoke(ctx context.Context, out io.Writer, o sim.ClusterOptions, groups [
 	var pods []corev1.Pod
 	waitErr := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, smokeTimeout, true, func(ctx context.Context) (bool, error) {
 		var err error
-		if pods, err = sim.TrainJobPods(ctx, c, ns.Name, job.Name); err != nil {
+		if pods, err = probe.TrainJobPods(ctx, c, ns.Name, job.Name); err != nil {
 			return false, err
 		}
 		return len(pods) == 2 && allRunningOn(ctx, c, pods, "nvidia-h100-80gb"), nil
@@ -169,7 +173,7 @@ func printPods(ctx context.Context, out io.Writer, c client.Reader, pods []corev
 	for i := range pods {
 		p := &pods[i]
 		sched := "-"
-		if cond := sim.PodScheduledCondition(p); cond != nil && cond.Status != corev1.ConditionTrue {
+		if cond := probe.PodScheduledCondition(p); cond != nil && cond.Status != corev1.ConditionTrue {
 			sched = strings.TrimSpace(cond.Reason + ": " + cond.Message)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Status.Phase, orDash(p.Spec.NodeName), orDash(nodeProfile(ctx, c, p.Spec.NodeName)), sched)

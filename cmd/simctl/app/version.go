@@ -3,9 +3,9 @@ package app
 import (
 	"fmt"
 
-	"github.com/spf13/cobra"
+	"github.com/trainersim/trainersim/sim/releases"
 
-	"github.com/trainersim/trainersim/sim"
+	"github.com/spf13/cobra"
 )
 
 func newVersionCommand(streams Streams) *cobra.Command {
@@ -17,9 +17,9 @@ against a local checkout of the trainer (make build TRAINER_DIR=...), the
 trainer line says "(devel)" and names the checkout.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintf(streams.Out, "kubernetes  v%s\n", sim.KubernetesVersion)
-			fmt.Fprintf(streams.Out, "trainer     %s\n", sim.ModuleVersion(sim.TrainerModule))
-			fmt.Fprintf(streams.Out, "jobset      %s\n", sim.ModuleVersion(sim.JobSetModule))
+			fmt.Fprintf(streams.Out, "kubernetes  v%s\n", releases.KubernetesVersion)
+			fmt.Fprintf(streams.Out, "trainer     %s\n", releases.ModuleVersion(releases.TrainerModule))
+			fmt.Fprintf(streams.Out, "jobset      %s\n", releases.ModuleVersion(releases.JobSetModule))
 			return nil
 		},
 	}

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trainersim/trainersim/sim/providers/envtest"
+
 	"github.com/trainersim/trainersim/fakegpu"
-	"github.com/trainersim/trainersim/sim"
 )
 
 // BenchmarkWarmRerun measures the contributor's loop: a cluster kept up (an
@@ -24,7 +25,7 @@ func BenchmarkWarmRerun(b *testing.B) {
 	if out, err := exec.Command("go", "build", "-o", simctl, "github.com/trainersim/trainersim/cmd/simctl").CombinedOutput(); err != nil {
 		b.Fatalf("failed to build simctl: %v\n%s", err, out)
 	}
-	env := &sim.Environment{Nodes: fakegpu.DefaultNodeGroups(), KubeconfigPath: filepath.Join(dir, "kubeconfig")}
+	env := &envtest.Environment{Nodes: fakegpu.DefaultNodeGroups(), KubeconfigPath: filepath.Join(dir, "kubeconfig")}
 	if err := env.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}

@@ -5,28 +5,28 @@ import (
 	"strings"
 
 	"golang.org/x/mod/semver"
+
+	"github.com/trainersim/trainersim/sim/releases"
 )
 
 // What the scenario format knows of Kubeflow Trainer releases: which ones a
 // scenario may name, and which TrainJob fields each release has.
 
 // ComponentKueue is the component of the real Kueue manager.
-const ComponentKueue = "kueue"
+const ComponentKueue = releases.ComponentKueue
 
-// Components are the components a scenario may ask for; sim runs them
-// (sim.Components is this list).
-var Components = []string{ComponentKueue}
+// Components are the components a scenario may ask for
+// (releases.Components).
+var Components = releases.Components
 
 // ClusterComponents are the components every cluster simctl starts runs,
-// whose requests a gate may hold besides those of Components (sim/identity
-// gives each its user; a unit test keeps the two in step).
-// kube-controller-manager's controllers are named
-// kube-controller-manager/<controller> (kube-controller-manager/job-controller).
-var ClusterComponents = []string{"trainer", "jobset", "kube-controller-manager", "kube-scheduler", "kwok", "local-path-provisioner"}
+// whose requests a gate may hold besides those of Components
+// (releases.ClusterComponents).
+var ClusterComponents = releases.ClusterComponents
 
 // TrainerVersions are the Trainer releases trainersim runs, oldest first
-// (sim.TrainerReleases; a unit test of sim keeps the two the same).
-var TrainerVersions = []string{"v2.1.0", "v2.2.0", "v2.2.1", "v2.3.0"}
+// (releases.Trainers).
+var TrainerVersions = releases.TrainerVersions()
 
 // Trainer says which Trainer releases a scenario holds for.
 type Trainer struct {
@@ -144,4 +144,17 @@ func MustParseVersionRange(s string) VersionRange {
 		panic(err)
 	}
 	return r
+}
+
+// HasTrainJobField reports whether the TrainJob of the Trainer release
+// version has the field path, spelled as TrainJobFields spells it
+// ("spec.runtimePatches"): a field that list does not name is in every
+// release.
+func HasTrainJobField(version, path string) bool {
+	for _, f := range TrainJobFields {
+		if f.Path == path {
+			return MustParseVersionRange(f.Versions).Contains(version)
+		}
+	}
+	return true
 }

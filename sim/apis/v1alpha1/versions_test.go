@@ -33,3 +33,23 @@ func TestVersionRange(t *testing.T) {
 		}
 	}
 }
+
+// TestHasTrainJobField: a release has the fields TrainJobFields gives it,
+// and every field the list does not name.
+func TestHasTrainJobField(t *testing.T) {
+	for _, tc := range []struct {
+		version, path string
+		want          bool
+	}{
+		{"v2.1.0", "spec.podTemplateOverrides", true},
+		{"v2.1.0", "spec.runtimePatches", false},
+		{"v2.2.0", "spec.podTemplateOverrides", false},
+		{"v2.2.0", "spec.runtimePatches", true},
+		{"v2.3.0", "spec.runtimePatches", true},
+		{"v2.1.0", "spec.suspend", true},
+	} {
+		if got := HasTrainJobField(tc.version, tc.path); got != tc.want {
+			t.Errorf("Trainer %s HasTrainJobField(%q) = %v, want %v", tc.version, tc.path, got, tc.want)
+		}
+	}
+}

@@ -79,7 +79,7 @@ func Install() {
 		// logger of the same format writing to the sink.
 		text := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(sink{})))
 		klog.SetLoggerWithOptions(text, klog.WriteKlogBuffer(func(p []byte) { _, _ = sink{}.Write(p) }))
-		// As the in-process controllers' own logger (sim/controllers.go).
+		// As the in-process controllers' own logger (sim/providers/envtest/controllers.go).
 		ctrllog.SetLogger(zap.New(zap.WriteTo(sink{}), zap.Level(zapcore.InfoLevel)))
 		log.SetOutput(sink{})
 	})

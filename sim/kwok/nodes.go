@@ -1,0 +1,111 @@
+package kwok
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/trainersim/trainersim/sim/internal/startup"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim/internal/proc"
+)
+
+// Pool creates and deletes simulated nodes, which a kwok makes Ready.
+type Pool struct {
+	Client client.Client
+	// Kwok is the kwok process this harness runs, watched while waiting so
+	// that its exit fails the wait at once. Nil: a kwok this process does
+	// not run (in the cluster, or of another simctl).
+	Kwok *proc.Process
+	// Labels are added to every node (the run's label).
+	Labels map[string]string
+}
+
+// Add creates the groups' nodes and waits until each is Ready and
+// schedulable. It returns the names of the nodes it created, even on error.
+func (p *Pool) Add(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, error) {
+	nodes, err := fakegpu.BuildNodes(groups)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		for k, v := range p.Labels {
+			n.Labels[k] = v
+		}
+		if err := p.Client.Create(ctx, n); err != nil && !apierrors.IsAlreadyExists(err) {
+			return names, fmt.Errorf("failed to create node %s: %w", n.Name, err)
+		}
+		names = append(names, n.Name)
+	}
+	check := func(ctx context.Context) error { return p.schedulable(ctx, names) }
+	if p.Kwok != nil {
+		err = p.Kwok.WaitUntil(ctx, startup.PollInterval, check)
+	} else {
+		err = wait.PollUntilContextCancel(ctx, startup.PollInterval, true, func(ctx context.Context) (bool, error) {
+			return check(ctx) == nil, nil
+		})
+		if err != nil {
+			err = fmt.Errorf("%w (%v)", err, check(context.WithoutCancel(ctx)))
+		}
+	}
+	if err != nil {
+		return names, fmt.Errorf("nodes did not become ready: %w", err)
+	}
+	return names, nil
+}
+
+// Remove deletes nodes, side by side, without waiting for them to go; a
+// node already gone is no error.
+func (p *Pool) Remove(ctx context.Context, names []string) error {
+	bg := client.PropagationPolicy(metav1.DeletePropagationBackground)
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Go(func() {
+			if err := p.Client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, bg); err != nil && !apierrors.IsNotFound(err) {
+				errs[i] = fmt.Errorf("failed to delete node %s: %w", n, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// schedulable returns nil once every named node is Ready and carries
+// neither the not-ready nor the unreachable taint.
+func (p *Pool) schedulable(ctx context.Context, names []string) error {
+	for _, name := range names {
+		n := &corev1.Node{}
+		if err := p.Client.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+			return err
+		}
+		if !NodeReady(n) {
+			return fmt.Errorf("node %s is not Ready", name)
+		}
+		for _, t := range n.Spec.Taints {
+			if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+				return fmt.Errorf("node %s still has taint %s", name, t.Key)
+			}
+		}
+	}
+	return nil
+}
+
+// NodeReady reports whether a node's Ready condition is True.
+func NodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

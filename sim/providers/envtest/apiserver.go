@@ -1,0 +1,122 @@
+package envtest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/trainersim/trainersim/sim/internal/assets"
+	"github.com/trainersim/trainersim/sim/internal/startup"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/trainersim/trainersim/sim/identity"
+
+	"github.com/trainersim/trainersim/sim/internal/proc"
+)
+
+// The API server and etcd, through envtest, and the kubeconfigs of the
+// users the other components run as.
+
+func (e *Environment) startAPIServer(bins map[string]string) error {
+	since := e.now()
+	binDir := filepath.Join(e.WorkDir, "bin")
+	apiserver, protected, err := proc.WrapWithParentDeathSignal(binDir, assets.APIServer, bins[assets.APIServer])
+	if err != nil {
+		return err
+	}
+	etcd, _, err := proc.WrapWithParentDeathSignal(binDir, assets.Etcd, bins[assets.Etcd])
+	if err != nil {
+		return err
+	}
+	e.parentDeathProtected = protected
+	e.env = &envtest.Environment{ControlPlaneStartTimeout: time.Minute, ControlPlaneStopTimeout: startup.StopGrace}
+	for flag, values := range apiServerFlags {
+		e.env.ControlPlane.GetAPIServer().Configure().Append(flag, values...)
+	}
+	audit, err := e.auditFlags()
+	if err != nil {
+		return err
+	}
+	for flag, values := range audit {
+		e.env.ControlPlane.GetAPIServer().Configure().Append(flag, values...)
+	}
+	for _, flag := range apiServerDroppedDefaults {
+		e.env.ControlPlane.GetAPIServer().Configure().Disable(flag)
+	}
+	// Their state lives in the work dir, so that it goes with it.
+	e.env.ControlPlane.GetAPIServer().Path = apiserver
+	e.env.ControlPlane.GetAPIServer().CertDir = filepath.Join(e.WorkDir, "kube-apiserver-certs")
+	e.env.ControlPlane.Etcd = &envtest.Etcd{Path: etcd, DataDir: filepath.Join(e.WorkDir, "etcd")}
+	cfg, err := e.env.Start()
+	if err != nil {
+		return fmt.Errorf("failed to start kube-apiserver and etcd: %w", err)
+	}
+	e.cfg = cfg
+	e.cfg.QPS, e.cfg.Burst = 200, 400
+	e.ready(StepAPIServer, since)
+	return nil
+}
+
+// adminKubeconfig writes a kubeconfig of an administrator (a user in
+// system:masters): the harness's own, and a kept cluster's for kubectl.
+func (e *Environment) adminKubeconfig(user, path string) error {
+	return e.writeKubeconfig(envtest.User{Name: user, Groups: []string{"system:masters"}}, path)
+}
+
+// componentKubeconfig writes a kubeconfig of a component's identity.
+func (e *Environment) componentKubeconfig(component, path string) error {
+	id, ok := identity.Of(component)
+	if !ok {
+		return fmt.Errorf("no identity for component %s", component)
+	}
+	return e.writeKubeconfig(envtest.User{Name: id.User, Groups: id.Groups}, path)
+}
+
+// componentConfig is the rest.Config of a component's identity, for one
+// that runs in this process.
+func (e *Environment) componentConfig(component string) (*rest.Config, error) {
+	id, ok := identity.Of(component)
+	if !ok {
+		return nil, fmt.Errorf("no identity for component %s", component)
+	}
+	u, err := e.addUser(envtest.User{Name: id.User, Groups: id.Groups})
+	if err != nil {
+		return nil, err
+	}
+	cfg := u.Config()
+	cfg.QPS, cfg.Burst = e.cfg.QPS, e.cfg.Burst
+	return cfg, nil
+}
+
+// addUser gives the API server a user (a client certificate).
+func (e *Environment) addUser(user envtest.User) (*envtest.AuthenticatedUser, error) {
+	e.usersMu.Lock()
+	defer e.usersMu.Unlock()
+	u, err := e.env.AddUser(user, nil)
+	if err != nil {
+		return nil, fmt.Errorf("failed to add user %s: %w", user.Name, err)
+	}
+	return u, nil
+}
+
+// writeKubeconfig writes a kubeconfig of user.
+func (e *Environment) writeKubeconfig(user envtest.User, path string) error {
+	u, err := e.addUser(user)
+	if err != nil {
+		return err
+	}
+	data, err := u.KubeConfig()
+	if err != nil {
+		return fmt.Errorf("failed to render kubeconfig of %s: %w", user.Name, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("failed to create kubeconfig dir: %w", err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return fmt.Errorf("failed to write kubeconfig %s: %w", path, err)
+	}
+	return nil
+}

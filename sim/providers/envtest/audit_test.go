@@ -1,0 +1,86 @@
+package envtest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	auditinternal "k8s.io/apiserver/pkg/apis/audit"
+	auditpolicy "k8s.io/apiserver/pkg/audit/policy"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/trainersim/trainersim/sim/identity"
+)
+
+// TestReadComponentRequests: of an audit log, the components' requests to
+// objects of the namespace are read with the answer's code, reason and
+// message; other users, other namespaces and a line cut short are not.
+func TestReadComponentRequests(t *testing.T) {
+	log := `{"kind":"Event","verb":"update","user":{"username":"system:serviceaccount:kueue-system:kueue-controller-manager"},"objectRef":{"resource":"trainjobs","namespace":"ns","name":"llm"},"responseStatus":{"metadata":{},"code":200},"requestObject":{"metadata":{"resourceVersion":"41"}},"responseObject":{"metadata":{"resourceVersion":"42"}},"stageTimestamp":"2026-11-24T10:00:00.000001Z"}
+{"kind":"Event","verb":"patch","user":{"username":"system:serviceaccount:kueue-system:kueue-controller-manager"},"objectRef":{"resource":"trainjobs","namespace":"ns","name":"llm"},"responseStatus":{"metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on trainjobs.trainer.kubeflow.org \"llm\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","code":409},"requestObject":{"metadata":{"resourceVersion":"42"}},"responseObject":{"metadata":{},"code":409},"stageTimestamp":"2026-11-24T10:00:00.5Z"}
+{"kind":"Event","verb":"patch","user":{"username":"system:serviceaccount:kueue-system:kueue-controller-manager"},"objectRef":{"resource":"trainjobs","namespace":"other","name":"llm"},"responseStatus":{"metadata":{},"code":200},"stageTimestamp":"2026-11-24T10:00:01Z"}
+{"kind":"Event","verb":"patch","user":{"username":"admin"},"objectRef":{"resource":"trainjobs","namespace":"ns","name":"llm"},"responseStatus":{"metadata":{},"code":200},"stageTimestamp":"2026-11-24T10:00:01Z"}
+{"kind":"Event","verb":"patch","user":{"username":"system:serviceaccount:kueue-system:kueue-controller-manager"},"objectRef":{"resource":"trainjobs","namespace":"ns","na`
+	got, err := readComponentRequests(strings.NewReader(log), "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("read %d requests (%+v), want Kueue's two in ns", len(got), got)
+	}
+	if r := got[0]; r.Component != "kueue" || r.Verb != "update" || r.Name != "llm" || r.Code != 200 || r.SentResourceVersion != "41" || r.ResourceVersion != "42" {
+		t.Errorf("first request %+v, want Kueue's update of 41 answered 200, writing 42", r)
+	}
+	if r := got[1]; r.Verb != "patch" || r.Code != 409 || r.Reason != "Conflict" || r.Message == "" || !r.At.After(got[0].At) || r.SentResourceVersion != "42" || r.ResourceVersion != "" {
+		t.Errorf("second request %+v, want Kueue's patch of 42 refused 409 Conflict with the message, later, writing nothing", r)
+	}
+
+	// A line that is not an event, other than one being written, is an
+	// error that names it: requests are not lost in silence.
+	_, err = readComponentRequests(strings.NewReader("{\"verb\":\"patch\"}\nnot json\n{}\n"), "ns")
+	if err == nil || !strings.Contains(err.Error(), "audit log line 2") {
+		t.Errorf("a corrupt line: error %v, want one naming line 2", err)
+	}
+}
+
+// TestAuditPolicy: the API server records, once answered, the writes of the
+// users the components run as (with the objects, for TrainJobs), and not
+// their leases, events and node heartbeats, nor anybody else's requests. The policy is checked with the
+// API server's own evaluator.
+func TestAuditPolicy(t *testing.T) {
+	policy, err := auditpolicy.LoadPolicyFromBytes([]byte(auditPolicy()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval := auditpolicy.NewPolicyRuleEvaluator(policy)
+	kueue, _ := identity.Of(identity.Kueue)
+	kwok, _ := identity.Of(identity.Kwok)
+	for _, tc := range []struct {
+		name                                         string
+		user, verb, group, resource, subresource, ns string
+		want                                         auditinternal.Level
+	}{
+		{"Kueue's patch of a TrainJob, with its objects", kueue.User, "patch", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelRequestResponse},
+		{"the Trainer's status patch, with its objects", "system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager", "patch", "trainer.kubeflow.org", "trainjobs", "status", "ns", auditinternal.LevelRequestResponse},
+		{"the Job controller's create of a Pod", "system:serviceaccount:kube-system:job-controller", "create", "", "pods", "", "ns", auditinternal.LevelMetadata},
+		{"the scheduler's binding", "system:kube-scheduler", "create", "", "pods", "binding", "ns", auditinternal.LevelMetadata},
+		{"KWOK's Pod status", kwok.User, "patch", "", "pods", "status", "ns", auditinternal.LevelMetadata},
+		{"KWOK's node heartbeat", kwok.User, "patch", "", "nodes", "status", "", auditinternal.LevelNone},
+		{"a lease", kwok.User, "update", "coordination.k8s.io", "leases", "", "kube-node-lease", auditinternal.LevelNone},
+		{"an event", kueue.User, "create", "", "events", "", "ns", auditinternal.LevelNone},
+		{"a read", kueue.User, "get", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelNone},
+		{"an actor's write", "alice", "patch", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelNone},
+	} {
+		attrs := authorizer.AttributesRecord{
+			User: &user.DefaultInfo{Name: tc.user}, Verb: tc.verb, Namespace: tc.ns,
+			APIGroup: tc.group, Resource: tc.resource, Subresource: tc.subresource, ResourceRequest: true,
+		}
+		if got := eval.EvaluatePolicyRule(attrs).Level; got != tc.want {
+			t.Errorf("%s: level %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	if !slices.Equal(policy.OmitStages, []auditinternal.Stage{auditinternal.StageRequestReceived, auditinternal.StageResponseStarted}) {
+		t.Errorf("omitStages %v: want the answer only (ResponseComplete, Panic)", policy.OmitStages)
+	}
+}

@@ -1,0 +1,225 @@
+package envtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/internal/assets"
+	"github.com/trainersim/trainersim/sim/internal/startup"
+	"github.com/trainersim/trainersim/sim/manifests"
+	"github.com/trainersim/trainersim/sim/releases"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/trainersim/trainersim/fixtures"
+	"github.com/trainersim/trainersim/sim/identity"
+)
+
+// Kueue as a component of an envtest cluster: the real Kueue manager, built
+// by `make assets` from its module (hack/kueue/<version>), as a process of
+// its own, with the TrainJob integration only. Its webhooks are served over
+// TLS on loopback with envtest's serving certificate.
+
+// kueueWebhooks are the webhooks of Kueue's manifest that the component
+// installs: the TrainJob integration's and those of the queueing objects.
+// The others (Pods, Deployments, Jobs, ... of the integrations it does not
+// run) would put those objects' writes behind Kueue.
+var kueueWebhooks = []string{
+	"mtrainjob.kb.io", "vtrainjob.kb.io",
+	"mclusterqueue.kb.io", "vclusterqueue.kb.io", "vcohort.kb.io",
+	"mresourceflavor.kb.io", "vresourceflavor.kb.io",
+	"mworkload.kb.io", "vworkload.kb.io",
+}
+
+// kueueNamespaced are the webhooks of namespaced objects, which only the
+// namespaces labelled cluster.KueueNamespaceLabel get.
+var kueueNamespaced = []string{"mtrainjob.kb.io", "vtrainjob.kb.io", "mworkload.kb.io", "vworkload.kb.io"}
+
+// kueueConfig is Kueue's Configuration (config.kueue.x-k8s.io/v1beta2).
+// Kueue manages the jobs of the namespaces labelled cluster.KueueNamespaceLabel only
+// (managedJobsNamespaceSelector), as its webhooks see only theirs: the
+// scripted kueue/ scenarios label their TrainJobs with queue names of their
+// own, which the real Kueue must leave alone.
+// VisibilityOnDemand would start an aggregated API server of its own;
+// waitForPodsReady, on by default in v1beta2, is turned off as a cluster
+// without it would have it.
+const kueueConfig = `apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+webhook:
+  host: 127.0.0.1
+  port: %d
+  certDir: %s
+metrics:
+  bindAddress: "0"
+health:
+  healthProbeBindAddress: "0"
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+manageJobsWithoutQueueName: false
+managedJobsNamespaceSelector:
+  matchLabels:
+    %s: "true"
+integrations:
+  frameworks:
+  - trainer.kubeflow.org/trainjob
+featureGates:
+  VisibilityOnDemand: false
+  DisableWaitForPodsReady: true
+clientConnection:
+  qps: 200
+  burst: 400
+`
+
+// kueueMetricsCertDir is where Kueue reads its metrics server's certificate
+// when its own certificate management is off, metrics server or not; no
+// configuration moves it.
+const kueueMetricsCertDir = "/etc/kueue/metrics/certs"
+
+// kueueFixtures is the directory of the component's CRDs and webhooks.
+func kueueFixtures() string {
+	return path.Join(fixtures.ComponentsDir, releases.ComponentKueue, releases.KueueVersion)
+}
+
+// startKueue installs Kueue's CRDs and webhooks and starts its manager,
+// returning once the API server reaches its webhook server.
+func (e *Environment) startKueue(ctx context.Context) error {
+	since := e.now()
+	bins, err := assets.FindReleaseBinaries(map[string]string{"kueue": filepath.Join("bin", "kueue", releases.KueueVersion, "kueue")}, "Kueue "+releases.KueueVersion)
+	if err != nil {
+		return err
+	}
+	crds, err := manifests.ReadCRDs(fixtures.FS, path.Join(kueueFixtures(), "crds"))
+	if err != nil {
+		return err
+	}
+	if err := createCRDs(e.cfg, crds); err != nil {
+		return fmt.Errorf("failed to install Kueue's CRDs: %w", err)
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	hooks := &e.env.WebhookInstallOptions
+	opts := envtest.WebhookInstallOptions{
+		LocalServingHost:    hooks.LocalServingHost,
+		LocalServingPort:    port,
+		LocalServingCertDir: hooks.LocalServingCertDir,
+		LocalServingCAData:  hooks.LocalServingCAData,
+	}
+	muts, vals, err := manifests.ReadWebhooks(fixtures.FS, path.Join(kueueFixtures(), "webhooks.yaml"), "kueue-")
+	if err != nil {
+		return err
+	}
+	for _, m := range muts {
+		m.Webhooks = slices.DeleteFunc(m.Webhooks, func(w admissionv1.MutatingWebhook) bool { return !slices.Contains(kueueWebhooks, w.Name) })
+		for i := range m.Webhooks {
+			m.Webhooks[i].NamespaceSelector = kueueSelector(m.Webhooks[i].Name)
+		}
+	}
+	for _, v := range vals {
+		v.Webhooks = slices.DeleteFunc(v.Webhooks, func(w admissionv1.ValidatingWebhook) bool { return !slices.Contains(kueueWebhooks, w.Name) })
+		for i := range v.Webhooks {
+			v.Webhooks[i].NamespaceSelector = kueueSelector(v.Webhooks[i].Name)
+		}
+	}
+	opts.MutatingWebhooks, opts.ValidatingWebhooks = muts, vals
+	if err := opts.ModifyWebhookDefinitions(); err != nil {
+		return fmt.Errorf("failed to point Kueue's webhooks at its server: %w", err)
+	}
+	for _, m := range muts {
+		for _, w := range m.Webhooks {
+			if w.Name == kueueTrainJobWebhook {
+				e.kueueTrainJob = w.DeepCopy()
+			}
+		}
+	}
+	if err := opts.Install(e.cfg); err != nil {
+		return fmt.Errorf("failed to install Kueue's webhooks: %w", err)
+	}
+	if err := ensureKueueMetricsCert(hooks.LocalServingCertDir); err != nil {
+		return err
+	}
+	if err := installRBACFile(ctx, e.client, fixtures.FS, path.Join(kueueFixtures(), "rbac.yaml")); err != nil {
+		return err
+	}
+	p, err := e.startManager(releases.ComponentKueue, identity.Kueue, releases.KueueVersion, bins["kueue"], fmt.Sprintf(kueueConfig, port, hooks.LocalServingCertDir, cluster.KueueNamespaceLabel), nil)
+	if err != nil {
+		return err
+	}
+	probe := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2",
+		"kind":       "ResourceFlavor",
+		"metadata":   map[string]any{"name": "trainersim-webhook-probe"},
+	}}
+	if err := p.WaitUntil(ctx, startup.PollInterval, func(ctx context.Context) error { return webhookCalled(ctx, e.client, probe) }); err != nil {
+		return err
+	}
+	e.ready(releases.ComponentKueue, since)
+	return nil
+}
+
+// kueueSelector is the namespace selector of one of Kueue's webhooks: the
+// labelled namespaces for those of namespaced objects, none otherwise.
+func kueueSelector(name string) *metav1.LabelSelector {
+	if !slices.Contains(kueueNamespaced, name) {
+		return nil
+	}
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{cluster.KueueNamespaceLabel: "true"}}
+	if name == kueueTrainJobWebhook {
+		// A namespace with a policy of its own gets its own copy of the
+		// TrainJob defaulting webhook (KueueTrainJobWebhook).
+		sel.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: cluster.KueueReinvocationLabel, Operator: metav1.LabelSelectorOpDoesNotExist}}
+	}
+	return sel
+}
+
+// kueueTrainJobWebhook is Kueue's TrainJob defaulting webhook.
+const kueueTrainJobWebhook = "mtrainjob.kb.io"
+
+// KueueTrainJobWebhook is cluster.KueueWebhooks.
+func (e *Environment) KueueTrainJobWebhook(namespace, suffix, policy string) (*admissionv1.MutatingWebhookConfiguration, error) {
+	if e.kueueTrainJob == nil {
+		return nil, fmt.Errorf("the kueue component does not run")
+	}
+	w := e.kueueTrainJob.DeepCopy()
+	w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": namespace}}
+	w.ReinvocationPolicy = ptr.To(admissionv1.ReinvocationPolicyType(policy))
+	return &admissionv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "kueue-mutating-webhook-configuration-" + suffix, Labels: map[string]string{cluster.ManagedByLabel: cluster.ManagedByValue}},
+		Webhooks:   []admissionv1.MutatingWebhook{*w},
+	}, nil
+}
+
+// ensureKueueMetricsCert makes sure kueueMetricsCertDir holds a certificate
+// and key (envtest's serving pair: the metrics server is off, any pair
+// does). One already there is left as it is.
+func ensureKueueMetricsCert(servingCertDir string) error {
+	if _, err := os.Stat(filepath.Join(kueueMetricsCertDir, "tls.crt")); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(kueueMetricsCertDir, 0o755); err != nil {
+		return fmt.Errorf("Kueue reads a metrics certificate from %s, which cannot be created here: %w", kueueMetricsCertDir, err)
+	}
+	for _, f := range []string{"tls.crt", "tls.key"} {
+		data, err := os.ReadFile(filepath.Join(servingCertDir, f))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(kueueMetricsCertDir, f), data, 0o600); err != nil {
+			return fmt.Errorf("failed to write Kueue's metrics certificate: %w", err)
+		}
+	}
+	return nil
+}

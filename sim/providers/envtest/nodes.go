@@ -1,0 +1,40 @@
+package envtest
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/kwok"
+
+	"github.com/trainersim/trainersim/sim/identity"
+)
+
+// startNodes starts KWOK, creates the configured nodes and waits until each
+// is Ready and no longer carries the node.kubernetes.io/not-ready taint.
+func (e *Environment) startNodes(ctx context.Context, bin string) error {
+	since := e.now()
+	kubeconfig := filepath.Join(e.WorkDir, "kwok.kubeconfig")
+	if err := e.componentKubeconfig(identity.Kwok, kubeconfig); err != nil {
+		return err
+	}
+	p, err := kwok.Start(bin, kubeconfig, e.WorkDir, e.LogDir())
+	if err != nil {
+		return err
+	}
+	e.trackProcess(p)
+	// Tell runs against this cluster (simctl run --kubeconfig) that its
+	// nodes have a kwok.
+	if e.lease, err = kwok.HoldLease(ctx, e.client, e.clock(), e.Versions(), nil); err != nil {
+		return err
+	}
+	e.ready(cluster.StepKwok, since)
+
+	e.nodes = &kwok.Pool{Client: e.client, Kwok: p}
+	since = e.now()
+	if _, err := e.AddNodes(ctx, e.Nodes); err != nil {
+		return err
+	}
+	e.ready(cluster.StepNodes, since)
+	return nil
+}

@@ -1,0 +1,7 @@
+package envtest
+
+import "context"
+
+func (e *Environment) startScheduler(ctx context.Context, bin string) error {
+	return e.startComponent(ctx, StepScheduler, bin, componentArgs)
+}

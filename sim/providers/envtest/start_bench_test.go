@@ -1,0 +1,118 @@
+package envtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/trainersim/trainersim/sim/internal/assets"
+	"github.com/trainersim/trainersim/sim/internal/startup"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/trainersim/trainersim/fakegpu"
+)
+
+// BenchmarkStart starts bare envtest (kube-apiserver and etcd only) and the
+// full Environment (plus CRDs, webhooks, kube-controller-manager,
+// kube-scheduler, KWOK with the default nodes Ready, the Trainer and JobSet
+// controllers and the default runtimes) b.N times each, alternating, and
+// reports both mean start times, their ratio and the per-component breakdown
+// of the full start. The full start is from the snapshot, as every start
+// but the first on a machine is: one start before the measured ones makes
+// sure it exists, and its time (which includes building the snapshot when
+// there was none) is reported apart. Target: full/bare <= 1.3. Run with
+// `make bench`.
+func BenchmarkStart(b *testing.B) {
+	bins, err := assets.Find("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	first := time.Now()
+	env := &Environment{Nodes: fakegpu.DefaultNodeGroups()}
+	if err := env.Start(ctx); err != nil {
+		b.Fatalf("failed to start environment: %v", err)
+	}
+	firstStart := time.Since(first)
+	if err := env.Stop(); err != nil {
+		b.Fatalf("failed to stop environment: %v", err)
+	}
+	var bare, full []time.Duration
+	components := map[string][]time.Duration{}
+	runs := 0
+	for b.Loop() {
+		runs++
+		start := time.Now()
+		te := &envtest.Environment{ControlPlaneStopTimeout: startup.StopGrace}
+		te.ControlPlane.GetAPIServer().Path = bins[assets.APIServer]
+		te.ControlPlane.Etcd = &envtest.Etcd{Path: bins[assets.Etcd]}
+		if _, err := te.Start(); err != nil {
+			b.Fatalf("failed to start bare envtest: %v", err)
+		}
+		bare = append(bare, time.Since(start))
+		if err := te.Stop(); err != nil {
+			b.Fatalf("failed to stop bare envtest: %v", err)
+		}
+
+		start = time.Now()
+		env := &Environment{Nodes: fakegpu.DefaultNodeGroups()}
+		if err := env.Start(ctx); err != nil {
+			b.Fatalf("failed to start environment: %v", err)
+		}
+		full = append(full, time.Since(start))
+		for _, t := range env.Timings() {
+			components[t.Name] = append(components[t.Name], t.ReadyAt)
+		}
+		if err := env.Stop(); err != nil {
+			b.Fatalf("failed to stop environment: %v", err)
+		}
+	}
+	bareMean, fullMean := mean(bare), mean(full)
+	ratio := fullMean.Seconds() / bareMean.Seconds()
+	b.ReportMetric(bareMean.Seconds(), "bare-envtest-s")
+	b.ReportMetric(fullMean.Seconds(), "full-harness-s")
+	b.ReportMetric(ratio, "full/bare")
+	b.ReportMetric(0, "ns/op")
+
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "\nstart times over %d runs each\n", runs)
+	fmt.Fprintf(w, "bare envtest (kube-apiserver+etcd)\t%s\t%s\n", bareMean.Round(10*time.Millisecond), roundAll(bare))
+	fmt.Fprintf(w, "full harness\t%s\t%s\n", fullMean.Round(10*time.Millisecond), roundAll(full))
+	fmt.Fprintf(w, "ratio full/bare\t%.2f\t(target <= 1.30)\n", ratio)
+	fmt.Fprintf(w, "first full start (builds the snapshot if missing)\t%s\n", firstStart.Round(10*time.Millisecond))
+	fmt.Fprintln(w, "full harness, mean time since Start at which each component was ready:")
+	names := make([]string, 0, len(components))
+	for n := range components {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return mean(components[names[i]]) < mean(components[names[j]]) })
+	for _, n := range names {
+		fmt.Fprintf(w, "  %s\t%s\n", n, mean(components[n]).Round(10*time.Millisecond))
+	}
+	_ = w.Flush()
+}
+
+func mean(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return sum / time.Duration(len(ds))
+}
+
+func roundAll(ds []time.Duration) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = d.Round(10 * time.Millisecond).String()
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}

@@ -1,0 +1,101 @@
+package kind
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/trainersim/trainersim/sim/manifests"
+	"github.com/trainersim/trainersim/sim/releases"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/trainersim/trainersim/fixtures"
+)
+
+// TestKindImagesAreTheManifests keeps the images the kind provider loads and
+// `make kind-images` builds (named after the Trainer and JobSet this binary
+// is built with) the very ones the install manifest runs, so that the
+// manifest needs no change and pulls nothing.
+func TestKindImagesAreTheManifests(t *testing.T) {
+	objs, err := manifests.ReadObjects(fixtures.FS, fixtures.TrainerInstall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		for _, c := range containers {
+			got = append(got, c.(map[string]any)["image"].(string))
+		}
+	}
+	slices.Sort(got)
+	want := kindControllerImages()[:2]
+	slices.Sort(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("images of the install manifest's Deployments mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestAvoidSimulatedNodes checks the one change the kind provider makes to
+// the manifests: every Deployment gets the node affinity that keeps it off
+// simulated nodes.
+func TestAvoidSimulatedNodes(t *testing.T) {
+	objs, err := manifests.ReadObjects(fixtures.FS, fixtures.TrainerInstall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		n++
+		if err := avoidSimulatedNodes(o); err != nil {
+			t.Fatal(err)
+		}
+		terms, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+		want := []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "type", "operator": "NotIn", "values": []any{"kwok"}}}}}
+		if diff := cmp.Diff(want, terms); diff != "" {
+			t.Errorf("node affinity of Deployment %s mismatch (-want +got):\n%s", o.GetName(), diff)
+		}
+		if err := avoidSimulatedNodes(o); err == nil || !strings.Contains(err.Error(), "sets an affinity already") {
+			t.Errorf("a Deployment with an affinity of its own: got %v, want a refusal", err)
+		}
+	}
+	if n != 2 {
+		t.Errorf("the install manifest has %d Deployments, want 2 (Trainer, JobSet)", n)
+	}
+}
+
+// TestKindConfig checks the parts of the kind config that hold on every
+// machine.
+func TestKindConfig(t *testing.T) {
+	cfg := KindConfig("x", KindNodeImage)
+	if cfg.Networking.APIServerAddress != "127.0.0.1" {
+		t.Errorf("API server published on %q, want 127.0.0.1 only", cfg.Networking.APIServerAddress)
+	}
+	if !cfg.Networking.DisableDefaultCNI {
+		t.Error("trainersim's node image brings its own CNI: the default must be off")
+	}
+	if KindConfig("x", "kindest/node:v1.36.3").Networking.DisableDefaultCNI {
+		t.Error("an upstream node image needs kind's default CNI")
+	}
+	if len(cfg.Nodes) != 1 || cfg.Nodes[0].Image != KindNodeImage {
+		t.Errorf("nodes %+v, want one of image %s", cfg.Nodes, KindNodeImage)
+	}
+}
+
+// TestKindRefusesAnotherTrainer checks that the kind provider refuses, before
+// it touches docker, a release it has no images of.
+func TestKindRefusesAnotherTrainer(t *testing.T) {
+	k := &Kind{Name: "never-created", Trainer: releases.Trainers[0].Version}
+	if err := k.Start(t.Context()); !errors.Is(err, ErrKindTrainer) {
+		t.Errorf("Start with the Trainer %s: got %v, want ErrKindTrainer", k.Trainer, err)
+	}
+}

@@ -1,7 +1,0 @@
-package sim
-
-import "context"
-
-func (e *Environment) startScheduler(ctx context.Context, bin string) error {
-	return e.startComponent(ctx, ComponentScheduler, bin, componentArgs)
-}
