@@ -11,6 +11,7 @@ package results
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/trainersim/trainersim/sim/shake"
@@ -406,4 +407,11 @@ func (r *Run) Incomplete() string {
 		have = "scenario has"
 	}
 	return fmt.Sprintf("%s: %d %s results; %d never reported", what, len(r.Scenarios), have, len(r.NotReported))
+}
+
+// FirstLine is the first line of a failure or a message, as one-line
+// summaries show it.
+func FirstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

@@ -95,7 +95,7 @@ func compare(out io.Writer, dirs []string) (int, error) {
 		fmt.Fprintf(out, "CHANGED  %s: %s of %d runs\n", name, strings.Join(parts, ", "), len(dirs))
 		for _, v := range vs {
 			if v.outcome == "failed" {
-				fmt.Fprintf(out, "         run %d: %s\n", v.run, firstLine(v.failure))
+				fmt.Fprintf(out, "         run %d: %s\n", v.run, results.FirstLine(v.failure))
 			}
 		}
 	}
@@ -105,9 +105,4 @@ func compare(out io.Writer, dirs []string) (int, error) {
 		fmt.Fprintf(out, "soak: %d of %d scenarios changed verdict over %d runs\n", changed, len(names), len(dirs))
 	}
 	return changed, nil
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
 }

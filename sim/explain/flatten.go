@@ -112,7 +112,8 @@ func (f *flat) list(path string, list []any, meta strategicpatch.LookupPatchMeta
 	f.lists[path] = kl
 	for i, raw := range list {
 		item := raw.(map[string]any)
-		id, ok := keyValue(item[key])
+		id := fieldpath.KeyValue(item[key])
+		ok := id != ""
 		itemPath := fieldpath.AppendItem(path, key, id)
 		if !ok {
 			// An item without its key cannot be matched; name it by index.
@@ -146,18 +147,6 @@ func presenceMatters(meta strategicpatch.LookupPatchMeta) bool {
 		return true
 	}
 	return s.T.Kind() == reflect.Pointer
-}
-
-// keyValue renders an item's key value; false when it has none.
-func keyValue(v any) (string, bool) {
-	switch v := v.(type) {
-	case nil:
-		return "", false
-	case string:
-		return v, v != ""
-	default:
-		return canonical(v), true
-	}
 }
 
 // canonical is the compact JSON of a decoded value (map keys sorted).

@@ -117,6 +117,23 @@ func AppendField(prefix, name string) string { return appendTo(prefix, Field(nam
 // AppendItem appends the list item whose key field name has value.
 func AppendItem(prefix, name, value string) string { return appendTo(prefix, Item(name, value)) }
 
+// KeyValue is a list item's key field value as a path spells it (Item,
+// AppendItem): a string as it is, nothing for none, any other value as
+// compact JSON (encoding/json: numbers as the API server writes them).
+func KeyValue(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return string(b)
+}
+
 // AppendIndex appends the list item at position i.
 func AppendIndex(prefix string, i int) string { return appendTo(prefix, Index(i)) }
 

@@ -300,3 +300,23 @@ func TestLookup(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyValue: a key value as a path spells it, whatever type the decoded
+// object gave it.
+func TestKeyValue(t *testing.T) {
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{"node", "node"},
+		{nil, ""},
+		{float64(8080), "8080"},
+		{int64(3), "3"},
+		{true, "true"},
+		{map[string]any{"b": 1, "a": "x"}, `{"a":"x","b":1}`},
+	} {
+		if got := KeyValue(tc.in); got != tc.want {
+			t.Errorf("KeyValue(%#v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

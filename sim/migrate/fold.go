@@ -128,24 +128,12 @@ func walkLists(prefix string, v map[string]any, guide *yaml.Node, meta strategic
 			}
 			keys := make([]string, len(child))
 			for i, item := range child {
-				keys[i] = keyValue(item.(map[string]any)[mergeKey])
+				keys[i] = fieldpath.KeyValue(item.(map[string]any)[mergeKey])
 			}
 			fn(path, keys, g)
 			for i, item := range child {
 				walkLists(fieldpath.AppendItem(path, mergeKey, keys[i]), item.(map[string]any), findItem(g, mergeKey, keys[i]), elem, fn)
 			}
 		}
-	}
-}
-
-// keyValue renders a list item's key value as fieldpath writes it.
-func keyValue(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case nil:
-		return ""
-	default:
-		return scalarValue(v)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
+	"github.com/trainersim/trainersim/sim/fieldpath"
 	"github.com/trainersim/trainersim/sim/internal/smpmeta"
 )
 
@@ -86,7 +87,7 @@ func renderList(list []any, guides []*yaml.Node, elem strategicpatch.LookupPatch
 	for i, item := range list {
 		var itemGuides []*yaml.Node
 		if obj, ok := item.(map[string]any); ok && mergeKey != "" {
-			kv := keyValue(obj[mergeKey])
+			kv := fieldpath.KeyValue(obj[mergeKey])
 			for _, g := range guides {
 				if gi := findItem(g, mergeKey, kv); gi != nil {
 					itemGuides = append(itemGuides, gi)

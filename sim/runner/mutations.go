@@ -272,13 +272,9 @@ func allKeyed(l []any, key string) bool {
 	return true
 }
 
-// keyValue renders an item's merge key: a string as it is, else as JSON.
+// keyValue renders an item's merge key as a path spells it.
 func keyValue(item any, key string) string {
-	v := item.(map[string]any)[key]
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return compactJSON(v)
+	return fieldpath.KeyValue(item.(map[string]any)[key])
 }
 
 func findKeyed(l []any, key, value string) (any, bool) {

@@ -342,7 +342,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		}
 		if !st.Passed {
 			res.Passed = false
-			res.Failure = fmt.Sprintf("step %q: %s", st.Name, firstLine(st.Failure))
+			res.Failure = fmt.Sprintf("step %q: %s", st.Name, results.FirstLine(st.Failure))
 			if il := res.Interleaving; il != nil {
 				res.Failure += fmt.Sprintf(" [%s; replay: %s]", p.Interleaving.Label(), il.Replay)
 			}
@@ -547,11 +547,4 @@ func nodePrefix(namespace string) string { return "sim-" + namespaceSuffix(names
 // namespaceSuffix is the random suffix NamespaceName gave a namespace.
 func namespaceSuffix(namespace string) string {
 	return namespace[strings.LastIndexByte(namespace, '-')+1:]
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

@@ -396,7 +396,7 @@ func eventReactions(ev *corev1.Event) []results.TimelineEntry {
 		Lane:    lane,
 		Kind:    kind,
 		Object:  object,
-		Summary: fmt.Sprintf("event %s on %s: %s", ev.Reason, object, firstLine(ev.Message)),
+		Summary: fmt.Sprintf("event %s on %s: %s", ev.Reason, object, results.FirstLine(ev.Message)),
 		Detail:  fmt.Sprintf("%s event from %s\n%s", ev.Type, source, ev.Message),
 	}}
 }

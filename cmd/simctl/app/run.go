@@ -355,7 +355,7 @@ func printShakeFindings(out io.Writer, run *results.Run) {
 		return
 	}
 	for _, f := range found {
-		fmt.Fprintf(out, "%s\n      %s\n", reports.OrderDependentLine(f), firstLineOf(f.Failure))
+		fmt.Fprintf(out, "%s\n      %s\n", reports.OrderDependentLine(f), results.FirstLine(f.Failure))
 		for _, sc := range run.Scenarios {
 			if sc.Shake != nil && sc.Shake.Of == f.Scenario && sc.Shake.Seed == f.Failing {
 				fmt.Fprintf(out, "      replay: %s\n", sc.Shake.Replay)
@@ -409,16 +409,9 @@ func printStep(out io.Writer, sc *results.Scenario, st *results.Step) {
 	}
 	fmt.Fprintf(out, "  %s  %s / %s (%s, %s)\n", status, sc.Name, st.Name, st.Kind, st.Duration.Round(10*time.Millisecond))
 	for _, w := range st.Writes {
-		fmt.Fprintf(out, "          %s %s as %s: HTTP %d %s\n", w.Verb, w.Target, w.FieldManager, w.Status, firstLineOf(w.Message))
+		fmt.Fprintf(out, "          %s %s as %s: HTTP %d %s\n", w.Verb, w.Target, w.FieldManager, w.Status, results.FirstLine(w.Message))
 		for _, warning := range w.Warnings {
 			fmt.Fprintf(out, "            warning: %s\n", warning)
 		}
 	}
-}
-
-func firstLineOf(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

@@ -272,6 +272,7 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 	// never reaches the terminal: it goes to logs/controllers.log while
 	// the in-process components run, and nowhere otherwise (proclog).
 	proclog.Install()
+	startup.ListThenWatch()
 	ctx, cancel := startup.Context(ctx, e.StartTimeout)
 	defer cancel()
 	defer func() {

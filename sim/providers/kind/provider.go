@@ -148,6 +148,7 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 	// is dropped, never printed (proclog); the runner records the server's
 	// warnings on its writes itself.
 	proclog.Install()
+	startup.ListThenWatch()
 	ctx, cancel := startup.Context(ctx, k.StartTimeout)
 	defer cancel()
 	defer func() {
@@ -312,7 +313,7 @@ func (k *Kind) useDocker(ctx context.Context) error {
 	}
 	out, err := exec.CommandContext(ctx, "docker", "info", "--format", "{{.ServerVersion}}").CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("docker is not running (DOCKER_HOST=%q): %s: run 'make kind-docker'", os.Getenv("DOCKER_HOST"), firstLineOf(string(out)))
+		return fmt.Errorf("docker is not running (DOCKER_HOST=%q): %s: run 'make kind-docker'", os.Getenv("DOCKER_HOST"), firstLineOf(out))
 	}
 	return nil
 }
@@ -328,12 +329,10 @@ func projectDockerHost() string {
 	return ""
 }
 
-func firstLineOf(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
+// firstLineOf is the first line of a command's output.
+func firstLineOf(out []byte) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return line
 }
 
 // missingImages returns the images docker does not have.

@@ -155,6 +155,7 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 	// is dropped, never printed (proclog); the runner records the server's
 	// warnings on its writes itself.
 	proclog.Install()
+	startup.ListThenWatch()
 	ctx, cancel := startup.Context(ctx, k.StartTimeout)
 	defer cancel()
 	defer func() {
