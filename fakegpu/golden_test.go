@@ -2,19 +2,17 @@ package fakegpu
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/trainersim/trainersim/internal/golden"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/ instead of comparing against them")
 
 // testScheme is private to these tests: client-go's global scheme is never
 // touched.
@@ -42,26 +40,10 @@ func encodeYAML(t *testing.T, objs ...runtime.Object) []byte {
 	return buf.Bytes()
 }
 
-// checkGolden compares got with the golden file at path, or rewrites the
-// file when the test runs with -update.
+// checkGolden compares got with the golden file at path (golden.Check).
 func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatalf("failed to create golden directory: %v", err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatalf("failed to write golden file: %v", err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("failed to read golden file (run go test ./fakegpu/ -update to create it): %v", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, path, got)
 }
 
 // checkNoStaleGolden fails when a file matching pattern is not in want, so
@@ -76,12 +58,12 @@ func checkNoStaleGolden(t *testing.T, pattern string, want map[string]bool) {
 		if want[f] {
 			continue
 		}
-		if *update {
+		if golden.Updating() {
 			if err := os.Remove(f); err != nil {
 				t.Fatalf("failed to remove stale golden file: %v", err)
 			}
 			continue
 		}
-		t.Errorf("stale golden file %s has no test case (run go test ./fakegpu/ -update to remove it)", f)
+		t.Errorf("stale golden file %s has no test case (make update removes it)", f)
 	}
 }

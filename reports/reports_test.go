@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
-	"flag"
 	"html/template"
 	"io"
 	"os"
@@ -14,33 +13,17 @@ import (
 	"testing"
 	"time"
 
+	goldenfile "github.com/trainersim/trainersim/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/trainersim/trainersim/results"
 )
 
-var update = flag.Bool("update", false, "update the golden files in testdata")
-
-// golden compares got with testdata/name, or writes it there with -update.
+// golden compares got with testdata/name (golden.Check).
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("failed to read golden file (run go test -update): %v", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 func TestGolden(t *testing.T) {

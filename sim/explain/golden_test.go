@@ -3,15 +3,11 @@ package explain
 import (
 	"bytes"
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	goldenfile "github.com/trainersim/trainersim/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // goldenCases are TrainJob files of testdata/ with the runtime files they
 // need; each is explained without a cluster and rendered in golden files.
@@ -54,19 +50,8 @@ func TestExplainGolden(t *testing.T) {
 	}
 }
 
-// golden compares got with a golden file, rewriting it with -update.
+// golden compares got with a golden file (golden.Check).
 func golden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("failed to read golden file (run with -update): %v", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	goldenfile.Check(t, path, []byte(got))
 }

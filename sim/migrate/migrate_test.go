@@ -2,18 +2,17 @@ package migrate
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/trainersim/trainersim/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.migrated.yaml")
 
 // goldenCases are the TrainJob files of testdata/ with the warnings each
 // gives, every field; the migrated output of NAME.yaml is
@@ -78,19 +77,7 @@ func TestMigrateGolden(t *testing.T) {
 			if diff := cmp.Diff(tc.warnings, warnings); diff != "" {
 				t.Errorf("warnings mismatch (-want +got):\n%s", diff)
 			}
-			golden := "testdata/" + tc.name + ".migrated.yaml"
-			if *update {
-				if err := os.WriteFile(golden, out, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("failed to read golden file (run with -update): %v", err)
-			}
-			if diff := cmp.Diff(string(want), string(out)); diff != "" {
-				t.Errorf("output mismatch (-want +got):\n%s", diff)
-			}
+			golden.Check(t, "testdata/"+tc.name+".migrated.yaml", out)
 
 			// The output is stable: migrating it again is refused, as a
 			// TrainJob that already has runtimePatches.

@@ -3,16 +3,13 @@ package app
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/trainersim/trainersim/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // run runs "simctl args..." with nothing on standard input and returns what
 // it printed and its exit code.
@@ -48,19 +45,7 @@ func TestHelpGolden(t *testing.T) {
 			if code != ExitOK {
 				t.Fatalf("exit code %d, want 0", code)
 			}
-			path := filepath.Join("testdata", "help-"+name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("failed to read golden file (run with -update): %v", err)
-			}
-			if diff := cmp.Diff(string(want), out); diff != "" {
-				t.Errorf("help mismatch (-want +got):\n%s", diff)
-			}
+			golden.Check(t, filepath.Join("testdata", "help-"+name+".golden"), []byte(out))
 		})
 	}
 }
