@@ -1,8 +1,6 @@
 package gate
 
 import (
-	"net"
-	"strconv"
 	"sync"
 	"time"
 
@@ -88,12 +86,11 @@ func (s *Server) RegisterDelayer(d Delayer) *admissionregistrationv1.ValidatingW
 	}
 	s.delays[p] = &delayState{d: d, counts: map[string]int{}}
 	s.mu.Unlock()
-	url := "https://" + net.JoinHostPort(s.host, strconv.Itoa(s.port)) + p
 	return &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: d.Name, Labels: d.Labels},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name:         "delay.gate.trainersim.dev",
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To(url), CABundle: s.ca},
+			ClientConfig: s.ep.ClientConfig(p),
 			Rules: []admissionregistrationv1.RuleWithOperations{{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete},
 				Rule:       admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*/*"}},

@@ -23,10 +23,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -123,38 +121,28 @@ type state struct {
 
 // Server serves the gates.
 type Server struct {
-	host   string
-	port   int
-	ca     []byte
-	server *http.Server
+	ep     *Endpoint
 	mu     sync.Mutex
 	gates  map[string]*state // by path
 	delays map[string]*delayState
-	// serveErr is why the server stopped serving, if it did.
-	serveErr error
 }
 
 // NewServer starts serving on host with the certificate (tls.crt, tls.key)
 // in certDir, which ca (the API server's trust for it) signed.
 func NewServer(host, certDir string, ca []byte) (*Server, error) {
-	s := newState(host, 0, ca)
-	srv, port, err := ServeTLS(host, certDir, http.HandlerFunc(s.serve), func(err error) {
-		s.mu.Lock()
-		s.serveErr = err
-		s.mu.Unlock()
-	})
+	s := newState()
+	ep, err := Serve(host, certDir, ca, http.HandlerFunc(s.serve))
 	if err != nil {
 		return nil, fmt.Errorf("failed to serve gates: %w", err)
 	}
-	s.mu.Lock()
-	s.server, s.port = srv, port
-	s.mu.Unlock()
+	s.ep = ep
 	return s, nil
 }
 
-// newState is a server's state before it serves.
-func newState(host string, port int, ca []byte) *Server {
-	return &Server{host: host, port: port, ca: ca, gates: map[string]*state{}}
+// newState is a server's state before it serves, on an endpoint that
+// serves nothing.
+func newState() *Server {
+	return &Server{ep: &Endpoint{}, gates: map[string]*state{}}
 }
 
 // Close releases every gate and stops the server.
@@ -168,9 +156,7 @@ func (s *Server) Close() error {
 	for _, n := range names {
 		s.Release(n, "the server stopped", false)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return s.server.Shutdown(ctx)
+	return s.ep.Close()
 }
 
 func gatePath(name string) string { return "/gate/" + name }
@@ -195,7 +181,6 @@ func (s *Server) Register(g Gate) *admissionregistrationv1.ValidatingWebhookConf
 	s.mu.Lock()
 	s.gates[p] = &state{gate: g}
 	s.mu.Unlock()
-	url := "https://" + net.JoinHostPort(s.host, strconv.Itoa(s.port)) + p
 	ns := &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": g.Namespace}}
 	failure := admissionregistrationv1.Fail
 	if g.IgnoreFailure {
@@ -204,7 +189,7 @@ func (s *Server) Register(g Gate) *admissionregistrationv1.ValidatingWebhookConf
 	hook := func(name string, ops []admissionregistrationv1.OperationType, group, version, resource string) admissionregistrationv1.ValidatingWebhook {
 		return admissionregistrationv1.ValidatingWebhook{
 			Name:                    name,
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: ptr.To(url), CABundle: s.ca},
+			ClientConfig:            s.ep.ClientConfig(p),
 			Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: ops, Rule: admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{version}, Resources: []string{resource}}}},
 			NamespaceSelector:       ns,
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
@@ -294,11 +279,11 @@ func (s *Server) Open(name string) bool {
 // a dry run of its probe: its configuration is in force. The error says
 // why the server stopped serving, if it did.
 func (s *Server) Probed(name string) (bool, error) {
+	if err := s.ep.Err(); err != nil {
+		return false, fmt.Errorf("the gate server stopped: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.serveErr != nil {
-		return false, fmt.Errorf("the gate server stopped: %w", s.serveErr)
-	}
 	st := s.gates[gatePath(name)]
 	return st != nil && st.probes > 0, nil
 }

@@ -79,7 +79,7 @@ func send(ctx context.Context, t *testing.T, url string, r *admissionv1.Admissio
 // and keeps holding, release answers the rest and opens it; a request the
 // caller stops waiting for is recorded as abandoned.
 func TestGate(t *testing.T) {
-	s := newState("127.0.0.1", 0, nil)
+	s := newState()
 	held := make(chan struct{}, 10)
 	cfg := s.Register(Gate{
 		Name: "g", Namespace: "ns", Users: []string{kueue}, Verb: "patch", Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "trainjobs",
@@ -147,7 +147,7 @@ func TestGate(t *testing.T) {
 // TestGateAbandoned: a request whose caller gives up is never answered and
 // is recorded as abandoned; the gate goes on holding the next ones.
 func TestGateAbandoned(t *testing.T) {
-	s := newState("127.0.0.1", 0, nil)
+	s := newState()
 	s.Register(Gate{Name: "g", Namespace: "ns", Resource: "trainjobs", Change: &Change{Entry: "kueue.x-k8s.io/manager"}})
 	srv := httptest.NewServer(http.HandlerFunc(s.serve))
 	defer srv.Close()

@@ -1,34 +1,81 @@
 package gate
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/utils/ptr"
 )
 
-// ServeTLS serves handler over TLS on a free port of host, with the
-// certificate (tls.crt, tls.key) in certDir: the way the API server reaches
-// the admission webhooks of this process (gates, delays, scenario
-// webhooks). It returns the server and its port; failed, when the server
-// stops serving for any reason but Shutdown, receives why.
-func ServeTLS(host, certDir string, handler http.Handler, failed func(error)) (*http.Server, int, error) {
+// closeGrace bounds Endpoint.Close.
+const closeGrace = 10 * time.Second
+
+// Endpoint is one admission webhook server of this process as the API
+// server reaches it: served over TLS on a free port of a host, with the
+// CA the API server trusts it by. The gates (and the shaker's delays) have
+// one, the scenario webhooks (sim/webhooks) another.
+type Endpoint struct {
+	host   string
+	port   int
+	ca     []byte
+	server *http.Server
+	mu     sync.Mutex
+	// serveErr is why the server stopped serving, if it did.
+	serveErr error
+}
+
+// Serve serves handler over TLS on a free port of host, with the
+// certificate (tls.crt, tls.key) in certDir, which ca (the API server's
+// trust for it) signed.
+func Serve(host, certDir string, ca []byte, handler http.Handler) (*Endpoint, error) {
 	cert, err := tls.LoadX509KeyPair(filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key"))
 	if err != nil {
-		return nil, 0, fmt.Errorf("failed to load the serving certificate: %w", err)
+		return nil, fmt.Errorf("failed to load the serving certificate: %w", err)
 	}
 	l, err := tls.Listen("tcp", net.JoinHostPort(host, "0"), &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	if err != nil {
-		return nil, 0, fmt.Errorf("failed to listen on %s: %w", host, err)
+		return nil, fmt.Errorf("failed to listen on %s: %w", host, err)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	e := &Endpoint{host: host, port: l.Addr().(*net.TCPAddr).Port, ca: ca}
+	e.server = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
-		if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-			failed(err)
+		if err := e.server.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+			e.mu.Lock()
+			e.serveErr = err
+			e.mu.Unlock()
 		}
 	}()
-	return srv, l.Addr().(*net.TCPAddr).Port, nil
+	return e, nil
+}
+
+// ClientConfig is how a webhook configuration reaches path on the endpoint.
+func (e *Endpoint) ClientConfig(path string) admissionregistrationv1.WebhookClientConfig {
+	url := "https://" + net.JoinHostPort(e.host, strconv.Itoa(e.port)) + path
+	return admissionregistrationv1.WebhookClientConfig{URL: ptr.To(url), CABundle: e.ca}
+}
+
+// Err is why the endpoint stopped serving; nil while it serves.
+func (e *Endpoint) Err() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.serveErr
+}
+
+// Close stops serving, giving the requests in flight a grace period.
+func (e *Endpoint) Close() error {
+	if e.server == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
+	defer cancel()
+	return e.server.Shutdown(ctx)
 }

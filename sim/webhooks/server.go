@@ -6,14 +6,11 @@
 package webhooks
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -62,49 +59,26 @@ type Call struct {
 
 // Server serves the scenario webhooks.
 type Server struct {
-	host    string
-	port    int
-	ca      []byte
-	server  *http.Server
+	ep      *gate.Endpoint
 	mu      sync.Mutex
 	hooks   map[string]*Webhook // by path
 	calls   map[string][]*Call  // by path
 	dryRuns map[string]int      // by path
-	// serveErr is why the server stopped serving, if it did.
-	serveErr error
 }
 
 // NewServer starts serving on host with the certificate in certDir.
 func NewServer(host, certDir string, ca []byte) (*Server, error) {
-	s := newState(host, 0, ca)
-	srv, port, err := gate.ServeTLS(host, certDir, http.HandlerFunc(s.serve), func(err error) {
-		s.mu.Lock()
-		s.serveErr = err
-		s.mu.Unlock()
-	})
+	s := &Server{hooks: map[string]*Webhook{}, calls: map[string][]*Call{}, dryRuns: map[string]int{}}
+	ep, err := gate.Serve(host, certDir, ca, http.HandlerFunc(s.serve))
 	if err != nil {
 		return nil, fmt.Errorf("failed to serve scenario webhooks: %w", err)
 	}
-	s.mu.Lock()
-	s.server, s.port = srv, port
-	s.mu.Unlock()
+	s.ep = ep
 	return s, nil
 }
 
-// newState is a server's state before it serves: no webhooks yet.
-func newState(host string, port int, ca []byte) *Server {
-	return &Server{host: host, port: port, ca: ca, hooks: map[string]*Webhook{}, calls: map[string][]*Call{}, dryRuns: map[string]int{}}
-}
-
-// stopGrace bounds Close.
-const stopGrace = 10 * time.Second
-
 // Close stops the server.
-func (s *Server) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
-	defer cancel()
-	return s.server.Shutdown(ctx)
-}
+func (s *Server) Close() error { return s.ep.Close() }
 
 func webhookPath(w *Webhook) string { return "/trainersim/" + w.Namespace + "/" + w.Name }
 
@@ -128,11 +102,8 @@ func (s *Server) Register(w Webhook) *admissionregistrationv1.MutatingWebhookCon
 	return &admissionregistrationv1.MutatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: w.Name, Labels: w.Labels},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name: "trainjobs.trainersim.dev",
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{
-				URL:      ptr.To("https://" + net.JoinHostPort(s.host, strconv.Itoa(s.port)) + p),
-				CABundle: s.ca,
-			},
+			Name:         "trainjobs.trainersim.dev",
+			ClientConfig: s.ep.ClientConfig(p),
 			Rules: []admissionregistrationv1.RuleWithOperations{{
 				Operations: ops,
 				Rule: admissionregistrationv1.Rule{
@@ -174,11 +145,11 @@ func (s *Server) Calls(w Webhook) []Call {
 // server's configuration has reached it. The error says why the server
 // stopped serving, if it did.
 func (s *Server) DryRunCalled(w Webhook) (bool, error) {
+	if err := s.ep.Err(); err != nil {
+		return false, fmt.Errorf("the server of scenario webhooks stopped: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.serveErr != nil {
-		return false, fmt.Errorf("the server of scenario webhooks stopped: %w", s.serveErr)
-	}
 	return s.dryRuns[webhookPath(&w)] > 0, nil
 }
 
