@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/trainersim/trainersim/internal/golden"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
+	"github.com/trainersim/trainersim/internal/golden"
 )
 
 // testScheme is private to these tests: client-go's global scheme is never

@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
-	goldenfile "github.com/trainersim/trainersim/internal/golden"
-
 	"github.com/google/go-cmp/cmp"
 
+	goldenfile "github.com/trainersim/trainersim/internal/golden"
 	"github.com/trainersim/trainersim/results"
 )
 

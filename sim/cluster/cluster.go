@@ -113,9 +113,9 @@ type Versions struct {
 // missing.
 
 // TrainerBuildObserver is implemented by clusters whose Trainer may run in
-// this process (Environment): ObserveTrainerBuilds, called before Start, has
+// this process (envtest.Environment): ObserveTrainerBuilds, called before Start, has
 // fn called for every TrainJob the Trainer builds (see
-// Environment.OnTrainerBuild) and returns true, or returns false when the
+// envtest.Environment.OnTrainerBuild) and returns true, or returns false when the
 // Trainer of this start runs elsewhere (another release, as a process).
 // Other clusters cannot offer it.
 type TrainerBuildObserver interface {
@@ -123,14 +123,14 @@ type TrainerBuildObserver interface {
 }
 
 // GateServing is implemented by clusters whose API server can call the
-// gates this process serves (Environment): scenarios' spec.gates.
+// gates this process serves (envtest.Environment): scenarios' spec.gates.
 type GateServing interface {
 	// ServeGates starts (once) and returns the server of the gates.
 	ServeGates() (*gate.Server, error)
 }
 
 // WebhookServing is implemented by clusters that can call webhooks served by
-// this process (Environment): the API server trusts CA and reaches host.
+// this process (envtest.Environment): the API server trusts CA and reaches host.
 type WebhookServing interface {
 	// ServeWebhooks starts (once) and returns the server of scenario
 	// webhooks.
@@ -138,7 +138,7 @@ type WebhookServing interface {
 }
 
 // RequestAuditing is implemented by clusters whose API server records the
-// components' requests (Environment).
+// components' requests (envtest.Environment).
 type RequestAuditing interface {
 	// ComponentRequests returns the writes of components to objects of a
 	// namespace recorded so far, in the order they were answered.

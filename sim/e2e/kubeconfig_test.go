@@ -10,11 +10,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-	"github.com/trainersim/trainersim/sim/kwok"
-	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
-	"github.com/trainersim/trainersim/sim/releases"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
@@ -37,6 +32,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/kwok"
+	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
+	"github.com/trainersim/trainersim/sim/releases"
 )
 
 // readmeExample is the scenario the README shows, and the warm re-run's

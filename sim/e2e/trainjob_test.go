@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/trainersim/trainersim/sim/probe"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
@@ -18,6 +16,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim/probe"
 	"github.com/trainersim/trainersim/sim/wrappers"
 )
 

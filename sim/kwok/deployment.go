@@ -3,11 +3,10 @@ package kwok
 import (
 	"context"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/probe"
 )
 

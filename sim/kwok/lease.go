@@ -19,14 +19,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/sim/cluster"
 )
 
 // The kwok lease's place and timing.

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/trainersim/trainersim/sim/internal/startup"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/internal/proc"
+	"github.com/trainersim/trainersim/sim/internal/startup"
 )
 
 // Pool creates and deletes simulated nodes, which a kwok makes Ready.

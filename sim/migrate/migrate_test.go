@@ -8,10 +8,10 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/trainersim/trainersim/internal/golden"
-
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
+
+	"github.com/trainersim/trainersim/internal/golden"
 )
 
 // goldenCases are the TrainJob files of testdata/ with the warnings each

@@ -17,8 +17,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,6 +25,8 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/sim/cluster"
 )
 
 // isolationProbeTimeout bounds the wait until the API server applies a new

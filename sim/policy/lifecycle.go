@@ -16,8 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/sim/cluster"
 )
 
 // The annotations fakegpu's KWOK stages act on (fakegpu/kwok/config.yaml).

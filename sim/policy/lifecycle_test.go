@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/trainersim/trainersim/sim/cluster"
 )
 
 // TestLifecyclePolicyObjects checks the policy a scenario's rules become:

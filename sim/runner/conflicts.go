@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-
 	"github.com/trainersim/trainersim/results"
+	"github.com/trainersim/trainersim/sim/cluster"
 )
 
 // What a 409 Conflict lost to: the writes that changed the object after the

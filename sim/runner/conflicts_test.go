@@ -4,12 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/cluster"
 )
 
 // TestChangedBy: what a conflict lost to are the writes of the object after

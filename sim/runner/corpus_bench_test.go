@@ -13,11 +13,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/providers/envtest"
-
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/trainersim/trainersim/results"
+	"github.com/trainersim/trainersim/sim/providers/envtest"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 

@@ -6,14 +6,13 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/trainersim/trainersim/fakegpu"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 

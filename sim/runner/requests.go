@@ -6,13 +6,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-	"github.com/trainersim/trainersim/sim/releases"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/releases"
 )
 
 // The components' requests, as the API server's audit log records them.

@@ -18,11 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-	"github.com/trainersim/trainersim/sim/policy"
-	"github.com/trainersim/trainersim/sim/probe"
-	"github.com/trainersim/trainersim/sim/webhooks"
-
 	"golang.org/x/mod/semver"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -33,9 +28,13 @@ import (
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/gate"
+	"github.com/trainersim/trainersim/sim/policy"
+	"github.com/trainersim/trainersim/sim/probe"
 	"github.com/trainersim/trainersim/sim/scenario"
 	"github.com/trainersim/trainersim/sim/shake"
+	"github.com/trainersim/trainersim/sim/webhooks"
 )
 
 // IsolationKey is the node label, node taint, Pod nodeSelector key and Pod

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/cluster"
 )
 
 // Lanes of the controllers whose reactions the timeline records, in

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/probe"
-
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -31,6 +29,7 @@ import (
 
 	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/probe"
 )
 
 // AdminFieldManager is the field manager of steps without an actor.

@@ -8,14 +8,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-
 	"github.com/google/go-cmp/cmp"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/explain"
 )
 

@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/trainersim/trainersim/sim/providers/kind"
-	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
-
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/discovery"
 	"k8s.io/utils/clock"
 
 	"github.com/trainersim/trainersim/sim"
+	"github.com/trainersim/trainersim/sim/providers/kind"
+	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
 )
 
 func newCleanCommand(streams Streams) *cobra.Command {

@@ -10,18 +10,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-	"github.com/trainersim/trainersim/sim/probe"
-	"github.com/trainersim/trainersim/sim/providers/kind"
-	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
-	"github.com/trainersim/trainersim/sim/releases"
-
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim"
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/probe"
+	"github.com/trainersim/trainersim/sim/providers/kind"
+	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
+	"github.com/trainersim/trainersim/sim/releases"
 )
 
 // clusterFlags are the flags of every command that starts or uses a
@@ -163,10 +162,10 @@ func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (clu
 	}
 	v := c.Versions()
 	fmt.Fprintf(out, "cluster ready in %s: %s, Kubernetes %s, Trainer %s, JobSet %s%s\n", time.Since(start).Round(10*time.Millisecond), v.Cluster, v.Kubernetes, v.Trainer, v.JobSet, kueueVersion(v.Kueue))
-	if p, ok := c.(interface{ ParentDeathProtected() bool }); ok && !p.ParentDeathProtected() {
+	if p, ok := c.(cluster.ParentDeath); ok && !p.ParentDeathProtected() {
 		fmt.Fprintln(out, "warning: setpriv(1) with --pdeathsig is not available: if simctl is killed with SIGKILL, kube-apiserver and etcd keep running")
 	}
-	if i, ok := c.(interface{ Isolated() bool }); ok && !i.Isolated() {
+	if i, ok := c.(cluster.Isolation); ok && !i.Isolated() {
 		fmt.Fprintln(out, "warning: --unisolated: scenario Pods are not kept off the cluster's own nodes; scenarios run one at a time")
 	}
 	return c, nil

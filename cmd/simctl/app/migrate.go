@@ -9,11 +9,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/trainersim/trainersim/sim/releases"
-
 	"github.com/spf13/cobra"
 
 	"github.com/trainersim/trainersim/sim/migrate"
+	"github.com/trainersim/trainersim/sim/releases"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 

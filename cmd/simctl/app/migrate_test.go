@@ -5,12 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
-	"github.com/trainersim/trainersim/sim/releases"
-
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/migrate"
+	"github.com/trainersim/trainersim/sim/releases"
 )
 
 // migrateTestdata holds the TrainJob files and goldens of sim/migrate.

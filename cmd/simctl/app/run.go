@@ -20,6 +20,7 @@ import (
 	"github.com/trainersim/trainersim/reports"
 	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim"
+	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/scenario"
 	"github.com/trainersim/trainersim/sim/shake"
@@ -229,7 +230,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	v := env.Versions()
 	run.Cluster, run.KubernetesVersion, run.TrainerVersion, run.JobSetVersion, run.KueueVersion = v.Cluster, v.Kubernetes, v.Trainer, v.JobSet, v.Kueue
 	parallel := f.parallel
-	if i, ok := env.(interface{ Isolated() bool }); ok && !i.Isolated() {
+	if i, ok := env.(cluster.Isolation); ok && !i.Isolated() {
 		parallel = 1
 	}
 

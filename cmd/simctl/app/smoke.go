@@ -9,10 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
-	"github.com/trainersim/trainersim/sim/probe"
-	"github.com/trainersim/trainersim/sim/releases"
-
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +21,9 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim"
+	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/probe"
+	"github.com/trainersim/trainersim/sim/releases"
 	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/wrappers"
 )

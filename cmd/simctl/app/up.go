@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trainersim/trainersim/sim"
+	"github.com/trainersim/trainersim/sim/cluster"
 )
 
 func newUpCommand(streams Streams) *cobra.Command {
@@ -54,7 +55,7 @@ func runUp(ctx context.Context, streams Streams, o sim.ClusterOptions) (err erro
 	fmt.Fprintf(streams.Out, "kubeconfig: %s\n", env.AdminKubeconfig())
 	fmt.Fprintf(streams.Out, "  kubectl --kubeconfig %s get nodes -L nvidia.com/gpu.product\n", env.AdminKubeconfig())
 	fmt.Fprintf(streams.Out, "  simctl run --kubeconfig %s scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml\n", env.AdminKubeconfig())
-	if l, ok := env.(interface{ LogDir() string }); ok {
+	if l, ok := env.(cluster.Logs); ok {
 		fmt.Fprintf(streams.Out, "component logs: %s\n", l.LogDir())
 	}
 	fmt.Fprintln(streams.Out, "press Ctrl-C to stop")

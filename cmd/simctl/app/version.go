@@ -3,9 +3,9 @@ package app
 import (
 	"fmt"
 
-	"github.com/trainersim/trainersim/sim/releases"
-
 	"github.com/spf13/cobra"
+
+	"github.com/trainersim/trainersim/sim/releases"
 )
 
 func newVersionCommand(streams Streams) *cobra.Command {

@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/providers/envtest"
-
 	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim/providers/envtest"
 )
 
 // BenchmarkWarmRerun measures the contributor's loop: a cluster kept up (an

@@ -7,7 +7,7 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 )
 
-// ListThenWatch makes the clients of this process list, then watch, as
+// setListThenWatch makes the clients of this process list, then watch, as
 // every provider's Start does: client-go's WatchListClient
 // (on by default since 1.35) is off unless KUBE_FEATURE_WatchListClient says
 // otherwise. With it, an informer's first sync ends with the API server's
@@ -18,7 +18,7 @@ import (
 // cluster (the Trainer's Deployment on kind) keep their own default. It
 // changes client-go's feature gates for the whole process, once; importing
 // the package changes nothing.
-func ListThenWatch() {
+func setListThenWatch() {
 	listThenWatchOnce.Do(func() {
 		if _, set := os.LookupEnv(watchListEnv); set {
 			return

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/internal/proclog"
 )
 
 // Grace and polling of every provider.
@@ -32,10 +33,25 @@ type Progress struct {
 	timings []cluster.StepTiming
 }
 
-// Begin starts the timing, with clk (nil: the real clock) and report (nil:
-// none). A start that began earlier (a provider that starts another) keeps
-// its beginning.
-func (p *Progress) Begin(clk clock.PassiveClock, report func(cluster.StepTiming)) {
+// Start begins a provider's Start, the same way for every provider: the
+// timing, with clk (nil: the real clock) and report (nil: none); the
+// process's global loggers kept off the terminal (proclog.Install; an
+// envtest cluster attaches its log file to them later); its clients set to
+// list, then watch (listThenWatch); and ctx bounded by timeout (zero:
+// cluster.DefaultStartTimeout).
+func (p *Progress) Start(ctx context.Context, clk clock.PassiveClock, report func(cluster.StepTiming), timeout time.Duration) (context.Context, context.CancelFunc) {
+	p.begin(clk, report)
+	proclog.Install()
+	setListThenWatch()
+	if timeout == 0 {
+		timeout = cluster.DefaultStartTimeout
+	}
+	return context.WithTimeout(ctx, timeout)
+}
+
+// begin starts the timing. A start that began earlier (BeganAt) keeps its
+// beginning.
+func (p *Progress) begin(clk clock.PassiveClock, report func(cluster.StepTiming)) {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
@@ -45,6 +61,7 @@ func (p *Progress) Begin(clk clock.PassiveClock, report func(cluster.StepTiming)
 	}
 }
 
+// Now is the time on the Progress's clock.
 func (p *Progress) Now() time.Time {
 	if p.clock == nil {
 		p.clock = clock.RealClock{}
@@ -71,14 +88,6 @@ func (p *Progress) Steps() []cluster.StepTiming {
 	return append([]cluster.StepTiming(nil), p.timings...)
 }
 
-// Context bounds a Start by timeout (zero: cluster.DefaultStartTimeout).
-func Context(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	if timeout == 0 {
-		timeout = cluster.DefaultStartTimeout
-	}
-	return context.WithTimeout(ctx, timeout)
-}
-
 // Clock is the clock Begin was given (the real clock before).
 func (p *Progress) Clock() clock.PassiveClock {
 	if p.clock == nil {
@@ -88,12 +97,12 @@ func (p *Progress) Clock() clock.PassiveClock {
 }
 
 // BeganAt makes a Progress not yet begun time its steps from t (zero: from
-// Begin), for a provider started by another after its own steps.
+// Start), for a provider started by another after its own steps.
 func (p *Progress) BeganAt(t time.Time) {
 	if p.started.IsZero() {
 		p.started = t
 	}
 }
 
-// Began is when the timing began (see Begin and BeganAt).
+// Began is when the timing began (see Start and BeganAt).
 func (p *Progress) Began() time.Time { return p.started }

@@ -6,15 +6,13 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/internal/assets"
-	"github.com/trainersim/trainersim/sim/internal/startup"
-
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/trainersim/trainersim/sim/identity"
-
+	"github.com/trainersim/trainersim/sim/internal/assets"
 	"github.com/trainersim/trainersim/sim/internal/proc"
+	"github.com/trainersim/trainersim/sim/internal/startup"
 )
 
 // The API server and etcd, through envtest, and the kubeconfigs of the

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/trainersim/trainersim/sim/cluster"
-
 	"github.com/trainersim/trainersim/sim/identity"
 )
 

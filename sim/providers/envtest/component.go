@@ -18,9 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/internal/startup"
-
 	"github.com/trainersim/trainersim/sim/internal/proc"
+	"github.com/trainersim/trainersim/sim/internal/startup"
 )
 
 // freePort returns a free loopback port for a component to listen on,

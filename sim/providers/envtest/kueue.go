@@ -8,12 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-	"github.com/trainersim/trainersim/sim/internal/assets"
-	"github.com/trainersim/trainersim/sim/internal/startup"
-	"github.com/trainersim/trainersim/sim/manifests"
-	"github.com/trainersim/trainersim/sim/releases"
-
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,7 +15,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/trainersim/trainersim/fixtures"
+	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/identity"
+	"github.com/trainersim/trainersim/sim/internal/assets"
+	"github.com/trainersim/trainersim/sim/internal/startup"
+	"github.com/trainersim/trainersim/sim/manifests"
+	"github.com/trainersim/trainersim/sim/releases"
 )
 
 // Kueue as a component of an envtest cluster: the real Kueue manager, built

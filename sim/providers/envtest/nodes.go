@@ -4,10 +4,10 @@ import (
 	"context"
 	"path/filepath"
 
+	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/cluster"
-	"github.com/trainersim/trainersim/sim/kwok"
-
 	"github.com/trainersim/trainersim/sim/identity"
+	"github.com/trainersim/trainersim/sim/kwok"
 )
 
 // startNodes starts KWOK, creates the configured nodes and waits until each
@@ -37,4 +37,15 @@ func (e *Environment) startNodes(ctx context.Context, bin string) error {
 	}
 	e.ready(cluster.StepNodes, since)
 	return nil
+}
+
+// AddNodes creates simulated nodes on a started environment and waits until
+// each is Ready and schedulable. It returns their names.
+func (e *Environment) AddNodes(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, error) {
+	return e.nodes.Add(ctx, groups)
+}
+
+// RemoveNodes deletes simulated nodes without waiting.
+func (e *Environment) RemoveNodes(ctx context.Context, names []string) error {
+	return e.nodes.Remove(ctx, names)
 }

@@ -11,19 +11,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-	"github.com/trainersim/trainersim/sim/internal/assets"
-	"github.com/trainersim/trainersim/sim/internal/startup"
-	"github.com/trainersim/trainersim/sim/kwok"
-	"github.com/trainersim/trainersim/sim/releases"
-	"github.com/trainersim/trainersim/sim/webhooks"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -33,11 +25,16 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/gate"
+	"github.com/trainersim/trainersim/sim/internal/assets"
 	"github.com/trainersim/trainersim/sim/internal/controllers"
 	"github.com/trainersim/trainersim/sim/internal/proc"
-	"github.com/trainersim/trainersim/sim/internal/proclog"
+	"github.com/trainersim/trainersim/sim/internal/startup"
 	"github.com/trainersim/trainersim/sim/internal/storage"
+	"github.com/trainersim/trainersim/sim/kwok"
+	"github.com/trainersim/trainersim/sim/releases"
+	"github.com/trainersim/trainersim/sim/webhooks"
 )
 
 // Steps of the envtest provider's Start, in the order a sequential start
@@ -164,6 +161,8 @@ var (
 	_ cluster.RequestAuditing      = (*Environment)(nil)
 	_ cluster.GateServing          = (*Environment)(nil)
 	_ cluster.KueueWebhooks        = (*Environment)(nil)
+	_ cluster.ParentDeath          = (*Environment)(nil)
+	_ cluster.Logs                 = (*Environment)(nil)
 )
 
 // ObserveTrainerBuilds sets OnTrainerBuild (cluster.TrainerBuildObserver) when the
@@ -214,20 +213,9 @@ func (e *Environment) IsolateNamespace(ns *corev1.Namespace) {
 	metav1.SetMetaDataAnnotation(&ns.ObjectMeta, "scheduler.alpha.kubernetes.io/defaultTolerations", string(tolerations))
 }
 
-// cluster.IsolateNodeGroup is the package's cluster.IsolateNodeGroup.
+// IsolateNodeGroup is cluster.IsolateNodeGroup.
 func (e *Environment) IsolateNodeGroup(g fakegpu.NodeGroup, namespace string) fakegpu.NodeGroup {
 	return cluster.IsolateNodeGroup(g, namespace)
-}
-
-// AddNodes creates simulated nodes on a started environment and waits until
-// each is Ready and schedulable. It returns their names.
-func (e *Environment) AddNodes(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, error) {
-	return e.nodes.Add(ctx, groups)
-}
-
-// RemoveNodes deletes simulated nodes without waiting.
-func (e *Environment) RemoveNodes(ctx context.Context, names []string) error {
-	return e.nodes.Remove(ctx, names)
 }
 
 // AdminKubeconfig is KubeconfigPath.
@@ -267,13 +255,10 @@ func (e *Environment) ready(name string, since time.Time) { e.progress.Ready(nam
 // provisioner watches claims, and every node is Ready and schedulable.
 // On error everything already started is stopped again.
 func (e *Environment) Start(ctx context.Context) (err error) {
-	e.progress.Begin(e.Clock, e.Progress)
 	// What the process logs through klog and its other global loggers
-	// never reaches the terminal: it goes to logs/controllers.log while
-	// the in-process components run, and nowhere otherwise (proclog).
-	proclog.Install()
-	startup.ListThenWatch()
-	ctx, cancel := startup.Context(ctx, e.StartTimeout)
+	// goes to logs/controllers.log while the in-process components run,
+	// and nowhere otherwise.
+	ctx, cancel := e.progress.Start(ctx, e.Clock, e.Progress, e.StartTimeout)
 	defer cancel()
 	defer func() {
 		if err != nil {

@@ -14,13 +14,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trainersim/trainersim/fixtures"
 	"github.com/trainersim/trainersim/sim/internal/assets"
 	"github.com/trainersim/trainersim/sim/internal/startup"
+	"github.com/trainersim/trainersim/sim/internal/storage"
 	"github.com/trainersim/trainersim/sim/policy"
 	"github.com/trainersim/trainersim/sim/releases"
-
-	"github.com/trainersim/trainersim/fixtures"
-	"github.com/trainersim/trainersim/sim/internal/storage"
 )
 
 // The envtest provider starts from a snapshot: the etcd data of a cluster

@@ -10,12 +10,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/internal/assets"
-	"github.com/trainersim/trainersim/sim/internal/startup"
-
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim/internal/assets"
+	"github.com/trainersim/trainersim/sim/internal/startup"
 )
 
 // BenchmarkStart starts bare envtest (kube-apiserver and etcd only) and the

@@ -7,12 +7,11 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/internal/assets"
+	"github.com/trainersim/trainersim/sim/internal/proc"
 	"github.com/trainersim/trainersim/sim/internal/startup"
 	"github.com/trainersim/trainersim/sim/releases"
-
-	"github.com/trainersim/trainersim/sim/identity"
-	"github.com/trainersim/trainersim/sim/internal/proc"
 )
 
 // A Trainer release other than the pinned one runs as two child processes,

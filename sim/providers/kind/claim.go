@@ -14,10 +14,10 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/trainersim/trainersim/sim/internal/startup"
-
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 	kindlog "sigs.k8s.io/kind/pkg/log"
+
+	"github.com/trainersim/trainersim/sim/internal/startup"
 )
 
 // kindClaim is the content of a claim file.

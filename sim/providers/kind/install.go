@@ -10,14 +10,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-	"github.com/trainersim/trainersim/sim/internal/startup"
-	"github.com/trainersim/trainersim/sim/kwok"
-	"github.com/trainersim/trainersim/sim/manifests"
-	"github.com/trainersim/trainersim/sim/policy"
-	"github.com/trainersim/trainersim/sim/probe"
-	"github.com/trainersim/trainersim/sim/releases"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -31,6 +23,13 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/fixtures"
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/internal/startup"
+	"github.com/trainersim/trainersim/sim/kwok"
+	"github.com/trainersim/trainersim/sim/manifests"
+	"github.com/trainersim/trainersim/sim/policy"
+	"github.com/trainersim/trainersim/sim/probe"
+	"github.com/trainersim/trainersim/sim/releases"
 )
 
 // Named timeouts of the install.

@@ -11,15 +11,8 @@ import (
 	"strings"
 	"time"
 
-	apiruntime "k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/trainersim/trainersim/sim/cluster"
-	"github.com/trainersim/trainersim/sim/internal/checkout"
-	"github.com/trainersim/trainersim/sim/internal/startup"
-	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
-	"github.com/trainersim/trainersim/sim/releases"
-
 	corev1 "k8s.io/api/core/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,7 +22,11 @@ import (
 	kindlog "sigs.k8s.io/kind/pkg/log"
 
 	"github.com/trainersim/trainersim/fakegpu"
-	"github.com/trainersim/trainersim/sim/internal/proclog"
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/internal/checkout"
+	"github.com/trainersim/trainersim/sim/internal/startup"
+	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
+	"github.com/trainersim/trainersim/sim/releases"
 )
 
 // Defaults of the kind provider.
@@ -106,7 +103,10 @@ type Kind struct {
 	progress   startup.Progress
 }
 
-var _ cluster.Cluster = (*Kind)(nil)
+var (
+	_ cluster.Cluster   = (*Kind)(nil)
+	_ cluster.Isolation = (*Kind)(nil)
+)
 
 // Images the kind cluster runs besides the node's own: the controllers'
 // (names as their manifests give them) and kwok's, built by `make
@@ -142,14 +142,11 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 	if !release.InProcess() {
 		return fmt.Errorf("cannot run the Trainer %s: %w", release.Version, ErrKindTrainer)
 	}
-	k.progress.Begin(k.Clock, k.Progress)
 	// The Trainer runs in the cluster: what this process logs through klog
 	// and its other global loggers (the runner's watches, readiness checks)
-	// is dropped, never printed (proclog); the runner records the server's
-	// warnings on its writes itself.
-	proclog.Install()
-	startup.ListThenWatch()
-	ctx, cancel := startup.Context(ctx, k.StartTimeout)
+	// is dropped; the runner records the server's warnings on its writes
+	// itself.
+	ctx, cancel := k.progress.Start(ctx, k.Clock, k.Progress, k.StartTimeout)
 	defer cancel()
 	defer func() {
 		if err != nil {
@@ -287,6 +284,10 @@ func (k *Kind) AddNodes(ctx context.Context, groups []fakegpu.NodeGroup) ([]stri
 func (k *Kind) RemoveNodes(ctx context.Context, names []string) error {
 	return k.scenarios.RemoveNodes(ctx, names)
 }
+
+// Isolated is cluster.Isolation: a kind cluster always isolates, with the
+// cluster-wide policy Start installs.
+func (k *Kind) Isolated() bool { return k.scenarios.Isolated() }
 
 // IsolateNamespace labels a namespace for the cluster's isolation policy.
 func (k *Kind) IsolateNamespace(ns *corev1.Namespace) { k.scenarios.IsolateNamespace(ns) }

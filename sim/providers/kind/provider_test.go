@@ -6,13 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trainersim/trainersim/sim/manifests"
-	"github.com/trainersim/trainersim/sim/releases"
-
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/trainersim/trainersim/fixtures"
+	"github.com/trainersim/trainersim/sim/manifests"
+	"github.com/trainersim/trainersim/sim/releases"
 )
 
 // TestKindImagesAreTheManifests keeps the images the kind provider loads and

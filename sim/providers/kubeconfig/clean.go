@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/trainersim/trainersim/sim/cluster"
-	"github.com/trainersim/trainersim/sim/kwok"
-
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/kwok"
 )
 
 // Clean deletes from a cluster what runs against it (Kubeconfig) created and

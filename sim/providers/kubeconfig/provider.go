@@ -7,15 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
-
-	"github.com/trainersim/trainersim/sim/cluster"
-	"github.com/trainersim/trainersim/sim/internal/assets"
-	"github.com/trainersim/trainersim/sim/internal/startup"
-	"github.com/trainersim/trainersim/sim/kwok"
-	"github.com/trainersim/trainersim/sim/policy"
-	"github.com/trainersim/trainersim/sim/releases"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,14 +16,17 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/internal/controllers"
 	"github.com/trainersim/trainersim/sim/internal/proc"
-	"github.com/trainersim/trainersim/sim/internal/proclog"
+	"github.com/trainersim/trainersim/sim/internal/startup"
+	"github.com/trainersim/trainersim/sim/kwok"
+	"github.com/trainersim/trainersim/sim/policy"
+	"github.com/trainersim/trainersim/sim/releases"
 )
 
 // StepPreflight is the first step of the kubeconfig provider's Start (then
@@ -121,7 +116,10 @@ type Kubeconfig struct {
 	progress     startup.Progress
 }
 
-var _ cluster.Cluster = (*Kubeconfig)(nil)
+var (
+	_ cluster.Cluster   = (*Kubeconfig)(nil)
+	_ cluster.Isolation = (*Kubeconfig)(nil)
+)
 
 // LoadKubeconfig returns the rest.Config of a kubeconfig file and context
 // (empty: the current one).
@@ -149,14 +147,9 @@ func (k *Kubeconfig) ready(name string, since time.Time) { k.progress.Ready(name
 // ErrNoIsolation.
 func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 	k.progress.BeganAt(k.Began)
-	k.progress.Begin(k.Clock, k.Progress)
-	// The Trainer runs in the cluster: what this process logs through klog
-	// and its other global loggers (the runner's watches, readiness checks)
-	// is dropped, never printed (proclog); the runner records the server's
-	// warnings on its writes itself.
-	proclog.Install()
-	startup.ListThenWatch()
-	ctx, cancel := startup.Context(ctx, k.StartTimeout)
+	// As on kind: what this process logs through its global loggers is
+	// dropped; the runner records the server's warnings on its writes.
+	ctx, cancel := k.progress.Start(ctx, k.Clock, k.Progress, k.StartTimeout)
 	defer cancel()
 	defer func() {
 		if err != nil {
@@ -264,49 +257,6 @@ func newRunID() string {
 	return hex.EncodeToString(b)
 }
 
-// kwok.Start runs a kwok of this run against the cluster and takes the kwok
-// lease, so that runs after it reuse it while it lives.
-func (k *Kubeconfig) startKwok(ctx context.Context) error {
-	bins, err := assets.Find(k.AssetsDir, assets.Kwok)
-	if err != nil {
-		return err
-	}
-	if k.WorkDir == "" {
-		if k.WorkDir, err = startup.NewWorkDir(); err != nil {
-			return err
-		}
-		k.ownWorkDir = true
-	}
-	logDir := filepath.Join(k.WorkDir, "logs")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return fmt.Errorf("failed to create %s: %w", logDir, err)
-	}
-	// kwok gets the same credentials, in a file of its own with the
-	// context chosen and every referenced file inlined.
-	raw, err := clientConfig(k.Path, k.Context).RawConfig()
-	if err != nil {
-		return fmt.Errorf("failed to read kubeconfig %s: %w", k.Path, err)
-	}
-	if k.Context != "" {
-		raw.CurrentContext = k.Context
-	}
-	if err := clientcmdapi.MinifyConfig(&raw); err != nil {
-		return fmt.Errorf("failed to select the kubeconfig's context: %w", err)
-	}
-	if err := clientcmdapi.FlattenConfig(&raw); err != nil {
-		return fmt.Errorf("failed to inline the kubeconfig's files: %w", err)
-	}
-	kubeconfig := filepath.Join(k.WorkDir, "kwok.kubeconfig")
-	if err := clientcmd.WriteToFile(raw, kubeconfig); err != nil {
-		return fmt.Errorf("failed to write kwok's kubeconfig: %w", err)
-	}
-	if k.kwok, err = kwok.Start(bins[assets.Kwok], kubeconfig, k.WorkDir, logDir); err != nil {
-		return err
-	}
-	k.lease, err = kwok.HoldLease(ctx, k.client, k.progress.Clock(), k.versions, map[string]string{cluster.RunLabel: k.runID})
-	return err
-}
-
 // Stop deletes the nodes Start created, the isolation policy and the kwok
 // lease, stops kwok and removes the work directory when Start created it.
 // Scenario namespaces and nodes are the runner's to delete.
@@ -358,18 +308,7 @@ func (k *Kubeconfig) Versions() cluster.Versions { return k.versions }
 // nodes (false only with Unisolated on a cluster without the policy API).
 func (k *Kubeconfig) Isolated() bool { return k.isolation != nil }
 
-// AddNodes creates simulated nodes, labelled with the run, and waits until
-// each is Ready and schedulable.
-func (k *Kubeconfig) AddNodes(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, error) {
-	return k.nodes.Add(ctx, groups)
-}
-
-// RemoveNodes deletes simulated nodes without waiting.
-func (k *Kubeconfig) RemoveNodes(ctx context.Context, names []string) error {
-	return k.nodes.Remove(ctx, names)
-}
-
-// cluster.IsolateNodeGroup is cluster.IsolateNodeGroup, but for a cluster without isolation
+// IsolateNodeGroup is cluster.IsolateNodeGroup, but for a cluster without isolation
 // (Unisolated): the nodes then carry the label and no taint, so that the
 // scenario's Pods, which get no toleration, can land on them too.
 func (k *Kubeconfig) IsolateNodeGroup(g fakegpu.NodeGroup, namespace string) fakegpu.NodeGroup {
