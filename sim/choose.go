@@ -6,6 +6,7 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/internal/proclog"
 	"github.com/trainersim/trainersim/sim/providers/envtest"
 	"github.com/trainersim/trainersim/sim/providers/kind"
 	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
@@ -86,3 +87,14 @@ const TrainerEnv = "TRAINERSIM_TRAINER"
 func ClusterOptionsFromEnv() ClusterOptions {
 	return ClusterOptions{Kubeconfig: os.Getenv(KubeconfigEnv), Provider: os.Getenv(ClusterEnv), Trainer: os.Getenv(TrainerEnv)}
 }
+
+// RouteProcessLogs keeps the process's global loggers (klog, where
+// client-go writes; controller-runtime's global logger; the standard
+// library's log, where net/http servers write TLS handshake errors) off
+// standard error for the rest of the process: their lines go to the log
+// file of the envtest cluster running at the time (logs/controllers.log of
+// its work dir) and are dropped while none runs. simctl calls it before
+// anything else, and the ginkgo adapter for the suite it declares; a
+// program with loggers of its own does not call it, and starting a cluster
+// leaves them as they are.
+func RouteProcessLogs() { proclog.Install() }

@@ -126,8 +126,9 @@ func TestConcurrentWritesGetTheirOwnWarnings(t *testing.T) {
 
 // TestWarningOutsideAWrite: a request that is no write's (an expectation's
 // read) records nothing on a write and goes to client-go's default handler,
-// klog, which the providers route to a log file (proclog).
+// klog, which simctl routes to a log file (proclog).
 func TestWarningOutsideAWrite(t *testing.T) {
+	proclog.Install()
 	var processLog bytes.Buffer
 	detach := proclog.Attach(&processLog)
 	defer detach()

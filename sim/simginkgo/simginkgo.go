@@ -40,7 +40,13 @@ const startTimeout = cluster.DefaultStartTimeout + time.Minute
 // the last step every TrainJob of the scenario must have been checked at
 // least once. Builds the trainer makes after the last step, while the
 // scenario's namespace is being deleted, are not checked.
+//
+// Declaring the suite routes the process's global loggers to the cluster's
+// log (sim.RouteProcessLogs): the suite's output is its verdicts.
 func Scenarios(paths ...string) bool {
+	// The suite's output is its scenarios' verdicts: the libraries' global
+	// loggers write to the envtest cluster's logs/controllers.log.
+	sim.RouteProcessLogs()
 	files, loadErr := scenario.LoadPaths(paths, scenario.Options{})
 	opts := sim.ClusterOptionsFromEnv()
 	if opts.Kubeconfig == "" && opts.Provider != sim.ClusterKind {

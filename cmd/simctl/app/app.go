@@ -10,6 +10,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/trainersim/trainersim/sim"
 )
 
 // Exit codes of simctl.
@@ -62,6 +64,9 @@ func ExitCode(err error) int {
 // Run runs simctl with args (without the program name). Errors are printed
 // to streams.Err; the returned error maps to an exit code with ExitCode.
 func Run(ctx context.Context, streams Streams, args []string) error {
+	// The terminal is simctl's own: the libraries' global loggers write to
+	// the envtest cluster's logs/controllers.log instead.
+	sim.RouteProcessLogs()
 	root := newRootCommand(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

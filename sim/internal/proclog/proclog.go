@@ -15,9 +15,13 @@
 //     in-process webhook server) write TLS handshake errors; by default to
 //     standard error.
 //
-// Install routes all three to the writer Attach names last (an envtest
-// cluster attaches its logs/controllers.log while its in-process Trainer,
-// JobSet and provisioner run) and drops their lines while none is attached:
+// Install is the program's choice, never a library's: simctl makes it
+// (through sim.RouteProcessLogs), and so does the ginkgo adapter for the
+// suite it declares; a program that embeds sim and keeps loggers of its own
+// leaves it out, and its loggers stay as they are. Install routes all three
+// to the writer Attach names last (an envtest cluster attaches its
+// logs/controllers.log while its in-process Trainer, JobSet and provisioner
+// run) and drops their lines while none is attached:
 // then nothing of the harness runs in the process that a log file would be
 // for (before a cluster's API server is up, after it stops, and on kind or
 // an existing cluster, where the Trainer runs elsewhere and the runner
@@ -85,12 +89,11 @@ func Install() {
 	})
 }
 
-// Attach installs the routing and makes w the writer that gets the lines
-// until detach is called (then the writer attached before it, if any, gets
-// them again). Writes to w are serialized; detach may be called more than
-// once.
+// Attach makes w the writer that gets the lines until detach is called
+// (then the writer attached before it, if any, gets them again). It routes
+// nothing itself: the lines reach w once the program called Install.
+// Writes to w are serialized; detach may be called more than once.
 func Attach(w io.Writer) (detach func()) {
-	Install()
 	o := &output{w: w}
 	mu.Lock()
 	outs = append(outs, o)

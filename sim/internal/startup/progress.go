@@ -11,7 +11,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/trainersim/trainersim/sim/cluster"
-	"github.com/trainersim/trainersim/sim/internal/proclog"
 )
 
 // Grace and polling of every provider.
@@ -34,14 +33,12 @@ type Progress struct {
 }
 
 // Start begins a provider's Start, the same way for every provider: the
-// timing, with clk (nil: the real clock) and report (nil: none); the
-// process's global loggers kept off the terminal (proclog.Install; an
-// envtest cluster attaches its log file to them later); its clients set to
-// list, then watch (listThenWatch); and ctx bounded by timeout (zero:
-// cluster.DefaultStartTimeout).
+// timing, with clk (nil: the real clock) and report (nil: none); its
+// clients set to list, then watch (listThenWatch); and ctx bounded by
+// timeout (zero: cluster.DefaultStartTimeout). The process's global loggers
+// are left as the program set them (sim.RouteProcessLogs).
 func (p *Progress) Start(ctx context.Context, clk clock.PassiveClock, report func(cluster.StepTiming), timeout time.Duration) (context.Context, context.CancelFunc) {
 	p.begin(clk, report)
-	proclog.Install()
 	setListThenWatch()
 	if timeout == 0 {
 		timeout = cluster.DefaultStartTimeout
