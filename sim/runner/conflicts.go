@@ -66,11 +66,11 @@ func (s *scenarioRun) conflictChanges(w *results.Write) []string {
 		var err error
 		if reqs, err = auditing.ComponentRequests(s.ns); err != nil {
 			// What is known is still said, with why the rest is not.
-			return append(changedBy(kind, name, w.ResourceVersionBefore, time.Now(), own, nil),
+			return append(changedBy(kind, name, w.ResourceVersionBefore, s.clock.Now(), own, nil),
 				fmt.Sprintf("(the components' writes are unknown: failed to read the API server's audit log: %v)", err))
 		}
 	}
-	return changedBy(kind, name, w.ResourceVersionBefore, time.Now(), own, reqs)
+	return changedBy(kind, name, w.ResourceVersionBefore, s.clock.Now(), own, reqs)
 }
 
 // change is one write that changed an object, at the resourceVersion rv.

@@ -23,14 +23,14 @@ import (
 // step runs one step and reports it.
 func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res results.Step) {
 	verb, hasVerb := v1alpha1.VerbOf(st)
-	res = results.Step{Name: st.Name, Kind: verb.Name, Started: time.Now()}
+	res = results.Step{Name: st.Name, Kind: verb.Name, Started: s.clock.Now()}
 	if !hasVerb {
 		res.Kind = expectStep
 		if st.Release != nil {
 			res.Kind = releaseStep
 		}
 	}
-	defer func() { res.Duration = time.Since(res.Started) }()
+	defer func() { res.Duration = s.clock.Since(res.Started) }()
 	var cases []*v1alpha1.InterleavingCase // interleaving cases of this order
 	fail := func(msg, diff string) results.Step {
 		res.Failure, res.Diff = msg, diff
@@ -49,9 +49,9 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res results.
 			il = s.interleaving
 			res.Order = il.Names
 		}
-		sent := time.Now()
+		sent := s.clock.Now()
 		writes, problems, matched := s.concurrently(ctx, st.Concurrently, il)
-		s.breakdown.Writes += time.Since(sent)
+		s.breakdown.Writes += s.clock.Since(sent)
 		res.Writes = writes
 		cases = matched
 		for _, c := range cases {
@@ -65,9 +65,9 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res results.
 		if err != nil {
 			return fail(err.Error(), "")
 		}
-		sent := time.Now()
+		sent := s.clock.Now()
 		writeErr := s.send(ctx, p, st.Name)
-		s.breakdown.Writes += time.Since(sent)
+		s.breakdown.Writes += s.clock.Since(sent)
 		outcome := checkOutcome(&p.write, writeErr, st.ExpectError)
 		res.Writes = []results.Write{p.write}
 		if outcome != nil {
@@ -99,9 +99,9 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res results.
 // expectTimed is expect, its time added to the breakdown: on the lane of
 // the last reaction observed while it waited.
 func (s *scenarioRun) expectTimed(ctx context.Context, e *v1alpha1.Expect) (string, string) {
-	start := time.Now()
+	start := s.clock.Now()
 	msg, diff := s.expect(ctx, e)
-	end := time.Now()
+	end := s.clock.Now()
 	lane := s.watch.lastLane(start, end)
 	if lane == "" {
 		lane = results.WaitingOnNothing

@@ -320,7 +320,7 @@ func (s *scenarioRun) prepareRelease(st *v1alpha1.Step) *prepared {
 		if r.One && len(held) > 1 {
 			held = held[:1]
 		}
-		since := time.Now()
+		since := s.clock.Now()
 		if s.gateServer.Release(name, fmt.Sprintf("write %q released it", st.Name), r.One) == 0 {
 			return nil, fmt.Errorf("gate %s holds no request to release: %s (expect it held in a step before)", r.Gate, s.heldSoFar(name))
 		}

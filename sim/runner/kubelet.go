@@ -42,7 +42,7 @@ func kubeletWrite(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) erro
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cur.Object, &pod); err != nil {
 				return nil, fmt.Errorf("failed to read Pod %s: %w", name, err)
 			}
-			patch, err := kubeletPatch(&pod, k, time.Now())
+			patch, err := kubeletPatch(&pod, k, s.clock.Now())
 			if err != nil {
 				return nil, err
 			}

@@ -59,7 +59,7 @@ func nodeWrite(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) error {
 			if _, err := patch(ctx, types.MergePatchType, marker(nil)); err != nil {
 				return nil, err
 			}
-			return patch(ctx, types.StrategicMergePatchType, notReadyStatus(time.Now()), "status")
+			return patch(ctx, types.StrategicMergePatchType, notReadyStatus(s.clock.Now()), "status")
 		}
 	case v1alpha1.NodeReady:
 		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {

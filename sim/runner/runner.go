@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/fakegpu"
@@ -95,8 +96,19 @@ type Runner struct {
 	// Cluster). Nil: Run starts them for its scenarios, RunPlan for its
 	// one.
 	Watches *Watches
+	// Clock times the scenarios, their steps and writes, and stamps what
+	// the watches observe for the timeline. Nil: the real clock.
+	Clock clock.PassiveClock
 
 	mu sync.Mutex
+}
+
+// clock is the Runner's Clock, or the real clock.
+func (r *Runner) clock() clock.PassiveClock {
+	if r.Clock == nil {
+		return clock.RealClock{}
+	}
+	return r.Clock
 }
 
 // Run runs every file's scenario (every explored order of a scenario that
@@ -228,7 +240,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		File:        f.Path,
 		Description: sc.Spec.Description,
 		Labels:      sc.Metadata.Labels,
-		Started:     time.Now(),
+		Started:     r.clock().Now(),
 	}
 	if il := p.Interleaving; il != nil {
 		res.Interleaving = &results.Interleaving{
@@ -278,14 +290,15 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	defer func() { res.Duration = time.Since(res.Started) }()
+	clk := r.clock()
+	defer func() { res.Duration = clk.Since(res.Started) }()
 
 	watches := r.Watches
 	if watches == nil {
 		watches = r.startWatches(ctx)
 		defer watches.Stop()
 	}
-	run := &scenarioRun{runner: r, cluster: r.Cluster, sc: sc, fixturesDir: p.File.FixturesDir, interleaving: p.Interleaving, shake: p.Shake, shaken: res.Shake, objects: map[string]map[string]any{}, watches: watches, profiles: map[string]string{}, written: map[string]uint64{}}
+	run := &scenarioRun{runner: r, clock: clk, cluster: r.Cluster, sc: sc, fixturesDir: p.File.FixturesDir, interleaving: p.Interleaving, shake: p.Shake, shaken: res.Shake, objects: map[string]map[string]any{}, watches: watches, profiles: map[string]string{}, written: map[string]uint64{}}
 	defer func() { res.Breakdown = run.breakdown }()
 	run.ns = NamespaceName(sc.Metadata.Name)
 	res.Namespace = run.ns
@@ -293,9 +306,9 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		defer func() {
 			// A namespace or node left behind is a result too: on a
 			// cluster simctl did not start, it stays there.
-			start := time.Now()
+			start := clk.Now()
 			err := run.cleanup()
-			run.breakdown.Teardown = time.Since(start)
+			run.breakdown.Teardown = clk.Since(start)
 			if err != nil && res.Passed {
 				res.Passed = false
 				res.Failure = "clean-up: " + err.Error()
@@ -305,11 +318,11 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 	// Runs before cleanup: the namespace's deletion is not the scenario's.
 	defer func() { res.Timeline = run.timeline(res.Setup, res.Steps) }()
 	err := run.setUp(ctx)
-	run.breakdown.SetUp = time.Since(res.Started)
+	run.breakdown.SetUp = clk.Since(res.Started)
 	res.Setup = run.setup
 	if err != nil {
 		res.Failure = "set-up: " + err.Error()
-		res.Steps = append(res.Steps, results.Step{Name: setUpStep, Kind: "setup", Started: res.Started, Duration: time.Since(res.Started), Failure: err.Error()})
+		res.Steps = append(res.Steps, results.Step{Name: setUpStep, Kind: "setup", Started: res.Started, Duration: clk.Since(res.Started), Failure: err.Error()})
 		return res
 	}
 	res.Passed = true
@@ -324,7 +337,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		run.watch.setStep(sc.Spec.Steps[i].Name)
 		st := run.step(ctx, &sc.Spec.Steps[i])
 		run.openGates(st.Name)
-		recording := time.Now()
+		recording := clk.Now()
 		// Only a write to a TrainJob can change who owns an entry: a step
 		// without one keeps the owners of the step before.
 		if len(res.Steps) == 0 || writesTrainJob(st.Writes) {
@@ -332,7 +345,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		} else {
 			st.Owners = res.Steps[len(res.Steps)-1].Owners
 		}
-		run.breakdown.Recording += time.Since(recording)
+		run.breakdown.Recording += clk.Since(recording)
 		res.Steps = append(res.Steps, st)
 		if r.OnStep != nil {
 			r.mu.Lock()
@@ -348,9 +361,9 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 			break
 		}
 	}
-	recording := time.Now()
+	recording := clk.Now()
 	res.FinalPods = run.finalPods(context.WithoutCancel(ctx))
-	run.breakdown.Recording += time.Since(recording)
+	run.breakdown.Recording += clk.Since(recording)
 	return res
 }
 
@@ -369,6 +382,7 @@ func TrainerHolds(t *v1alpha1.Trainer, version string) bool {
 // scenarioRun is the state of one scenario while it runs.
 type scenarioRun struct {
 	runner  *Runner
+	clock   clock.PassiveClock
 	cluster cluster.Cluster
 	sc      *v1alpha1.Scenario
 	// fixturesDir is where the loader found the setup paths.
@@ -427,7 +441,7 @@ func NamespaceName(name string) string {
 
 func (s *scenarioRun) setUp(ctx context.Context) error {
 	c := s.cluster.Client()
-	s.watch = s.watches.watch(s.ns)
+	s.watch = s.watches.watch(s.ns, s.clock)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}
 	s.cluster.IsolateNamespace(ns)
 	if usesKueue(s.sc) {

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 
 	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim/internal/proclog"
@@ -80,7 +81,7 @@ func TestConcurrentWritesGetTheirOwnWarnings(t *testing.T) {
 		}
 		clients = append(clients, c)
 	}
-	s := &scenarioRun{objects: map[string]map[string]any{}}
+	s := &scenarioRun{clock: clock.RealClock{}, objects: map[string]map[string]any{}}
 	fields := [][]string{{"imageTypo", "commandTypo"}, {"suspended"}}
 	var preps []*prepared
 	for i, unknown := range fields {

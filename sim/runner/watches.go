@@ -103,9 +103,10 @@ func (ws *Watches) Stop() {
 }
 
 // watch returns the watcher of namespace ns, which receives its changes
-// from now until the watcher stops. Call it before the namespace exists.
-func (ws *Watches) watch(ns string) *watcher {
-	w := &watcher{clock: clock.RealClock{}, step: setUpStep, changed: make(chan struct{}, 1), release: func() { ws.release(ns) }, seen: map[string]uint64{}}
+// from now until the watcher stops, stamped by clk. Call it before the
+// namespace exists.
+func (ws *Watches) watch(ns string, clk clock.PassiveClock) *watcher {
+	w := &watcher{clock: clk, step: setUpStep, changed: make(chan struct{}, 1), release: func() { ws.release(ns) }, seen: map[string]uint64{}}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	w.problems = slices.Clone(ws.problems)

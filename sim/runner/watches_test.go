@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/clock"
 
 	"github.com/trainersim/trainersim/results"
 )
@@ -28,7 +29,7 @@ func notified(w *watcher) bool {
 
 func TestWatchesDispatchToTheNamespacesWatcher(t *testing.T) {
 	ws := &Watches{byNS: map[string]*watcher{}}
-	a, b := ws.watch("a"), ws.watch("b")
+	a, b := ws.watch("a", clock.RealClock{}), ws.watch("b", clock.RealClock{})
 
 	ws.dispatch("Pod", nil, pod("a", "p", "7"))
 	if !notified(a) || notified(b) {
@@ -87,7 +88,7 @@ func TestLastLane(t *testing.T) {
 
 func TestWritesMustBeSeenBeforeTheWatchesAreRead(t *testing.T) {
 	ws := &Watches{byNS: map[string]*watcher{}}
-	s := &scenarioRun{watches: ws, watch: ws.watch("ns"), written: map[string]uint64{}}
+	s := &scenarioRun{clock: clock.RealClock{}, watches: ws, watch: ws.watch("ns", clock.RealClock{}), written: map[string]uint64{}}
 	s.wrote("TrainJob", "12")
 	s.wrote("TrainJob", "10")  // an older answer does not lower it
 	s.wrote("ConfigMap", "40") // not watched: never read from the watches

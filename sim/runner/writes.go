@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -492,9 +491,9 @@ func (s *scenarioRun) updateBody(u *v1alpha1.Update) (map[string]any, error) {
 // warnings included.
 func (s *scenarioRun) send(ctx context.Context, p *prepared, stepName string) error {
 	ctx, warnings := withWarnings(ctx)
-	p.write.Started = time.Now()
+	p.write.Started = s.clock.Now()
 	obj, err := p.do(ctx)
-	p.write.Duration = time.Since(p.write.Started)
+	p.write.Duration = s.clock.Since(p.write.Started)
 	p.write.Warnings = warnings.warnings()
 	if err == nil {
 		p.write.Status = http.StatusOK
