@@ -20,11 +20,11 @@ const module = "github.com/trainersim/trainersim/"
 // to its own floor or above is an arrow that runs back up.
 var floors = [][]string{
 	// 1: leaves: data, names, processes
-	{"fakegpu", "fixtures", "internal/golden", "sim/fieldpath", "sim/identity", "sim/shake", "sim/probe", "sim/manifests",
+	{"fakegpu", "fixtures", "internal/golden", "sim/fieldpath", "sim/shake", "sim/probe", "sim/manifests",
 		"sim/internal/checkout", "sim/internal/proc", "sim/internal/proclog", "sim/internal/smpmeta",
 		"sim/internal/trainerruntime", "sim/internal/storage", "docs", "scenarios"},
 	// 2: the pinned releases, the result model, the gate server
-	{"sim/releases", "results", "sim/gate", "sim/internal/controllers", "sim/wrappers"},
+	{"sim/releases", "results", "sim/identity", "sim/gate", "sim/internal/controllers", "sim/wrappers"},
 	// 3: the scenario format, the reports, the scenario webhooks, the assets
 	{"sim/apis/v1alpha1", "reports", "sim/webhooks", "sim/internal/assets"},
 	// 4: the seam, and the loader of scenario files

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -27,6 +26,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainersim/trainersim/fixtures"
+	"github.com/trainersim/trainersim/sim/manifests"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 
@@ -202,24 +202,19 @@ func readObjects(file string) ([]object, scenario.Errors) {
 func decodeObjects(file string, data []byte) ([]object, scenario.Errors) {
 	var out []object
 	var errs scenario.Errors
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return out, append(errs, scenario.YAMLError(file, data, err))
-		}
-		if len(doc.Content) == 0 || doc.Content[0].Tag == "!!null" {
-			continue // an empty document
+	docs, err := manifests.Documents(data)
+	for _, doc := range docs {
+		if manifests.Empty(doc) {
+			continue
 		}
 		o, problems := decodeObject(file, doc.Content[0])
 		errs = append(errs, problems...)
 		if o != nil {
 			out = append(out, *o)
 		}
+	}
+	if err != nil {
+		errs = append(errs, scenario.YAMLError(file, data, err))
 	}
 	return out, errs
 }

@@ -18,16 +18,14 @@ package identity
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"slices"
 	"strings"
 
+	"github.com/trainersim/trainersim/sim/manifests"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -162,25 +160,16 @@ var rbacOrder = []string{"Namespace", "ServiceAccount", "ClusterRole", "Role", "
 // ReadRBAC reads the RBAC manifest at path of fsys (a multi-document YAML of
 // the kinds of rbacOrder), in the order Install creates them.
 func ReadRBAC(fsys fs.FS, path string) ([]*unstructured.Unstructured, error) {
-	f, err := fsys.Open(path)
+	data, err := fs.ReadFile(fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read RBAC %s: %w", path, err)
 	}
-	defer f.Close()
+	objs, err := manifests.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("failed to decode RBAC %s: %w", path, err)
+	}
 	byKind := map[string][]*unstructured.Unstructured{}
-	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
-	for {
-		obj := &unstructured.Unstructured{}
-		err := dec.Decode(&obj.Object)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("failed to decode RBAC %s: %w", path, err)
-		}
-		if len(obj.Object) == 0 {
-			continue
-		}
+	for _, obj := range objs {
 		byKind[obj.GetKind()] = append(byKind[obj.GetKind()], obj)
 	}
 	var out []*unstructured.Unstructured

@@ -1,6 +1,8 @@
 // Package manifests reads the Kubernetes objects of YAML manifests (the
 // fixtures' CRDs, webhook configurations, runtimes and install manifests,
-// a user's TrainJobs) into unstructured or typed objects.
+// a user's TrainJobs) into unstructured or typed objects (Decode), and
+// parses the YAML streams whose problems are reported by position into
+// node trees (Documents): the two readers of multi-document YAML.
 package manifests
 
 import (

@@ -3,9 +3,7 @@ package migrate
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -13,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/trainersim/trainersim/sim/manifests"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 
@@ -162,32 +161,21 @@ func (o Options) manager() (string, error) {
 // parse reads the documents of data, leaving out empty ones. Every document
 // must be an object.
 func parse(file string, data []byte) (docs []*yaml.Node, errs scenario.Errors) {
-	defer func() {
-		// gopkg.in/yaml.v3 is not ours; a panic in it must not take the
-		// caller down.
-		if r := recover(); r != nil {
-			docs, errs = nil, scenario.Errors{{File: file, Message: fmt.Sprintf("invalid YAML: the parser failed: %v", r)}}
-		}
-	}()
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for i := 1; ; i++ {
-		doc := &yaml.Node{}
-		err := dec.Decode(doc)
-		if errors.Is(err, io.EOF) {
-			return docs, errs
-		}
-		if err != nil {
-			return nil, append(errs, scenario.YAMLError(file, data, err))
-		}
-		if len(doc.Content) == 0 || doc.Content[0].Tag == "!!null" {
+	all, err := manifests.Documents(data)
+	for i, doc := range all {
+		if manifests.Empty(doc) {
 			continue
 		}
 		if root := doc.Content[0]; root.Kind != yaml.MappingNode {
-			errs = append(errs, at(file, root, "", "document %d is %s, not a Kubernetes object", i, scenario.DescribeNode(root)))
+			errs = append(errs, at(file, root, "", "document %d is %s, not a Kubernetes object", i+1, scenario.DescribeNode(root)))
 			continue
 		}
 		docs = append(docs, doc)
 	}
+	if err != nil {
+		return nil, append(errs, scenario.YAMLError(file, data, err))
+	}
+	return docs, errs
 }
 
 // isTrainJob reports whether root is a TrainJob of the trainer's API group.

@@ -1,10 +1,7 @@
 package migrate
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"path"
@@ -14,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/trainersim/trainersim/fixtures"
+	"github.com/trainersim/trainersim/sim/manifests"
 )
 
 // runtimes are the runtimes whose replicated jobs Migrate knows, by
@@ -57,17 +55,12 @@ func readRuntimes(fsys fs.FS, dir string) (runtimes, error) {
 		if err != nil {
 			return nil, fmt.Errorf("failed to read Trainer %s's default runtimes: %w", SourceRelease, err)
 		}
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		for {
-			var doc yaml.Node
-			err := dec.Decode(&doc)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("failed to decode %s: %w", p, err)
-			}
-			if len(doc.Content) > 0 {
+		docs, err := manifests.Documents(data)
+		if err != nil {
+			return nil, fmt.Errorf("failed to decode %s: %w", p, err)
+		}
+		for _, doc := range docs {
+			if !manifests.Empty(doc) {
 				r.addAs(doc.Content[0], "the default ")
 			}
 		}

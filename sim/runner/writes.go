@@ -28,6 +28,7 @@ import (
 
 	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/manifests"
 	"github.com/trainersim/trainersim/sim/probe"
 )
 
@@ -169,15 +170,13 @@ func readFixture(dir, path string) ([]map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to read fixture %s: %w", path, err)
 	}
-	var objs []map[string]any
-	for _, doc := range strings.Split("\n"+string(data), "\n---") {
-		var o map[string]any
-		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
-			return nil, fmt.Errorf("failed to decode fixture %s: %w", path, err)
-		}
-		if len(o) > 0 {
-			objs = append(objs, o)
-		}
+	decoded, err := manifests.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("failed to decode fixture %s: %w", path, err)
+	}
+	objs := make([]map[string]any, len(decoded))
+	for i, u := range decoded {
+		objs[i] = u.Object
 	}
 	return objs, nil
 }

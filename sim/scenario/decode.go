@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"reflect"
 	"regexp"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/fieldpath"
+	"github.com/trainersim/trainersim/sim/manifests"
 )
 
 // aliasBudget is how many YAML nodes alias expansion may add to a document
@@ -68,40 +68,22 @@ func (d *decoder) errorf(n *yaml.Node, field, format string, args ...any) {
 // parse reads the single document of data. It returns nil, having recorded
 // why, when data is not exactly one YAML document whose root is a mapping.
 func (d *decoder) parse(data []byte) (root *yaml.Node) {
-	defer func() {
-		// gopkg.in/yaml.v3 is not ours; a panic in it must not take the
-		// caller down. Panics in this package are left to the fuzz target.
-		if r := recover(); r != nil {
-			d.errorf(nil, "", "invalid YAML: the parser failed: %v", r)
-			root = nil
-		}
-	}()
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			d.errorf(nil, "", "empty file: a scenario file holds one Scenario")
-			return nil
-		}
+	docs, err := manifests.Documents(data)
+	switch {
+	case err != nil:
 		d.yamlError(err, data)
 		return nil
-	}
-	if len(doc.Content) == 0 || isNull(doc.Content[0]) {
-		d.errorf(&doc, "", "empty document: a scenario file holds one Scenario")
+	case len(docs) == 0:
+		d.errorf(nil, "", "empty file: a scenario file holds one Scenario")
+		return nil
+	case manifests.Empty(docs[0]):
+		d.errorf(docs[0], "", "empty document: a scenario file holds one Scenario")
 		return nil
 	}
-	root = doc.Content[0]
-	// Further documents are an error unless empty (a trailing "---").
-	for {
-		var next yaml.Node
-		err := dec.Decode(&next)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			d.yamlError(err, data)
-			return nil
-		}
+	root = docs[0].Content[0]
+	// Further documents are an error unless empty (a trailing "---"; a
+	// document that says null is one).
+	for _, next := range docs[1:] {
 		if len(next.Content) > 0 && !(isNull(next.Content[0]) && next.Content[0].Value == "") {
 			d.errorf(next.Content[0], "", "a second YAML document: a scenario file holds exactly one Scenario")
 			return nil
@@ -131,7 +113,9 @@ var (
 func (d *decoder) yamlError(err error, data []byte) {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	e := &Error{File: d.file}
-	if m := yamlLineError.FindStringSubmatch(err.Error()); m != nil {
+	if errors.Is(err, manifests.ErrParserFailed) {
+		// A panic says nothing of where.
+	} else if m := yamlLineError.FindStringSubmatch(err.Error()); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 		if parserProblem.MatchString(msg) {
