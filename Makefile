@@ -124,9 +124,9 @@ generate: ## Write the scenario schema, docs/scenario-reference.md and the corpu
 	$(GO) run ./hack/corpustable
 
 .PHONY: update
-update: generate ## Rewrite every generated file and golden file (schema, reference, corpus table, testdata/ goldens) from the code.
+update: generate ## Rewrite every generated file and golden file (schema, reference, corpus table, command pages, testdata/ goldens) from the code.
 	UPDATE_GOLDEN=1 $(GO) test ./fakegpu/ ./sim/explain/ ./sim/migrate/ ./reports/
-	UPDATE_GOLDEN=1 $(GO) test ./cmd/simctl/app/ -run 'TestHelpGolden'
+	UPDATE_GOLDEN=1 $(GO) test ./cmd/simctl/app/ -run 'TestCommandPages'
 
 .PHONY: verify
 verify: fixtures kind-verify ## Fail when generated files drift from go.mod or the API types, or a scenario does not lint.

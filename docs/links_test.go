@@ -15,7 +15,7 @@ import (
 func pages(t *testing.T) []string {
 	t.Helper()
 	out := []string{"README.md"}
-	for _, glob := range []string{"docs/*.md", "hack/*/README.md", "fakegpu/*.md"} {
+	for _, glob := range []string{"docs/*.md", "docs/commands/*.md", "hack/*/README.md", "fakegpu/*.md"} {
 		m, err := filepath.Glob(filepath.Join("..", glob))
 		if err != nil {
 			t.Fatal(err)

@@ -26,27 +26,42 @@ func runWithStdin(t *testing.T, stdin string, args ...string) (stdout, stderr st
 	return out.String(), errOut.String(), ExitCode(err)
 }
 
-func TestHelpGolden(t *testing.T) {
-	for name, args := range map[string][]string{
-		"root":     {"--help"},
-		"up":       {"up", "--help"},
-		"smoke":    {"smoke", "--help"},
-		"profiles": {"profiles", "--help"},
-		"run":      {"run", "--help"},
-		"lint":     {"lint", "--help"},
-		"explain":  {"explain", "--help"},
-		"migrate":  {"migrate", "--help"},
-		"version":  {"version", "--help"},
-		"clean":    {"clean", "--help"},
-		"report":   {"report", "--help"},
-	} {
+// TestCommandPages: docs/commands/ holds one page per command, each with
+// the help `simctl CMD --help` prints, and nothing else.
+func TestCommandPages(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", PagesDir)
+	pages := Pages()
+	for name, page := range pages {
 		t.Run(name, func(t *testing.T) {
-			out, _, code := run(t, args...)
+			golden.Check(t, filepath.Join(dir, name), page)
+			args := strings.Fields(strings.ReplaceAll(strings.TrimSuffix(name, ".md"), "-", " "))[1:]
+			out, _, code := run(t, append(args, "--help")...)
 			if code != ExitOK {
-				t.Fatalf("exit code %d, want 0", code)
+				t.Fatalf("simctl %v --help: exit code %d, want 0", args, code)
 			}
-			golden.Check(t, filepath.Join("testdata", "help-"+name+".golden"), []byte(out))
+			if !strings.Contains(string(page), "```\n"+out+"```\n") {
+				t.Errorf("the page %s does not hold what simctl %v --help prints:\n%s", name, args, out)
+			}
 		})
+	}
+	if len(pages) < 11 {
+		t.Errorf("%d command pages, want one for simctl and each of its ten commands", len(pages))
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if _, ok := pages[filepath.Base(f)]; ok {
+			continue
+		}
+		if golden.Updating() {
+			if err := os.Remove(f); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s is the page of no command: make update removes it", f)
 	}
 }
 
