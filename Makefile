@@ -171,7 +171,8 @@ test: assets $(if $(TRAINER_DIR),trainer-workspace) ## Run unit tests and the en
 
 .PHONY: test-kind
 test-kind: assets kind-images ## The kind suite: the corpus on kind against envtest (same verdicts), a SIGKILLed kind run cleaned, bad input.
-	$(GO) test -tags kind ./sim/kinde2e/ -timeout 60m -ginkgo.v
+	$(GO) test -tags kind ./sim/kinde2e/ -timeout 60m -ginkgo.v \
+		|| { cat reports/kind/differences.txt 2>/dev/null; exit 1; }
 
 # make shake runs the corpus SHAKE times (default 2, one mirrored pair of
 # seeds) with the shaker's delays and fails on any order-dependent scenario;

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -23,10 +24,17 @@ import (
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 
-// verdicts runs the corpus with the extra arguments and returns each run's
-// verdict by name: PASS, FAIL, or SKIP with its reason.
-func verdicts(args ...string) (map[string]string, results.Run) {
-	dir := GinkgoT().TempDir()
+// differentialDir keeps the reports of the differential's two runs
+// (envtest/, kind/) and, when their verdicts differ, differences.txt, which
+// make test-kind prints last when the suite fails.
+const differentialDir = "../../reports/kind"
+
+// verdicts runs the corpus with the extra arguments, its reports in
+// differentialDir/name, and returns each run's verdict by name: PASS, FAIL,
+// or SKIP with its reason.
+func verdicts(name string, args ...string) (map[string]string, results.Run) {
+	dir := filepath.Join(differentialDir, name)
+	Expect(os.RemoveAll(dir)).To(Succeed())
 	cmd := exec.Command(simctl, append([]string{"run", "../../scenarios", "--report-dir", dir}, args...)...)
 	session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
@@ -51,8 +59,9 @@ func verdicts(args ...string) (map[string]string, results.Run) {
 
 var _ = Describe("the corpus on kind and on envtest", func() {
 	It("has the same verdict for every scenario, but for those that say they hold on one cluster only", func() {
-		onEnvtest, envtestRun := verdicts()
-		onKind, kindRun := verdicts("--cluster", "kind", "--kind-name", "trainersim-differential")
+		Expect(os.RemoveAll(differentialDir)).To(Succeed())
+		onEnvtest, envtestRun := verdicts("envtest")
+		onKind, kindRun := verdicts("kind", "--cluster", "kind", "--kind-name", "trainersim-differential")
 		Expect(envtestRun.Cluster).To(Equal("envtest"))
 		Expect(kindRun.Cluster).To(Equal("kind"))
 		Expect(kindRun.TrainerVersion).To(Equal(envtestRun.TrainerVersion), "the Deployment runs the Trainer simctl was built with")
@@ -90,6 +99,10 @@ var _ = Describe("the corpus on kind and on envtest", func() {
 			}
 		}
 		sort.Strings(differences)
+		if len(differences) > 0 {
+			digest := "verdicts that differ between envtest and kind (reports in reports/kind/envtest and reports/kind/kind):\n" + strings.Join(differences, "\n") + "\n"
+			Expect(os.WriteFile(filepath.Join(differentialDir, "differences.txt"), []byte(digest), 0o644)).To(Succeed())
+		}
 		Expect(differences).To(BeEmpty(), "verdicts differ between envtest and kind: a bug in one of the two paths, or a fidelity gap to document with spec.clusters")
 		Expect(compared).To(Equal(len(plans)-skippedSomewhere), "the verdicts of all but the scenarios that say otherwise are compared")
 	})
