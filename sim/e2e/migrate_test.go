@@ -25,6 +25,24 @@ var _ = Describe("simctl migrate --verify", func() {
 		Expect(string(session.Err.Contents())).To(ContainSubstring("verify: the JobSets' Pod templates and the Pods are the same on both releases"))
 	})
 
+	It("says why no Pod came on the guide's example without the ServiceAccount and claim it names, and suggests --create-missing", func() {
+		session := startSimctl(simctl, "migrate", "--verify", "../../fixtures/migrate/guide-trainjob-only.yaml")
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(1))
+		stderr := string(session.Err.Contents())
+		Expect(stderr).To(ContainSubstring("TrainJob pytorch-distributed: want 1 Pods, got 0 within 30s; the namespace's warnings: "))
+		Expect(stderr).To(MatchRegexp(`Job pytorch-distributed-node-0: FailedCreate: .*serviceaccount "ml-training-sa" not found`))
+		Expect(stderr).To(ContainSubstring("(--create-missing creates the ServiceAccounts, claims, ConfigMaps and Secrets the TrainJobs name)"))
+	})
+
+	It("verifies the same example with --create-missing, which creates and names what the TrainJob names", func() {
+		session := startSimctl(simctl, "migrate", "--verify", "--create-missing", "../../fixtures/migrate/guide-trainjob-only.yaml")
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
+		stderr := string(session.Err.Contents())
+		Expect(stderr).To(ContainSubstring("verify: --create-missing: creating, empty, on both clusters what the TrainJobs name and FILE does not hold: PersistentVolumeClaim ml-team-training-pvc, ServiceAccount ml-training-sa\n"))
+		Expect(stderr).To(ContainSubstring("verify: compared 1 Pod template and 1 Pod of 1 TrainJob\n"))
+		Expect(stderr).To(ContainSubstring("verify: the JobSets' Pod templates and the Pods are the same on both releases"))
+	})
+
 	It("fails with the diff on a migration written to differ (two overrides adding volumes to a runtime that has one)", func() {
 		session := startSimctl(simctl, "migrate", "--verify", "../../fixtures/migrate/differs.yaml")
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(1))

@@ -82,6 +82,7 @@ func TestUsageErrors(t *testing.T) {
 		{"context without kubeconfig", []string{"smoke", "--context", "c"}, `--context needs --kubeconfig`},
 		{"unisolated without kubeconfig", []string{"run", "--unisolated", "x.yaml"}, `--unisolated needs --kubeconfig`},
 		{"clean without a cluster", []string{"clean"}, `give --kubeconfig PATH or --cluster kind`},
+		{"create-missing without verify", []string{"migrate", "--create-missing", "x.yaml"}, `--create-missing creates what --verify's clusters need: give --verify too`},
 		{"unknown trainer", []string{"smoke", "--trainer", "v2.0.1"}, `invalid --trainer: unsupported Trainer version v2.0.1: trainersim runs v2.1.0, v2.2.0, v2.2.1, v2.3.0`},
 		{"another trainer on kind", []string{"run", "--trainer", "v2.1.0", "--cluster", "kind", "x.yaml"}, `--trainer v2.1.0: the kind provider has images of the Trainer v2.3.0 only`},
 		{"unknown component", []string{"run", "--with", "volcano", "x.yaml"}, `invalid --with: unknown component "volcano": trainersim runs kueue`},

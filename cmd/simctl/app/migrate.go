@@ -18,7 +18,7 @@ import (
 
 func newMigrateCommand(streams Streams) *cobra.Command {
 	var manager string
-	var strict, verify bool
+	var strict, verify, createMissing bool
 	cmd := &cobra.Command{
 		Use:   "migrate FILE",
 		Short: "Rewrite TrainJobs from podTemplateOverrides (Trainer v2.1.0) to runtimePatches (v2.2.0 and later)",
@@ -78,6 +78,14 @@ templates and Pods it compared; what differs is printed as a go-cmp diff
 about 20 seconds. With --strict, a warning stops migrate before --verify
 starts a cluster.
 
+A TrainJob whose Pods do not all come says why, from the namespace's
+warning events: a Job's FailedCreate (a ServiceAccount that does not exist),
+a Pod's FailedScheduling (a claim that does not exist or is not bound).
+--create-missing creates, in the verify namespace of both clusters, the
+ServiceAccounts, PersistentVolumeClaims (1Gi, ReadWriteOnce), ConfigMaps and
+Secrets that the TrainJobs and runtimes of FILE name and FILE does not hold,
+empty, and says which: the rendering is then verified without them.
+
 Exit codes:
   0  migrated (warnings or not); with --verify, rendered the same
   1  --strict and a warning; or, with --verify: a Trainer refused to create
@@ -97,6 +105,9 @@ Exit codes:
   # and check it on Trainer v2.1.0 and the newest release
   simctl migrate --verify fixtures/migrate/seed-000.yaml
 
+  # a TrainJob alone, whose ServiceAccount and claim the clusters lack
+  simctl migrate --verify --create-missing trainjob.yaml
+
   # from a cluster still on v2.1.0, failing on any difference
   kubectl get trainjob my-job -o yaml | simctl migrate --strict -`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -106,17 +117,21 @@ Exit codes:
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return migrateFile(cmd.Context(), streams, args[0], manager, strict, verify)
+			return migrateFile(cmd.Context(), streams, args[0], manager, strict, verify, createMissing)
 		},
 	}
 	cmd.Flags().StringVar(&manager, "manager", migrate.DefaultManager, "manager of the runtimePatches entry written")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when there is a warning (the TrainJobs are printed all the same; --verify does not run)")
 	cmd.Flags().BoolVar(&verify, "verify", false, "run FILE on Trainer v2.1.0 and the migration on the newest release, and exit 1 with a diff where they render differently")
+	cmd.Flags().BoolVar(&createMissing, "create-missing", false, "with --verify: create the ServiceAccounts, PersistentVolumeClaims, ConfigMaps and Secrets the TrainJobs name and FILE does not hold, empty, in the verify namespace")
 	return cmd
 }
 
 // migrateFile prints the migration of file, and its warnings.
-func migrateFile(ctx context.Context, streams Streams, file, manager string, strict, verify bool) error {
+func migrateFile(ctx context.Context, streams Streams, file, manager string, strict, verify, createMissing bool) error {
+	if createMissing && !verify {
+		return withCode(ExitUsage, errors.New("--create-missing creates what --verify's clusters need: give --verify too"))
+	}
 	var data []byte
 	var err error
 	name := file
@@ -160,7 +175,7 @@ func migrateFile(ctx context.Context, streams Streams, file, manager string, str
 			return err
 		}
 		releases := releases.Trainers
-		return verifyMigration(ctx, streams.Err, data, out, from, releases[len(releases)-1])
+		return verifyMigration(ctx, streams.Err, data, out, from, releases[len(releases)-1], createMissing)
 	}
 	return nil
 }

@@ -48,7 +48,9 @@ type renderedJob struct {
 
 // verifyMigration runs oldDocs on oldRelease and newDocs on newRelease and
 // prints the difference of what they render; a difference is ExitFailed.
-func verifyMigration(ctx context.Context, out io.Writer, oldDocs, newDocs []byte, oldRelease, newRelease releases.Trainer) error {
+// With createMissing, what the TrainJobs name and the documents do not hold
+// is created first, on both (referencedObjects).
+func verifyMigration(ctx context.Context, out io.Writer, oldDocs, newDocs []byte, oldRelease, newRelease releases.Trainer, createMissing bool) error {
 	oldObjs, err := manifests.Decode(oldDocs)
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("failed to decode: %w", err))
@@ -61,12 +63,24 @@ func verifyMigration(ctx context.Context, out io.Writer, oldDocs, newDocs []byte
 	// Trainer's environment variables, Pod hostnames) are then the same.
 	ns := runner.NamespaceName("migrate")
 	fmt.Fprintf(out, "verify: the TrainJobs as written on Trainer %s, migrated on Trainer %s, in namespace %s\n", oldRelease.Version, newRelease.Version, ns)
+	var missing []reference
+	if createMissing {
+		if missing = referencedObjects(oldObjs); len(missing) == 0 {
+			fmt.Fprintf(out, "verify: --create-missing: FILE holds everything its TrainJobs name; nothing to create\n")
+		} else {
+			names := make([]string, len(missing))
+			for i, r := range missing {
+				names[i] = r.String()
+			}
+			fmt.Fprintf(out, "verify: --create-missing: creating, empty, on both clusters what the TrainJobs name and FILE does not hold: %s\n", strings.Join(names, ", "))
+		}
+	}
 	runtimes := map[string]*unstructured.Unstructured{}
-	before, err := renderOn(ctx, out, oldRelease, ns, oldObjs, runtimes, true)
+	before, err := renderOn(ctx, out, oldRelease, ns, oldObjs, missing, runtimes, true)
 	if err != nil {
 		return err
 	}
-	after, err := renderOn(ctx, out, newRelease, ns, newObjs, runtimes, false)
+	after, err := renderOn(ctx, out, newRelease, ns, newObjs, missing, runtimes, false)
 	if err != nil {
 		return err
 	}
@@ -108,13 +122,13 @@ func unionKeys(a, b map[string]any) map[string]bool {
 	return keys
 }
 
-// renderOn starts a cluster of release, creates objs in ns (TrainJobs last)
-// and returns what the TrainJobs render. The ClusterTrainingRuntimes the
+// renderOn starts a cluster of release, creates missing and objs in ns
+// (TrainJobs last) and returns what the TrainJobs render. The ClusterTrainingRuntimes the
 // TrainJobs name are read from the first cluster (record) into runtimes and
 // written over the default ones of the second: both then render from the same
 // runtime, and the diff shows the migration, not how the default runtimes
 // changed between the releases.
-func renderOn(ctx context.Context, out io.Writer, release releases.Trainer, ns string, objs []*unstructured.Unstructured, runtimes map[string]*unstructured.Unstructured, record bool) (_ rendered, err error) {
+func renderOn(ctx context.Context, out io.Writer, release releases.Trainer, ns string, objs []*unstructured.Unstructured, missing []reference, runtimes map[string]*unstructured.Unstructured, record bool) (_ rendered, err error) {
 	c, err := startCluster(ctx, out, sim.ClusterOptions{Trainer: release.Version})
 	defer stopCluster(c, &err)
 	if err != nil {
@@ -126,6 +140,9 @@ func renderOn(ctx context.Context, out io.Writer, release releases.Trainer, ns s
 	}
 	if err := shareRuntimes(ctx, cl, objs, runtimes, record); err != nil {
 		return nil, withCode(ExitCluster, err)
+	}
+	if err := createReferenced(ctx, cl, ns, missing); err != nil {
+		return nil, withCode(ExitFailed, fmt.Errorf("on Trainer %s: %w", release.Version, err))
 	}
 	// Everything but the TrainJobs first, then, once the Trainer sees the
 	// runtimes among them, the TrainJobs.
@@ -165,6 +182,12 @@ func renderOn(ctx context.Context, out io.Writer, release releases.Trainer, ns s
 		}
 		job, err := renderTrainJob(ctx, cl, ns, o.GetName(), verifyWait)
 		if err != nil {
+			if why := whyNoPods(ctx, cl, ns); why != "" && ctx.Err() == nil {
+				err = fmt.Errorf("%w; the namespace's warnings: %s", err, why)
+				if len(missing) == 0 && (strings.Contains(why, "not found") || strings.Contains(why, "unbound")) {
+					err = fmt.Errorf("%w (--create-missing creates the ServiceAccounts, claims, ConfigMaps and Secrets the TrainJobs name)", err)
+				}
+			}
 			return nil, withCode(ExitFailed, fmt.Errorf("on Trainer %s: %w", release.Version, err))
 		}
 		r[o.GetName()] = job
