@@ -12,16 +12,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"gopkg.in/yaml.v3"
-	apiextensions "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
@@ -256,10 +249,10 @@ func decodeObject(file string, root *yaml.Node) (*object, scenario.Errors) {
 	}
 	// The API server's order: prune unknown fields, then default.
 	var errs scenario.Errors
-	for _, p := range pruning.PruneWithOptions(u, s, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
+	for _, p := range s.Prune(u) {
 		errs = append(errs, o.keyErrorf(p, "unknown field"))
 	}
-	defaulting.Default(u, s)
+	s.Default(u)
 	data, err := json.Marshal(u)
 	if err != nil {
 		return nil, append(errs, o.errorf("", "failed to encode: %v", err))
@@ -281,44 +274,10 @@ func decodeObject(file string, root *yaml.Node) (*object, scenario.Errors) {
 	return &o, nil
 }
 
-var (
-	schemasMu sync.Mutex
-	schemas   = map[string]*structuralschema.Structural{}
-)
-
-// crdSchema returns the structural schema of the served version of a
-// trainer CRD in fixtures/.
-func crdSchema(file string) (*structuralschema.Structural, error) {
-	schemasMu.Lock()
-	defer schemasMu.Unlock()
-	if s, ok := schemas[file]; ok {
-		return s, nil
-	}
-	p := path.Join(fixtures.CRDDir, "trainer", file)
-	data, err := fs.ReadFile(fixtures.FS, p)
-	if err != nil {
-		return nil, fmt.Errorf("failed to read CRD %s: %w", p, err)
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := sigsyaml.Unmarshal(data, crd); err != nil {
-		return nil, fmt.Errorf("failed to decode CRD %s: %w", p, err)
-	}
-	for _, v := range crd.Spec.Versions {
-		if v.Name != trainer.GroupVersion.Version || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
-			continue
-		}
-		internal := &apiextensions.JSONSchemaProps{}
-		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
-			return nil, fmt.Errorf("failed to convert the schema of CRD %s: %w", p, err)
-		}
-		s, err := structuralschema.NewStructural(internal)
-		if err != nil {
-			return nil, fmt.Errorf("failed to read the schema of CRD %s: %w", p, err)
-		}
-		schemas[file] = s
-		return s, nil
-	}
-	return nil, fmt.Errorf("CRD %s has no schema for %s", p, trainer.GroupVersion.Version)
+// crdSchema returns the schema of the served version of a trainer CRD in
+// fixtures/.
+func crdSchema(file string) (*manifests.CRDSchema, error) {
+	return manifests.ReadCRDSchema("fixtures", fixtures.FS, path.Join(fixtures.CRDDir, "trainer", file), trainer.GroupVersion.Version)
 }
 
 // locate finds the YAML node of a field path such as spec.runtimePatches[0].x

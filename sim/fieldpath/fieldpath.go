@@ -193,6 +193,29 @@ func Parent(path string) string {
 	return p[:len(p)-1].String()
 }
 
+// Join appends rel, a printed path relative to prefix, to prefix; a rel
+// that does not parse is appended as a field name.
+func Join(prefix, rel string) string {
+	p, err := Parse(rel)
+	if err != nil {
+		return AppendField(prefix, rel)
+	}
+	for _, e := range p {
+		prefix = appendTo(prefix, e)
+	}
+	return prefix
+}
+
+// Last is the name of the last element of a printed path when it is a
+// field or map key; "" otherwise.
+func Last(path string) string {
+	p, err := Parse(path)
+	if err != nil || len(p) == 0 || p[len(p)-1].Kind != FieldKind {
+		return ""
+	}
+	return p[len(p)-1].Name
+}
+
 // nameStop are the characters that end an unquoted name.
 const nameStop = ".[]\"=, \t\r\n"
 

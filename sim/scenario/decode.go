@@ -121,6 +121,14 @@ func (d *decoder) yamlError(err error, data []byte) {
 		if parserProblem.MatchString(msg) {
 			e.Line++
 		}
+		// The parser names the line where the broken block begins; the
+		// line that broke it is the first that lines up with nothing.
+		if strings.HasPrefix(msg, "did not find expected key") || strings.HasPrefix(msg, "did not find expected '-' indicator") {
+			if line, col, what, ok := misindented(data); ok && line >= e.Line {
+				e.Line, e.Column = line, col
+				msg = what + " (the parser: " + msg + ")"
+			}
+		}
 	} else if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
 		// The parser does not say where; the first use is.
 		e.Line, e.Column = offsetPosition(data, bytes.Index(data, []byte("*"+m[1])))
@@ -659,14 +667,24 @@ func quote(s string) string {
 // suggest returns the known field name that name differs from by case or
 // by at most two edits, or "".
 func suggest(name string, info *structInfo) string {
+	names := make([]string, len(info.fields))
+	for i, f := range info.fields {
+		names[i] = f.name
+	}
+	return closest(name, names)
+}
+
+// closest returns the one of names within two edits of name, the nearest
+// first; "" when none is, or name is too short to guess.
+func closest(name string, names []string) string {
 	if len(name) < 3 {
 		return ""
 	}
 	best, bestDist := "", 3
-	for _, f := range info.fields {
-		dist := editDistance(strings.ToLower(name), strings.ToLower(f.name))
+	for _, n := range names {
+		dist := editDistance(strings.ToLower(name), strings.ToLower(n))
 		if dist < bestDist {
-			best, bestDist = f.name, dist
+			best, bestDist = n, dist
 		}
 	}
 	return best

@@ -189,6 +189,17 @@ var invalid = map[string][]string{
 		`testdata/invalid-gates.yaml:61:25: spec.steps[3].concurrently.writes[0].release.gate: gate "opened" is open since step "first" (spec.steps[0]), its until: this release holds nothing`,
 		`testdata/invalid-gates.yaml:64:25: spec.steps[3].concurrently.writes[1].release.gate: gate "ghost" holds a user's or an actor's requests: a release in a concurrently group waits for the API server's answer to what it lets through, which the audit log records for components only; give the gate a component`,
 	},
+	"invalid-trainjob-objects.yaml": {
+		`testdata/invalid-trainjob-objects.yaml:11:19: spec.steps[0].create.apiVersion: "trainer.kubeflow.org/v1" is not served: the Trainer serves TrainJob as trainer.kubeflow.org/v1alpha1`,
+		`testdata/invalid-trainjob-objects.yaml:24:7: spec.steps[1].create.spec.runtimeRef: Required value: the TrainJob CRD of every Trainer release it holds for refuses this create, as the API server would`,
+		`testdata/invalid-trainjob-objects.yaml:35:20: spec.steps[2].create.spec.suspended: unknown field "suspended" of TrainJob (did you mean "suspend"?): no Trainer release's CRD has it, and the API server would drop it with a warning only`,
+		`testdata/invalid-trainjob-objects.yaml:45:7: spec.steps[3].create.expect: unknown field "expect" of TrainJob: expect is a field of the step, indented one level too deep, into the object create sends; put it beside create`,
+		`testdata/invalid-trainjob-objects.yaml:53:45: spec.steps[4].expect.pods.selector.matchLabels["jobset.sigs.k8s.io/jobset-name"]: jobset.sigs.k8s.io/jobset-name=cc matches no Pod the scenario makes: JobSet names its Pods after the TrainJob (the scenario's TrainJobs and JobSets are a, b, c, d, e, f)`,
+		`testdata/invalid-trainjob-objects.yaml:64:20: spec.steps[5].create.spec.managedBy: Invalid value: "example.com/mine": ManagedBy must be trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set: the TrainJob CRD of every Trainer release it holds for refuses this create, as the API server would`,
+	},
+	"invalid-indentation.yaml": {
+		`testdata/invalid-indentation.yaml:16:8: invalid YAML: "suspend" is indented 7 spaces, which lines up with no field above it: "spec" is at 6, and its fields (such as "runtimeRef") at 8 (the parser: did not find expected key)`,
+	},
 	"invalid-two-writes.yaml": {
 		`testdata/invalid-two-writes.yaml:10:5: spec.steps[0].apply: a step has at most one of create, apply, patch, update, delete, get, kubelet, node or concurrently; found create and apply`,
 		`testdata/invalid-two-writes.yaml:11:5: spec.steps[1]: a step needs a write (create, apply, patch, update, delete, get, kubelet, node or concurrently), a release or an expect`,
@@ -203,7 +214,7 @@ var invalid = map[string][]string{
 		"testdata/invalid-bad-regexp.yaml:12:23: spec.steps[0].expectError.messageMatches: invalid regular expression: error parsing regexp: missing closing ): `not found (llm`",
 	},
 	"invalid-duration.yaml": {
-		`testdata/invalid-duration.yaml:10:15: spec.steps[0].expect.within: invalid duration "60": time: missing unit in duration "60"`,
+		`testdata/invalid-duration.yaml:10:15: spec.steps[0].expect.within: invalid duration "60": a duration is a number with a unit, such as 30s, 2m or 1m30s (units: ms, s, m, h)`,
 		`testdata/invalid-duration.yaml:14:15: spec.steps[1].expect.within: expected a duration such as 60s or 1m30s, found integer 60`,
 		`testdata/invalid-duration.yaml:18:15: spec.steps[2].expect.within: invalid duration "-1s": must not be negative`,
 	},

@@ -191,6 +191,7 @@ var kubeletActions = []string{v1alpha1.KubeletComplete, v1alpha1.KubeletFail, v1
 
 func (v *validator) kubelet(path, step string, k *v1alpha1.KubeletAction) {
 	v.labelSelector(join(path, "pods"), k.Pods, "a kubelet step must select its Pods by at least one label")
+	v.selectsJobSets(join(path, "pods"), k.Pods)
 	if !slices.Contains(kubeletActions, k.Action) {
 		v.errorf(join(path, "action"), "unknown action %s: must be %s", quote(k.Action), oneOf(kubeletActions))
 	}
@@ -797,6 +798,9 @@ var expectationChecks = map[string]func(v *validator, path string, e *v1alpha1.E
 			}
 		}
 		v.exact(join(pp, "exact"), p.Exact, "pods.all or pods.any", p.All, p.Any)
+		if p.Selector != nil && (p.Count == nil || *p.Count > 0) {
+			v.selectsJobSets(join(pp, "selector"), *p.Selector)
+		}
 	},
 	"objects": func(v *validator, path string, e *v1alpha1.Expect) {
 		for i, o := range e.Objects {

@@ -82,7 +82,7 @@ func (v *validator) impliedVersions() {
 func (v *validator) fieldUses(field string) []string {
 	parts := strings.Split(field, ".")
 	var out []string
-	add := func(path string, kind any, obj map[string]any) {
+	add := func(path string, kind any, obj map[string]any, _ bool) {
 		if kind == "TrainJob" && obj != nil {
 			out = append(out, findField(obj, parts, path)...)
 		}
@@ -96,7 +96,7 @@ func (v *validator) fieldUses(field string) []string {
 		}
 	}
 	for i, s := range v.sc.Spec.Setup {
-		add(join(index("spec.setup", i), "object"), s.Object["kind"], s.Object)
+		add(join(index("spec.setup", i), "object"), s.Object["kind"], s.Object, true)
 	}
 	for i, st := range v.sc.Spec.Steps {
 		steps(index("spec.steps", i), st)
@@ -111,7 +111,9 @@ func (v *validator) trainerReleaseFields() {
 	spec := v.sc.Spec
 	all := v.trainerVersions("spec.trainer", spec.Trainer, nil)
 	for i, s := range spec.Setup {
-		v.releaseFields(join(index("spec.setup", i), "object"), s.Object["kind"], s.Object, all)
+		at := join(index("spec.setup", i), "object")
+		v.releaseFields(at, s.Object["kind"], s.Object, all)
+		v.crdObject(at, s.Object, true, true, all)
 	}
 	for i, st := range spec.Steps {
 		path := index("spec.steps", i)
@@ -130,26 +132,35 @@ func (v *validator) trainerReleaseFields() {
 	}
 }
 
-// stepReleaseFields checks the objects a step writes.
+// stepReleaseFields checks the objects a step writes against the releases
+// of versions: the versioned TrainJob fields, and the CRDs.
 func (v *validator) stepReleaseFields(path string, st v1alpha1.Step, versions []string) {
-	stepObjects(path, st, func(at string, kind any, obj map[string]any) {
+	stepObjects(path, st, func(at string, kind any, obj map[string]any, whole bool) {
 		v.releaseFields(at, kind, obj, versions)
+		// A step that expects its write refused asserts what the CRD
+		// refuses; one that sets fieldValidation says what becomes of the
+		// fields the CRD does not know.
+		if st.ExpectError == nil && (at == join(path, "create") || at == join(path, "apply") || at == join(join(path, "update"), "object")) {
+			v.crdObject(at, obj, whole, st.FieldValidation == "", versions)
+		}
 	})
 }
 
-// stepObjects calls fn with each object a step writes, the path it is at
-// and its kind.
-func stepObjects(path string, st v1alpha1.Step, fn func(at string, kind any, obj map[string]any)) {
-	fn(join(path, "create"), st.Create["kind"], st.Create)
-	fn(join(path, "apply"), st.Apply["kind"], st.Apply)
+// stepObjects calls fn with each object a step writes, the path it is at,
+// its kind, and whether it is a whole object (a create's, an update's
+// object) rather than part of one (an apply's configuration, an update's
+// set, a merge patch).
+func stepObjects(path string, st v1alpha1.Step, fn func(at string, kind any, obj map[string]any, whole bool)) {
+	fn(join(path, "create"), st.Create["kind"], st.Create, true)
+	fn(join(path, "apply"), st.Apply["kind"], st.Apply, false)
 	if u := st.Update; u != nil {
-		fn(join(join(path, "update"), "object"), u.Object["kind"], u.Object)
+		fn(join(join(path, "update"), "object"), u.Object["kind"], u.Object, true)
 		// set is merged into an object of the kind its from step wrote.
-		fn(join(join(path, "update"), "set"), "TrainJob", u.Set)
+		fn(join(join(path, "update"), "set"), "TrainJob", u.Set, false)
 	}
 	if p := st.Patch; p != nil && p.Type == v1alpha1.PatchMerge {
 		if body, ok := p.Body.(map[string]any); ok {
-			fn(join(join(path, "patch"), "body"), p.Target.Kind, body)
+			fn(join(join(path, "patch"), "body"), p.Target.Kind, body, false)
 		}
 	}
 }

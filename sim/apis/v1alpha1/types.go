@@ -957,7 +957,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("invalid duration %q: %w", s, err)
+		return fmt.Errorf("invalid duration %q: a duration is a number with a unit, such as 30s, 2m or 1m30s (units: ms, s, m, h)", s)
 	}
 	if v < 0 {
 		return fmt.Errorf("invalid duration %q: must not be negative", s)
