@@ -225,6 +225,27 @@ type Write struct {
 	Mutations []FieldChange `json:"mutations,omitempty"`
 }
 
+// Action is who did what to which object: "apply TrainJob ns/llm as
+// kueue-admission", the subject of every sentence about a write.
+func (w *Write) Action() string {
+	return w.Verb + " " + w.Target + " as " + w.FieldManager
+}
+
+// String is the write on one line, as simctl and the ginkgo adapter print
+// it: its Action, the HTTP status, and for a refused write the reason and
+// the first line of the message ("... as sdk: HTTP 409 Conflict: Operation
+// cannot be fulfilled ...").
+func (w *Write) String() string {
+	out := fmt.Sprintf("%s: HTTP %d", w.Action(), w.Status)
+	if w.Reason != "" {
+		out += " " + w.Reason
+	}
+	if w.Message != "" {
+		out += ": " + FirstLine(w.Message)
+	}
+	return out
+}
+
 // Kinds of a FieldChange.
 const (
 	// FieldAdded is a field the server stored that the write did not send.

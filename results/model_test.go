@@ -27,3 +27,18 @@ func TestPassedAndIncomplete(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteString: one line per write, the refused ones with reason and the
+// first line of the message.
+func TestWriteString(t *testing.T) {
+	accepted := Write{Verb: "create", Target: "TrainJob ns/a", FieldManager: "kubeflow-sdk", Status: 201}
+	refused := Write{Verb: "apply", Target: "TrainJob ns/a", FieldManager: "kueue", Status: 409, Reason: "Conflict", Message: "Apply failed with 1 conflict\nconflict with \"sdk\""}
+	for w, want := range map[*Write]string{
+		&accepted: "create TrainJob ns/a as kubeflow-sdk: HTTP 201",
+		&refused:  "apply TrainJob ns/a as kueue: HTTP 409 Conflict: Apply failed with 1 conflict",
+	} {
+		if got := w.String(); got != want {
+			t.Errorf("String() = %q, want %q", got, want)
+		}
+	}
+}

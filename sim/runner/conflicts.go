@@ -27,9 +27,10 @@ type ownWrite struct {
 }
 
 // recordOwn keeps an accepted write for conflictChanges.
-func (s *scenarioRun) recordOwn(w *results.Write) {
-	kind, name, ok := targetKindName(w.Target)
-	if !ok || w.ResourceVersionAfter == "" {
+func (s *scenarioRun) recordOwn(p *prepared) {
+	w := &p.write
+	kind, name := p.target.kind, p.target.name
+	if p.target.selector != "" || w.ResourceVersionAfter == "" {
 		return
 	}
 	who := "the harness"
@@ -41,21 +42,12 @@ func (s *scenarioRun) recordOwn(w *results.Write) {
 	s.mu.Unlock()
 }
 
-// targetKindName reads a write's target, "Kind namespace/name"; false for
-// a selector's.
-func targetKindName(target string) (string, string, bool) {
-	kind, rest, ok := strings.Cut(target, " ")
-	if !ok || strings.ContainsAny(rest, " =[") {
-		return "", "", false
-	}
-	return kind, rest[strings.LastIndexByte(rest, '/')+1:], true
-}
-
 // conflictChanges names what changed the object of a write refused with a
 // conflict since the resourceVersion it carried.
-func (s *scenarioRun) conflictChanges(w *results.Write) []string {
-	kind, name, ok := targetKindName(w.Target)
-	if !ok {
+func (s *scenarioRun) conflictChanges(p *prepared) []string {
+	w := &p.write
+	kind, name := p.target.kind, p.target.name
+	if p.target.selector != "" {
 		return nil
 	}
 	s.mu.Lock()

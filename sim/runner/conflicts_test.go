@@ -48,12 +48,20 @@ func TestChangedBy(t *testing.T) {
 	}
 }
 
-func TestTargetKindName(t *testing.T) {
-	if k, n, ok := targetKindName("TrainJob ns-1/llm"); !ok || k != "TrainJob" || n != "llm" {
-		t.Errorf("got %s %s %v", k, n, ok)
-	}
+// TestWriteTargets: a target prints as the reports have always printed it.
+func TestWriteTargets(t *testing.T) {
 	sel := &v1alpha1.Target{Kind: "Pod", Selector: &v1alpha1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}}
-	if _, _, ok := targetKindName(selectorTarget(sel, "ns")); ok {
-		t.Error("a selector's target named one object")
+	status := selectorTarget(sel, "ns")
+	status.subresource = "status"
+	for want, target := range map[string]writeTarget{
+		"TrainJob ns-1/llm":     {kind: "TrainJob", namespace: "ns-1", name: "llm"},
+		"Pod ns/[app=x]":        selectorTarget(sel, "ns"),
+		"Pod ns/[app=x] status": status,
+		"Node sim-1-h100-0":     {kind: "Node", name: "sim-1-h100-0"},
+		"gate admits":           {kind: "gate", name: "admits"},
+	} {
+		if got := target.String(); got != want {
+			t.Errorf("%+v prints %q, want %q", target, got, want)
+		}
 	}
 }

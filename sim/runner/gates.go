@@ -307,7 +307,7 @@ func (s *scenarioRun) prepareRelease(st *v1alpha1.Step) *prepared {
 			spec = &s.sc.Spec.Gates[i]
 		}
 	}
-	p := &prepared{write: results.Write{Verb: releaseVerb, Target: "gate " + r.Gate}}
+	p := &prepared{verb: v1alpha1.Verb{Name: releaseVerb}, target: writeTarget{kind: "gate", name: r.Gate}}
 	if spec != nil {
 		p.write.Actor, p.write.FieldManager = spec.Component, spec.Component
 	}
@@ -328,7 +328,7 @@ func (s *scenarioRun) prepareRelease(st *v1alpha1.Step) *prepared {
 		for _, h := range held {
 			what = append(what, fmt.Sprintf("%s's %s of %s", who(h.User), h.Verb, h.Object))
 		}
-		p.write.Target = fmt.Sprintf("gate %s: %s", r.Gate, strings.Join(what, ", "))
+		p.target.name = fmt.Sprintf("%s: %s", r.Gate, strings.Join(what, ", "))
 		answers, err := s.answers(ctx, held, since)
 		if err != nil {
 			return nil, err
@@ -337,6 +337,7 @@ func (s *scenarioRun) prepareRelease(st *v1alpha1.Step) *prepared {
 			if a.Code >= 300 {
 				return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: int32(a.Code), Reason: metav1.StatusReason(a.Reason), Message: a.Message}}
 			}
+			recordStatus(ctx, a.Code)
 		}
 		return nil, nil
 	}

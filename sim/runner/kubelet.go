@@ -29,9 +29,10 @@ func kubeletWrite(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) erro
 		return err
 	}
 	t := v1alpha1.Target{APIVersion: "v1", Kind: "Pod", Selector: &k.Pods}
-	p.write.Target = selectorTarget(&t, s.ns) + " status"
+	p.target = selectorTarget(&t, s.ns)
+	p.target.subresource = "status"
 	p.write.PatchType = "strategic"
-	p.setBody(k)
+	p.sent = k
 	p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
 		return forEach(ctx, ri, &t, func(ctx context.Context, name string) (*unstructured.Unstructured, error) {
 			cur, err := ri.Get(ctx, name, metav1.GetOptions{})

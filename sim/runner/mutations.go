@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/fieldpath"
@@ -33,7 +31,7 @@ var serverMetadata = []string{"resourceVersion", "uid", "generation", "creationT
 
 // mutations shows what the server (defaulting and the mutating admission
 // webhooks) changed in a successful write: it compares what the write sent
-// (w.Body) with the object the server returned.
+// (p.sent) with the object the server returned.
 //
 // The rule depends on what the writer sent:
 //
@@ -59,18 +57,16 @@ var serverMetadata = []string{"resourceVersion", "uid", "generation", "creationT
 // beyond those sent are not compared under apply and patches (another
 // manager's, or the server's). A patch with a selector is compared with
 // the last object patched.
-func mutations(w *results.Write, stored map[string]any) []results.FieldChange {
-	if w.Body == "" || stored == nil {
+func mutations(p *prepared, stored map[string]any) []results.FieldChange {
+	if p.sent == nil || stored == nil {
 		return nil
 	}
-	var sent any
-	if err := yaml.Unmarshal([]byte(w.Body), &sent); err != nil {
-		return nil
-	}
+	// JSON's values, and a copy: the server fields are deleted from it.
+	sent := normalize(p.sent)
 	got, _ := normalize(stored).(map[string]any)
 	withoutServerFields(got)
 	d := &differ{}
-	verb, _ := v1alpha1.LookupVerb(w.Verb)
+	verb, w := p.verb, &p.write
 	switch {
 	case verb.Body == v1alpha1.WholeObject:
 		d.whole = true

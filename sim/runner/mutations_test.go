@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/results"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
@@ -18,6 +19,23 @@ func obj(t *testing.T, y string) map[string]any {
 		t.Fatalf("failed to decode test object: %v", err)
 	}
 	return m
+}
+
+// sending is the prepared write of a verb (by name) that sends body (YAML;
+// "" for nothing).
+func sending(t *testing.T, verb, patchType, body string) *prepared {
+	t.Helper()
+	v, ok := v1alpha1.LookupVerb(verb)
+	if !ok {
+		t.Fatalf("no verb %s", verb)
+	}
+	p := &prepared{verb: v, write: results.Write{PatchType: patchType}}
+	if body != "" {
+		if err := yaml.Unmarshal([]byte(body), &p.sent); err != nil {
+			t.Fatalf("failed to decode test body: %v", err)
+		}
+	}
+	return p
 }
 
 func TestMutations(t *testing.T) {
@@ -236,8 +254,7 @@ status: {x: 2}
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := &results.Write{Verb: tc.verb, PatchType: tc.patchType, Body: tc.body}
-			got := mutations(w, obj(t, tc.stored))
+			got := mutations(sending(t, tc.verb, tc.patchType, tc.body), obj(t, tc.stored))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("mutations mismatch (-want +got):\n%s", diff)
 			}

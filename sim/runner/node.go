@@ -36,8 +36,8 @@ func nodeWrite(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) error {
 	if err != nil {
 		return err
 	}
-	p.write.Target = "Node " + name
-	p.setBody(n)
+	p.target = writeTarget{kind: "Node", name: name}
+	p.sent = n
 	patch := func(ctx context.Context, pt types.PatchType, body any, subresources ...string) (*unstructured.Unstructured, error) {
 		b, err := json.Marshal(body)
 		if err != nil {

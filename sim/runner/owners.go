@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
@@ -88,14 +87,13 @@ func (s *scenarioRun) entryOwners(ctx context.Context) []results.EntryOwners {
 	return out
 }
 
-// writesTrainJob reports whether any of the writes went to a TrainJob: only
-// such a write can change who owns an entry.
-func writesTrainJob(writes []results.Write) bool {
-	for _, w := range writes {
-		// Target is "Kind namespace/name" (prepare, objectWrite, selectorTarget).
-		if v, _ := v1alpha1.LookupVerb(w.Verb); strings.HasPrefix(w.Target, "TrainJob ") && v.Write {
-			return true
-		}
-	}
-	return false
+// tookTrainJobWrite reports whether a write went to a TrainJob since it was
+// last asked (only such a write can change who owns an entry), and forgets
+// it.
+func (s *scenarioRun) tookTrainJobWrite() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	written := s.trainJobWritten
+	s.trainJobWritten = false
+	return written
 }

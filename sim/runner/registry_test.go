@@ -84,11 +84,11 @@ func checkDiffRule(t *testing.T, v v1alpha1.Verb) {
 		types = []string{v1alpha1.PatchMerge, v1alpha1.PatchJSON}
 	}
 	for _, pt := range types {
-		w := &results.Write{Verb: v.Name, PatchType: pt, Body: "{spec: {a: 1}}"}
+		body := "{spec: {a: 1}}"
 		if pt == v1alpha1.PatchJSON {
-			w.Body = "[{op: replace, path: /spec/a, value: 1}]"
+			body = "[{op: replace, path: /spec/a, value: 1}]"
 		}
-		got := mutations(w, map[string]any{"spec": map[string]any{"a": 2}})
+		got := mutations(sending(t, v.Name, pt, body), map[string]any{"spec": map[string]any{"a": 2}})
 		switch {
 		case v.Body == v1alpha1.NoBody && got != nil:
 			t.Errorf("%s sends no object, but mutations compared one: %v", v.Name, got)
@@ -123,7 +123,7 @@ func checkRendered(t *testing.T, v v1alpha1.Verb) {
 	t.Helper()
 	st := results.Step{Name: "s", Kind: v.Name, Failure: "failed on purpose"}
 	if !v.Group {
-		st.Writes = []results.Write{{Actor: "a", FieldManager: "m", Verb: v.Name, Target: "TrainJob ns/llm", Status: v.Status}}
+		st.Writes = []results.Write{{Actor: "a", FieldManager: "m", Verb: v.Name, Target: "TrainJob ns/llm", Status: 200}}
 	}
 	run := &results.Run{Scenarios: []results.Scenario{{Name: "x", File: "x.yaml", Steps: []results.Step{st}, Failure: "failed"}}}
 	var html, junit bytes.Buffer

@@ -340,7 +340,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		recording := clk.Now()
 		// Only a write to a TrainJob can change who owns an entry: a step
 		// without one keeps the owners of the step before.
-		if len(res.Steps) == 0 || writesTrainJob(st.Writes) {
+		if len(res.Steps) == 0 || run.tookTrainJobWrite() {
 			st.Owners = run.entryOwners(context.WithoutCancel(ctx))
 		} else {
 			st.Owners = res.Steps[len(res.Steps)-1].Owners
@@ -421,8 +421,11 @@ type scenarioRun struct {
 	profiles  map[string]string // fakegpu profile by node name, guarded by mu
 	written   map[string]uint64 // by kind: the highest resourceVersion written, guarded by mu
 	unordered bool              // a write returned a resourceVersion that is not a number, guarded by mu
-	breakdown results.Breakdown
-	mu        sync.Mutex
+	// trainJobWritten: a write went to a TrainJob since tookTrainJobWrite
+	// last asked; guarded by mu.
+	trainJobWritten bool
+	breakdown       results.Breakdown
+	mu              sync.Mutex
 }
 
 // NamespaceName derives a unique, valid namespace from a name: the name

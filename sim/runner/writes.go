@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -79,7 +78,7 @@ func (s *scenarioRun) newActor(name string) (*actor, error) {
 			cfg.Impersonate = rest.ImpersonationConfig{UserName: found.User, Groups: found.Groups}
 		}
 	}
-	c, err := dynamic.NewForConfig(recordingWarnings(cfg))
+	c, err := dynamic.NewForConfig(recordingAnswers(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("failed to create client for actor %s: %w", a.name, err)
 	}
@@ -141,7 +140,7 @@ func (s *scenarioRun) createSetup(ctx context.Context) error {
 			}
 		}
 		for _, o := range objs {
-			p := &prepared{write: results.Write{Actor: admin.name, FieldManager: admin.fieldManager, Verb: v1alpha1.VerbCreate}}
+			p := &prepared{verb: createVerb, write: results.Write{Actor: admin.name, FieldManager: admin.fieldManager}}
 			u, ri, err := s.objectWrite(admin, p, deepCopy(o))
 			if err != nil {
 				return fmt.Errorf("setup[%d]: %w", i, err)
@@ -189,10 +188,48 @@ func deepCopy(o map[string]any) map[string]any {
 	return c
 }
 
-// prepared is a write ready to send: do sends it and fills in the result.
+// createVerb is the verb of the setup's creates.
+var createVerb, _ = v1alpha1.LookupVerb(v1alpha1.VerbCreate)
+
+// prepared is a write ready to send, as the runner keeps it: its verb, its
+// target and what it sends, typed; do sends it. send fills in write, the
+// result the reports show, from them and from the server's answers.
 type prepared struct {
+	verb   v1alpha1.Verb
+	target writeTarget
+	// sent is what the write sends: the object, the configuration, the
+	// patch, the kubelet's or the node's action; nil for nothing.
+	sent  any
 	write results.Write
 	do    func(ctx context.Context) (*unstructured.Unstructured, error)
+}
+
+// writeTarget is what a write is to: one object, the objects a selector
+// matches, or a gate (kind "gate").
+type writeTarget struct {
+	kind, namespace, name string
+	// selector, when set, is the label selector of the objects written,
+	// instead of name.
+	selector string
+	// subresource is the subresource written (status), if any.
+	subresource string
+}
+
+// String is the target as reports print it: "Kind namespace/name",
+// "Kind namespace/[selector] status", "Node name", "gate name".
+func (t writeTarget) String() string {
+	where := t.name
+	if t.selector != "" {
+		where = "[" + t.selector + "]"
+	}
+	if t.namespace != "" {
+		where = t.namespace + "/" + where
+	}
+	out := t.kind + " " + where
+	if t.subresource != "" {
+		out += " " + t.subresource
+	}
+	return out
 }
 
 // setTarget records the target of a write to one object.
@@ -200,12 +237,20 @@ func (p *prepared) setTarget(kind, ns, name, scenarioNS string) {
 	if ns == "" {
 		ns = scenarioNS
 	}
-	p.write.Target = kind + " " + ns + "/" + name
+	p.target = writeTarget{kind: kind, namespace: ns, name: name}
 }
 
-// setBody records what a write sends, as YAML.
-func (p *prepared) setBody(v any) {
-	if b, err := yaml.Marshal(v); err == nil {
+// record fills in the result's verb, target and body (as YAML) from the
+// prepared write.
+func (p *prepared) record() {
+	if p.verb.Name != "" {
+		p.write.Verb = p.verb.Name
+	}
+	p.write.Target = p.target.String()
+	if p.sent == nil {
+		return
+	}
+	if b, err := yaml.Marshal(p.sent); err == nil {
 		p.write.Body = string(b)
 	}
 }
@@ -259,7 +304,7 @@ var writers = map[string]writer{
 		if err != nil {
 			return fmt.Errorf("failed to encode patch body: %w", err)
 		}
-		p.setBody(patchBody)
+		p.sent = patchBody
 		pt := types.MergePatchType
 		if st.Patch.Type == v1alpha1.PatchJSON {
 			pt = types.JSONPatchType
@@ -278,7 +323,7 @@ var writers = map[string]writer{
 		}
 		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) { return patch(ctx, t.Name) }
 		if t.Selector != nil {
-			p.write.Target = selectorTarget(&t, s.ns)
+			p.target = selectorTarget(&t, s.ns)
 			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) { return forEach(ctx, ri, &t, patch) }
 		}
 		return nil
@@ -309,7 +354,7 @@ var writers = map[string]writer{
 		}
 		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) { return del(ctx, t.Name) }
 		if t.Selector != nil {
-			p.write.Target = selectorTarget(t, s.ns)
+			p.target = selectorTarget(t, s.ns)
 			p.do = func(ctx context.Context) (*unstructured.Unstructured, error) { return forEach(ctx, ri, t, del) }
 		}
 		return nil
@@ -348,7 +393,7 @@ func (s *scenarioRun) prepare(st *v1alpha1.Step) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{write: results.Write{Actor: a.name, FieldManager: a.fieldManager, Verb: verb.Name}}
+	p := &prepared{verb: verb, write: results.Write{Actor: a.name, FieldManager: a.fieldManager}}
 	if err := w(s, a, st, p); err != nil {
 		return nil, err
 	}
@@ -368,20 +413,19 @@ func (s *scenarioRun) objectWrite(a *actor, p *prepared, obj map[string]any) (*u
 	if namespaced && u.GetNamespace() == "" {
 		u.SetNamespace(s.ns)
 	}
-	p.write.Target = u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
-	if b, err := yaml.Marshal(u.Object); err == nil {
-		p.write.Body = string(b)
-	}
+	p.target = writeTarget{kind: u.GetKind(), namespace: u.GetNamespace(), name: u.GetName()}
+	p.sent = u.Object
 	p.write.ResourceVersionBefore = u.GetResourceVersion()
 	return u, ri, nil
 }
 
-// selectorTarget names a write to every object a selector matches.
-func selectorTarget(t *v1alpha1.Target, ns string) string {
+// selectorTarget is the target of a write to every object a selector
+// matches.
+func selectorTarget(t *v1alpha1.Target, ns string) writeTarget {
 	if t.Namespace != "" {
 		ns = t.Namespace
 	}
-	return fmt.Sprintf("%s %s/[%s]", t.Kind, ns, labels.SelectorFromSet(t.Selector.MatchLabels))
+	return writeTarget{kind: t.Kind, namespace: ns, selector: labels.SelectorFromSet(t.Selector.MatchLabels).String()}
 }
 
 // forEach sends one request per object the target's selector matches, in
@@ -489,21 +533,27 @@ func (s *scenarioRun) updateBody(u *v1alpha1.Update) (map[string]any, error) {
 // send sends a prepared write once and records the outcome, the server's
 // warnings included.
 func (s *scenarioRun) send(ctx context.Context, p *prepared, stepName string) error {
-	ctx, warnings := withWarnings(ctx)
+	ctx, answers := withAnswers(ctx)
 	p.write.Started = s.clock.Now()
 	obj, err := p.do(ctx)
 	p.write.Duration = s.clock.Since(p.write.Started)
-	p.write.Warnings = warnings.warnings()
+	p.record()
+	p.write.Warnings = answers.warnings()
+	if p.target.kind == "TrainJob" && p.verb.Write {
+		s.mu.Lock()
+		s.trainJobWritten = true
+		s.mu.Unlock()
+	}
 	if err == nil {
-		p.write.Status = http.StatusOK
-		if v, ok := v1alpha1.LookupVerb(p.write.Verb); ok && v.Status != 0 {
-			p.write.Status = v.Status
-		}
+		// The status of the server's last answer: 201 for a create (and an
+		// apply that created), 200 for the rest; a write that sent no
+		// request (a gate's release) has none.
+		p.write.Status = answers.lastStatus()
 		if obj != nil {
 			p.write.ResourceVersionAfter = obj.GetResourceVersion()
 			s.wrote(obj.GetKind(), p.write.ResourceVersionAfter)
-			s.recordOwn(&p.write)
-			p.write.Mutations = mutations(&p.write, obj.Object)
+			s.recordOwn(p)
+			p.write.Mutations = mutations(p, obj.Object)
 			if stepName != "" { // "": a setup object, which no step names
 				s.mu.Lock()
 				s.objects[stepName] = obj.Object
@@ -518,7 +568,7 @@ func (s *scenarioRun) send(ctx context.Context, p *prepared, stepName string) er
 		p.write.Reason = string(status.Status().Reason)
 		p.write.Message = status.Status().Message
 		if apierrors.IsConflict(err) && p.write.ResourceVersionBefore != "" {
-			p.write.ChangedBy = s.conflictChanges(&p.write)
+			p.write.ChangedBy = s.conflictChanges(p)
 		}
 	} else {
 		p.write.Message = err.Error()
@@ -531,13 +581,13 @@ func (s *scenarioRun) send(ctx context.Context, p *prepared, stepName string) er
 func checkOutcome(w *results.Write, writeErr error, want *v1alpha1.ExpectError) error {
 	if want == nil {
 		if writeErr != nil {
-			return fmt.Errorf("%s %s as %s was refused: HTTP %d %s: %s%s", w.Verb, w.Target, w.FieldManager, w.Status, w.Reason, w.Message, lostTo(w))
+			return fmt.Errorf("%s was refused: HTTP %d %s: %s%s", w.Action(), w.Status, w.Reason, w.Message, lostTo(w))
 		}
 		w.Expected = true
 		return nil
 	}
 	if writeErr == nil {
-		return fmt.Errorf("%s %s as %s succeeded (HTTP %d), but an error was expected: %s", w.Verb, w.Target, w.FieldManager, w.Status, describe(want))
+		return fmt.Errorf("%s succeeded (HTTP %d), but an error was expected: %s", w.Action(), w.Status, describe(want))
 	}
 	var problems []string
 	if want.Status != 0 && want.Status != w.Status {
@@ -561,7 +611,7 @@ func checkOutcome(w *results.Write, writeErr error, want *v1alpha1.ExpectError) 
 		problems = append(problems, fmt.Sprintf("message does not name a conflict with %q", want.ConflictManager))
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%s %s as %s was refused, but not as expected: %s; got HTTP %d %s: %s%s", w.Verb, w.Target, w.FieldManager, strings.Join(problems, "; "), w.Status, w.Reason, w.Message, lostTo(w))
+		return fmt.Errorf("%s was refused, but not as expected: %s; got HTTP %d %s: %s%s", w.Action(), strings.Join(problems, "; "), w.Status, w.Reason, w.Message, lostTo(w))
 	}
 	w.Expected = true
 	return nil

@@ -135,7 +135,7 @@ func Describe(res *results.Scenario) string {
 		}
 		fmt.Fprintf(&b, "step %q (%s):\n%s\n", st.Name, st.Kind, st.Failure)
 		for _, w := range st.Writes {
-			fmt.Fprintf(&b, "  %s %s as %s: HTTP %d %s %s\n", w.Verb, w.Target, w.FieldManager, w.Status, w.Reason, w.Message)
+			fmt.Fprintf(&b, "  %s\n", w.String())
 		}
 		if st.Diff != "" {
 			b.WriteString(st.Diff)

@@ -410,7 +410,7 @@ func printStep(out io.Writer, sc *results.Scenario, st *results.Step) {
 	}
 	fmt.Fprintf(out, "  %s  %s / %s (%s, %s)\n", status, sc.Name, st.Name, st.Kind, st.Duration.Round(10*time.Millisecond))
 	for _, w := range st.Writes {
-		fmt.Fprintf(out, "          %s %s as %s: HTTP %d %s\n", w.Verb, w.Target, w.FieldManager, w.Status, results.FirstLine(w.Message))
+		fmt.Fprintf(out, "          %s\n", w.String())
 		for _, warning := range w.Warnings {
 			fmt.Fprintf(out, "            warning: %s\n", warning)
 		}

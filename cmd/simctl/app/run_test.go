@@ -75,10 +75,10 @@ func TestPrintStepWarnings(t *testing.T) {
 	var out bytes.Buffer
 	printStep(&out, sc, st)
 	want := "  ok    pruned / create (concurrently, 40ms)\n" +
-		"          create TrainJob ns/a as kubeflow-sdk: HTTP 201 \n" +
+		"          create TrainJob ns/a as kubeflow-sdk: HTTP 201\n" +
 		"            warning: unknown field \"spec.suspended\"\n" +
 		"            warning: unknown field \"spec.numNode\"\n" +
-		"          create TrainJob ns/b as kueue-admission: HTTP 201 \n"
+		"          create TrainJob ns/b as kueue-admission: HTTP 201\n"
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("output mismatch (-want +got):\n%s", diff)
 	}

@@ -62,9 +62,6 @@ type Verb struct {
 	FieldValidation bool
 	// Body is what the request sends.
 	Body Body
-	// Status is the HTTP status code of a success: 201 for a create, 200
-	// otherwise (0 for a group).
-	Status int
 }
 
 // InGroup reports whether the verb can be one of a concurrently group's
@@ -78,17 +75,17 @@ func (v Verb) SendsObject() bool { return v.Body == WholeObject || v.Body == Par
 
 // Verbs are every verb of a step, in the order the format documents them.
 var Verbs = []Verb{
-	{Name: VerbCreate, In: func(st *Step) bool { return st.Create != nil }, Write: true, FieldValidation: true, Body: WholeObject, Status: 201},
-	{Name: VerbApply, In: func(st *Step) bool { return st.Apply != nil }, Write: true, FieldValidation: true, Body: PartialObject, Status: 200},
-	{Name: VerbPatch, In: func(st *Step) bool { return st.Patch != nil }, Write: true, FieldValidation: true, Body: PatchBody, Status: 200},
-	{Name: VerbUpdate, In: func(st *Step) bool { return st.Update != nil }, Write: true, FieldValidation: true, Body: WholeObject, Status: 200},
-	{Name: VerbDelete, In: func(st *Step) bool { return st.Delete != nil }, Write: true, Status: 200},
-	{Name: VerbGet, In: func(st *Step) bool { return st.Get != nil }, Status: 200},
+	{Name: VerbCreate, In: func(st *Step) bool { return st.Create != nil }, Write: true, FieldValidation: true, Body: WholeObject},
+	{Name: VerbApply, In: func(st *Step) bool { return st.Apply != nil }, Write: true, FieldValidation: true, Body: PartialObject},
+	{Name: VerbPatch, In: func(st *Step) bool { return st.Patch != nil }, Write: true, FieldValidation: true, Body: PatchBody},
+	{Name: VerbUpdate, In: func(st *Step) bool { return st.Update != nil }, Write: true, FieldValidation: true, Body: WholeObject},
+	{Name: VerbDelete, In: func(st *Step) bool { return st.Delete != nil }, Write: true},
+	{Name: VerbGet, In: func(st *Step) bool { return st.Get != nil }},
 	// The kubelet's status patches are compared with nothing: what they
 	// set is the kubelet's to decide, and the Pods' status is asserted by
 	// expect.
-	{Name: VerbKubelet, In: func(st *Step) bool { return st.Kubelet != nil }, Write: true, Status: 200},
-	{Name: VerbNode, In: func(st *Step) bool { return st.Node != nil }, Write: true, Status: 200},
+	{Name: VerbKubelet, In: func(st *Step) bool { return st.Kubelet != nil }, Write: true},
+	{Name: VerbNode, In: func(st *Step) bool { return st.Node != nil }, Write: true},
 	{Name: VerbConcurrently, In: func(st *Step) bool { return st.Concurrently != nil }, Write: true, Group: true},
 }
 

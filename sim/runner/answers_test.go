@@ -75,7 +75,7 @@ func TestConcurrentWritesGetTheirOwnWarnings(t *testing.T) {
 	// Two actors, two clients, as newActor makes them.
 	var clients []dynamic.Interface
 	for range 2 {
-		c, err := dynamic.NewForConfig(recordingWarnings(&rest.Config{Host: srv.URL}))
+		c, err := dynamic.NewForConfig(recordingAnswers(&rest.Config{Host: srv.URL}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,6 +122,9 @@ func TestConcurrentWritesGetTheirOwnWarnings(t *testing.T) {
 		if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 			t.Errorf("write %d: warnings mismatch (-want +got):\n%s", i, diff)
 		}
+		if status := preps[i].write.Status; status != http.StatusCreated {
+			t.Errorf("write %d: status %d, want the 201 the server answered", i, status)
+		}
 	}
 }
 
@@ -134,11 +137,11 @@ func TestWarningOutsideAWrite(t *testing.T) {
 	detach := proclog.Attach(&processLog)
 	defer detach()
 	srv := warningServer(t, 1)
-	c, err := dynamic.NewForConfig(recordingWarnings(&rest.Config{Host: srv.URL}))
+	c, err := dynamic.NewForConfig(recordingAnswers(&rest.Config{Host: srv.URL}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, write := withWarnings(context.Background())
+	_, write := withAnswers(context.Background())
 	if _, err := c.Resource(trainJobs).Namespace("ns").Get(context.Background(), "job", metav1.GetOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -150,14 +153,17 @@ func TestWarningOutsideAWrite(t *testing.T) {
 	}
 }
 
-func TestRecordWarningsKeepsTheAPIServersWarningsOnly(t *testing.T) {
-	ctx, list := withWarnings(context.Background())
-	h := recordWarnings{}
-	h.HandleWarningHeaderWithContext(ctx, 299, "-", `unknown field "spec.x"`)
-	h.HandleWarningHeaderWithContext(ctx, 199, "proxy", "miscellaneous warning") // not the API server's code
-	h.HandleWarningHeaderWithContext(ctx, 299, "-", "")
-	h.HandleWarningHeaderWithContext(ctx, 299, "-", "second")
-	if diff := cmp.Diff([]string{`unknown field "spec.x"`, "second"}, list.warnings()); diff != "" {
+func TestAnswersKeepTheLastStatusAndTheAPIServersWarningsOnly(t *testing.T) {
+	_, a := withAnswers(context.Background())
+	resp := func(status int, warnings ...string) *http.Response {
+		return &http.Response{StatusCode: status, Header: http.Header{"Warning": warnings}}
+	}
+	a.record(resp(http.StatusOK, `299 - "unknown field \"spec.x\""`, `199 proxy "miscellaneous warning"`)) // 199: not the API server's code
+	a.record(resp(http.StatusCreated, `299 - ""`, `299 - "second"`))
+	if diff := cmp.Diff([]string{`unknown field "spec.x"`, "second"}, a.warnings()); diff != "" {
 		t.Errorf("warnings mismatch (-want +got):\n%s", diff)
+	}
+	if got := a.lastStatus(); got != http.StatusCreated {
+		t.Errorf("last status %d, want 201", got)
 	}
 }
