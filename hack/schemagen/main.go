@@ -35,9 +35,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
@@ -58,32 +57,65 @@ const (
 	dns1123Label = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 )
 
-// constraints adds JSON-schema keywords to fields, by "Type.jsonName". The
-// allowed values are those sim/scenario enforces.
-var constraints = map[string]map[string]any{
-	"Scenario.apiVersion":        {"enum": []string{v1alpha1.GroupVersion}},
-	"Scenario.kind":              {"enum": []string{v1alpha1.Kind}},
-	"Metadata.name":              {"pattern": dns1123Label, "maxLength": 63},
-	"ScenarioSpec.steps":         {"minItems": 1},
-	"NodeGroup.profile":          {"enum": fakegpu.ProfileNames()},
-	"NodeGroup.count":            {"minimum": 1},
-	"Taint.effect":               {"enum": []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}},
-	"Actor.fieldManager":         {"minLength": 1, "maxLength": 128},
-	"Step.fieldValidation":       {"enum": []string{"Ignore", "Warn", "Strict"}},
-	"Patch.type":                 {"enum": []string{v1alpha1.PatchMerge, v1alpha1.PatchJSON}},
-	"Concurrently.writes":        {"minItems": 2},
-	"Outcomes.succeeded":         {"minimum": 0},
-	"Outcomes.conflicts":         {"minimum": 0},
-	"Outcomes.rejected":          {"minimum": 0},
-	"ExpectError.status":         {"minimum": 100, "maximum": 599},
-	"PodFailure.exitCode":        {"minimum": 1, "maximum": 255},
-	"PodFailure.reason":          {"enum": []string{"Error", "OOMKilled"}},
-	"KubeletAction.action":       {"enum": []string{v1alpha1.KubeletComplete, v1alpha1.KubeletFail, v1alpha1.KubeletRestart}},
-	"KubeletAction.exitCode":     {"minimum": 0, "maximum": 255},
-	"KubeletAction.reason":       {"enum": []string{"Error", "OOMKilled"}},
-	"PodExpectation.count":       {"minimum": 0},
-	"PodExpectation.nodeProfile": {"enum": fakegpu.ProfileNames()},
-	"PodExpectation.phase":       {"enum": []string{string(corev1.PodPending), string(corev1.PodRunning), string(corev1.PodSucceeded), string(corev1.PodFailed)}},
+// enumSources are the lists a +enumFrom marker may name: lists the code
+// computes, which a marker cannot spell out.
+var enumSources = map[string]func() []string{
+	"profiles":   fakegpu.ProfileNames,
+	"components": func() []string { return v1alpha1.Components },
+}
+
+// markers reads the constraint markers of a field's doc comment into
+// JSON-schema keywords: +enum=a;b, +enumFrom=NAME (enumSources),
+// +minimum=N, +maximum=N, +minLength=N, +maxLength=N, +minItems=N,
+// +pattern=RE, +title=WORDS (what a problem with the value calls it);
+// +items:KEYWORD=... constrains a list's items. They are the
+// format's one statement of its enums and ranges: the schema carries them,
+// and the loader checks files against the schema.
+func markers(doc string) (map[string]any, error) {
+	var out map[string]any
+	for line := range strings.SplitSeq(doc, "\n") {
+		line = strings.TrimSpace(line)
+		key, value, ok := strings.Cut(strings.TrimPrefix(line, "+"), "=")
+		if !strings.HasPrefix(line, "+") || !ok {
+			continue
+		}
+		target := &out
+		var items map[string]any
+		if k, isItems := strings.CutPrefix(key, "items:"); isItems {
+			items, _ = out["items"].(map[string]any)
+			key, target = k, &items
+		}
+		if *target == nil {
+			*target = map[string]any{}
+		}
+		switch key {
+		case "enum":
+			(*target)["enum"] = strings.Split(value, ";")
+		case "enumFrom":
+			source, ok := enumSources[value]
+			if !ok {
+				return nil, fmt.Errorf("+enumFrom=%s: no such list (enumSources)", value)
+			}
+			(*target)["enum"] = source()
+		case "minimum", "maximum", "minLength", "maxLength", "minItems":
+			n, err := strconv.Atoi(value)
+			if err != nil {
+				return nil, fmt.Errorf("+%s=%s: not an integer", key, value)
+			}
+			(*target)[key] = n
+		case "pattern", "title":
+			(*target)[key] = value
+		default:
+			return nil, fmt.Errorf("unknown marker +%s", key)
+		}
+		if items != nil {
+			if out == nil {
+				out = map[string]any{}
+			}
+			out["items"] = items
+		}
+	}
+	return out, nil
 }
 
 func main() {
@@ -241,6 +273,8 @@ type field struct {
 	typ          reflect.Type
 	required     bool
 	doc          string
+	// constraints are the JSON-schema keywords of its markers.
+	constraints map[string]any
 }
 
 // typeInfo is one named type of the format.
@@ -299,12 +333,17 @@ func collect(d *docs) ([]*typeInfo, error) {
 			if fd == "" {
 				errs = append(errs, fmt.Errorf("field %s.%s has no doc comment", t.Name(), f.Name))
 			}
+			c, err := markers(d.fields[t.Name()+"."+f.Name])
+			if err != nil {
+				errs = append(errs, fmt.Errorf("field %s.%s: %w", t.Name(), f.Name, err))
+			}
 			ti.fields = append(ti.fields, field{
-				goName:   f.Name,
-				name:     name,
-				typ:      f.Type,
-				required: !slices.Contains(strings.Split(opts, ","), "omitempty"),
-				doc:      fd,
+				goName:      f.Name,
+				name:        name,
+				typ:         f.Type,
+				required:    !slices.Contains(strings.Split(opts, ","), "omitempty"),
+				doc:         fd,
+				constraints: c,
 			})
 		}
 		for _, f := range ti.fields {
@@ -312,14 +351,6 @@ func collect(d *docs) ([]*typeInfo, error) {
 		}
 	}
 	visit(scenarioType)
-	for key := range constraints {
-		typeName, fieldName, _ := strings.Cut(key, ".")
-		if !slices.ContainsFunc(out, func(ti *typeInfo) bool {
-			return ti.name == typeName && slices.ContainsFunc(ti.fields, func(f field) bool { return f.name == fieldName })
-		}) {
-			errs = append(errs, fmt.Errorf("constraint on %s, which is not a field of the format", key))
-		}
-	}
 	return out, errors.Join(errs...)
 }
 
@@ -388,7 +419,13 @@ func structSchema(ti *typeInfo) map[string]any {
 	for _, f := range ti.fields {
 		s := typeSchema(f.typ)
 		s["description"] = f.doc
-		for k, v := range constraints[ti.name+"."+f.name] {
+		for k, v := range f.constraints {
+			if items, ok := v.(map[string]any); ok && k == "items" {
+				if own, ok := s["items"].(map[string]any); ok {
+					maps.Copy(own, items)
+					continue
+				}
+			}
 			s[k] = v
 		}
 		props[f.name] = s
@@ -543,7 +580,7 @@ func reference(d *docs, types []*typeInfo) []byte {
 			if f.required {
 				req = "**required**"
 			}
-			desc := f.doc + constraintText(constraints[ti.name+"."+f.name])
+			desc := f.doc + constraintText(f.constraints)
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", f.name, typeName(f.typ), req, cell(desc))
 		}
 	}
@@ -600,6 +637,11 @@ func constraintText(c map[string]any) string {
 	} {
 		if v, ok := c[k.key]; ok {
 			parts = append(parts, fmt.Sprintf(k.text, v))
+		}
+	}
+	if items, ok := c["items"].(map[string]any); ok {
+		if text := constraintText(items); text != "" {
+			parts = append(parts, "Each item:"+text)
 		}
 	}
 	if len(parts) == 0 {

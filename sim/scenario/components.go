@@ -12,17 +12,9 @@ import (
 
 // Components and Kueue's queues.
 
-// QueuePreemptions are the values of queues.preemption.
-var QueuePreemptions = []string{"Never", "LowerPriority", "LowerOrNewerEqualPriority"}
-
 // components checks spec.components and spec.queues.
 func (v *validator) components() {
 	spec := v.sc.Spec
-	for i, c := range spec.Components {
-		if !slices.Contains(v1alpha1.Components, c) {
-			v.errorf(index("spec.components", i), "unknown component %s: must be %s", quote(c), oneOf(v1alpha1.Components))
-		}
-	}
 	q := spec.Queues
 	if q == nil {
 		return
@@ -33,12 +25,7 @@ func (v *validator) components() {
 	if q.LocalQueue == "" {
 		v.errorf("spec.queues.localQueue", "must name the LocalQueue")
 	}
-	if q.Preemption != "" && !slices.Contains(QueuePreemptions, q.Preemption) {
-		v.errorf("spec.queues.preemption", "unknown preemption %s: must be %s", quote(q.Preemption), oneOf(QueuePreemptions))
-	}
-	if p := q.KueueWebhookReinvocation; p != "" && p != "Never" && p != "IfNeeded" {
-		v.errorf("spec.queues.kueueWebhookReinvocation", "unknown policy %s: must be Never or IfNeeded", quote(p))
-	}
+
 	if len(q.Flavors) == 0 {
 		v.errorf("spec.queues.flavors", "a ClusterQueue needs at least one flavor")
 	}
@@ -94,11 +81,6 @@ func (v *validator) webhooks() {
 		if w.Object != "TrainJob" {
 			v.errorf(join(wp, "object"), "unsupported object %s: a webhook intercepts TrainJob", quote(w.Object))
 		}
-		for j, op := range w.Operations {
-			if !slices.Contains(WebhookOperations, op) {
-				v.errorf(index(join(wp, "operations"), j), "unknown operation %s: must be %s", quote(op), oneOf(WebhookOperations))
-			}
-		}
 		switch {
 		case w.Manager == "" && len(w.Entry) == 0 && w.Hold == nil:
 			v.errorf(wp, "a webhook writes an entry (manager and entry), holds requests (hold), or both")
@@ -144,6 +126,3 @@ func (v *validator) hold(path string, w v1alpha1.AdmissionWebhook) {
 		}
 	}
 }
-
-// WebhookOperations are the operations a scenario webhook may intercept.
-var WebhookOperations = []string{"CREATE", "UPDATE"}

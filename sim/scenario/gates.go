@@ -66,9 +66,6 @@ func (v *validator) gates() {
 		}
 		names[g.Name] = true
 		v.gateWho(gp, g)
-		if g.Verb != "" && !slices.Contains(v1alpha1.RequestVerbs, g.Verb) {
-			v.errorf(join(gp, "verb"), "unknown verb %s: must be %s", quote(g.Verb), oneOf(v1alpha1.RequestVerbs))
-		}
 		if !gateResource.MatchString(g.Resource) {
 			v.errorf(join(gp, "resource"), "invalid resource %s: a plural resource name, a subresource after a slash (trainjobs, pods/binding)", quote(g.Resource))
 		}

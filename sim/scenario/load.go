@@ -131,6 +131,7 @@ func load(path string, data []byte, fx *fixtures) (_ *File, _ *decoder, decoded 
 	if len(d.errs) > 0 {
 		return nil, d, nil
 	}
+	schemaErrs := d.checkSchema(tree)
 	var sc v1alpha1.Scenario
 	if err := decodeJSON(tree, &sc); err != nil {
 		// The walk accepts only what decodes; this is a bug in it.
@@ -138,6 +139,7 @@ func load(path string, data []byte, fx *fixtures) (_ *File, _ *decoder, decoded 
 		return nil, d, nil
 	}
 	(&validator{d: d, sc: &sc, fixtures: fx}).validate()
+	d.addSchemaErrors(schemaErrs)
 	if len(d.errs) > 0 {
 		return nil, d, &sc
 	}

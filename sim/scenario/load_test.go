@@ -113,10 +113,10 @@ var invalid = map[string][]string{
 		`testdata/invalid-unknown-actor.yaml:14:12: spec.steps[0].actor: unknown actor "kuee" (declared actors: sdk, kueue)`,
 	},
 	"invalid-unknown-profile.yaml": {
-		`testdata/invalid-unknown-profile.yaml:8:14: spec.nodes[0].profile: unknown profile "nvidia-b200" (known profiles: cpu, nvidia-a100-80gb, nvidia-h100-80gb, nvidia-l4, nvidia-tesla-v100)`,
+		`testdata/invalid-unknown-profile.yaml:8:14: spec.nodes[0].profile: unknown profile "nvidia-b200": must be cpu, nvidia-a100-80gb, nvidia-h100-80gb, nvidia-l4 or nvidia-tesla-v100`,
 		`testdata/invalid-unknown-profile.yaml:9:12: spec.nodes[0].count: must be at least 1, found 0`,
 		`testdata/invalid-unknown-profile.yaml:12:15: spec.nodes[0].taints[0].effect: unknown taint effect "NoEvict": must be NoSchedule, PreferNoSchedule or NoExecute`,
-		`testdata/invalid-unknown-profile.yaml:17:22: spec.steps[0].expect.pods.nodeProfile: unknown profile "h100" (known profiles: cpu, nvidia-a100-80gb, nvidia-h100-80gb, nvidia-l4, nvidia-tesla-v100)`,
+		`testdata/invalid-unknown-profile.yaml:17:22: spec.steps[0].expect.pods.nodeProfile: unknown profile "h100": must be cpu, nvidia-a100-80gb, nvidia-h100-80gb, nvidia-l4 or nvidia-tesla-v100`,
 	},
 	"invalid-target-selector.yaml": {
 		`testdata/invalid-target-selector.yaml:8:5: spec.steps[0].get.name: must not be empty`,
@@ -241,6 +241,7 @@ var invalid = map[string][]string{
 		`testdata/invalid-concurrently.yaml:22:9: spec.steps[1].concurrently.writes[0]: a concurrent write needs its own actor`,
 		`testdata/invalid-concurrently.yaml:26:9: spec.steps[1].concurrently.writes[1].get: get is not a write: a concurrently group holds create, apply, patch, update, delete, kubelet and node writes`,
 		`testdata/invalid-concurrently.yaml:29:9: spec.steps[1].concurrently.writes[2].concurrently: concurrently cannot be nested`,
+		`testdata/invalid-concurrently.yaml:30:11: spec.steps[1].concurrently.writes[2].concurrently.writes: needs at least 2 items, found 0`,
 		`testdata/invalid-concurrently.yaml:34:9: spec.steps[1].concurrently.writes[3].expect: expect is not allowed inside concurrently: put it in a step after the group`,
 		`testdata/invalid-concurrently.yaml:36:15: spec.steps[1].concurrently.writes[4].name: duplicate step name "alone" (first used by spec.steps[0] at line 11)`,
 		`testdata/invalid-concurrently.yaml:38:24: spec.steps[1].concurrently.writes[4].update.from: step "no actor" runs concurrently with this write: from names an earlier step`,

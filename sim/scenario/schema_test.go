@@ -2,14 +2,16 @@ package scenario
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
 
-	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
@@ -108,38 +110,189 @@ func TestSchemaHasEveryField(t *testing.T) {
 	}
 }
 
-// TestSchemaEnums checks that the schema allows the values the loader does.
-func TestSchemaEnums(t *testing.T) {
-	schema := readSchema(t)
-	for _, tc := range []struct {
-		typ   reflect.Type
-		field string
-		want  []string
-	}{
-		{reflect.TypeFor[v1alpha1.Scenario](), "apiVersion", []string{v1alpha1.GroupVersion}},
-		{reflect.TypeFor[v1alpha1.Scenario](), "kind", []string{v1alpha1.Kind}},
-		{reflect.TypeFor[v1alpha1.NodeGroup](), "profile", fakegpu.ProfileNames()},
-		{reflect.TypeFor[v1alpha1.Taint](), "effect", taintEffects},
-		{reflect.TypeFor[v1alpha1.Step](), "fieldValidation", fieldValidations},
-		{reflect.TypeFor[v1alpha1.Patch](), "type", patchTypes},
-		{reflect.TypeFor[v1alpha1.PodExpectation](), "phase", podPhases},
-		{reflect.TypeFor[v1alpha1.PodFailure](), "reason", failureReasons},
-		{reflect.TypeFor[v1alpha1.KubeletAction](), "reason", failureReasons},
-		{reflect.TypeFor[v1alpha1.KubeletAction](), "action", kubeletActions},
-		{reflect.TypeFor[v1alpha1.PodExpectation](), "nodeProfile", fakegpu.ProfileNames()},
-	} {
-		t.Run(tc.typ.Name()+"."+tc.field, func(t *testing.T) {
-			props, _ := definition(t, schema, tc.typ)["properties"].(map[string]any)
-			prop, _ := props[tc.field].(map[string]any)
-			var got []string
-			for _, v := range asList(prop["enum"]) {
-				got = append(got, v.(string))
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("enum mismatch (-want +got):\n%s", diff)
+// TestLoaderFollowsSchemaConstraints: for every enum, minimum and maximum
+// of the generated schema, the loader refuses, at that field, a value the
+// schema refuses and accepts the values it allows. Each is tried in the
+// first file of the corpus or the test data that sets the field, with the
+// value replaced in place; a constraint no file exercises fails the test.
+func TestLoaderFollowsSchemaConstraints(t *testing.T) {
+	root, err := formatSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := FindFiles([]string{"../../scenarios", "../e2e/testdata"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid, err := filepath.Glob("testdata/valid-*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(valid, files...)
+	type site struct {
+		file     string
+		data     []byte
+		path     string
+		node     *yaml.Node
+		schema   *jsonSchema
+		fixtures string
+	}
+	sites := map[string]*site{} // by Type.field (or Type.field[] for items)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := newDecoder(f)
+		doc := d.parse(data)
+		if doc == nil {
+			continue
+		}
+		d.walk(doc, reflect.TypeFor[v1alpha1.Scenario](), "")
+		tree := d.convert(doc, "")
+		if len(d.errs) > 0 {
+			continue
+		}
+		constrained(root, root, "Scenario", tree, "", func(owner, path string, s *jsonSchema) {
+			if _, ok := sites[owner]; !ok && d.pos[path] != nil && d.pos[path].Kind == yaml.ScalarNode {
+				sites[owner] = &site{file: f, data: data, path: path, node: d.pos[path], schema: s}
 			}
 		})
 	}
+	all := map[string]*jsonSchema{}
+	constrainedProperties(root, func(owner string, s *jsonSchema) { all[owner] = s })
+	for owner, s := range all {
+		t.Run(owner, func(t *testing.T) {
+			st := sites[owner]
+			if st == nil {
+				t.Fatalf("no scenario of testdata/valid-*.yaml, scenarios/ or sim/e2e/testdata sets %s: add one, so that the loader's check of its constraint %s is tried", owner, describeConstraint(s))
+			}
+			try := func(literal string, refused bool) {
+				t.Helper()
+				data := replaceScalar(st.data, st.node, literal)
+				_, err := Load(st.file, data, Options{})
+				var hit string
+				if errs, ok := err.(*Errors); ok {
+					for _, e := range *errs {
+						if e.Field == st.path {
+							hit = e.Error()
+						}
+					}
+				}
+				switch {
+				case refused && hit == "":
+					t.Errorf("%s: %s = %s, which the schema refuses (%s), loads without a problem there", st.file, st.path, literal, describeConstraint(s))
+				case !refused && hit != "":
+					t.Errorf("%s: %s = %s, which the schema allows, is refused: %s", st.file, st.path, literal, hit)
+				}
+			}
+			for _, e := range s.Enum {
+				try(jsonLiteral(e), false)
+			}
+			if len(s.Enum) > 0 {
+				try(`"not-one-of-them"`, true)
+			}
+			if s.Minimum != nil {
+				try(jsonLiteral(*s.Minimum), false)
+				try(jsonLiteral(*s.Minimum-1), true)
+			}
+			if s.Maximum != nil {
+				try(jsonLiteral(*s.Maximum), false)
+				try(jsonLiteral(*s.Maximum+1), true)
+			}
+		})
+	}
+}
+
+// constrainedProperties calls fn with every property (and list items) of
+// the schema that has an enum, a minimum or a maximum, named Type.field
+// (Type.field[] for items).
+func constrainedProperties(root *jsonSchema, fn func(owner string, s *jsonSchema)) {
+	visit := func(typeName string, def *jsonSchema) {
+		for name, p := range def.Properties {
+			if hasValueConstraint(p) {
+				fn(typeName+"."+name, p)
+			}
+			if p.Items != nil && hasValueConstraint(p.Items) {
+				fn(typeName+"."+name+"[]", p.Items)
+			}
+		}
+	}
+	visit("Scenario", root)
+	for name, def := range root.Definitions {
+		visit(name, def)
+	}
+}
+
+func hasValueConstraint(s *jsonSchema) bool {
+	return len(s.Enum) > 0 || s.Minimum != nil || s.Maximum != nil
+}
+
+// constrained walks tree along the schema and calls fn with each value a
+// constrained property holds, its owner (as constrainedProperties names it)
+// and its path.
+func constrained(root, s *jsonSchema, typeName string, v any, path string, fn func(owner, path string, s *jsonSchema)) {
+	if ref, ok := strings.CutPrefix(s.Ref, "#/definitions/"); ok {
+		s, typeName = root.Definitions[ref], ref
+	}
+	if s == nil {
+		return
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			p := s.Properties[k]
+			if p == nil {
+				continue
+			}
+			at := join(path, k)
+			if hasValueConstraint(p) {
+				fn(typeName+"."+k, at, p)
+			}
+			if items, ok := x.([]any); ok && p.Items != nil {
+				for i, item := range items {
+					if hasValueConstraint(p.Items) {
+						fn(typeName+"."+k+"[]", index(at, i), p.Items)
+					}
+					constrained(root, p.Items, typeName, item, index(at, i), fn)
+				}
+				continue
+			}
+			constrained(root, p, typeName, x, at, fn)
+		}
+	}
+}
+
+// replaceScalar returns data with the scalar of n written as literal.
+func replaceScalar(data []byte, n *yaml.Node, literal string) []byte {
+	lines := strings.SplitAfter(string(data), "\n")
+	line := lines[n.Line-1]
+	start := len(string([]rune(line)[:n.Column-1]))
+	end := start + len(n.Value)
+	if q := line[start]; q == '"' || q == '\'' {
+		end = start + 1 + strings.IndexByte(line[start+1:], q) + 1
+	}
+	lines[n.Line-1] = line[:start] + literal + line[end:]
+	return []byte(strings.Join(lines, ""))
+}
+
+func jsonLiteral(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func describeConstraint(s *jsonSchema) string {
+	var parts []string
+	if len(s.Enum) > 0 {
+		parts = append(parts, fmt.Sprintf("enum %v", s.Enum))
+	}
+	if s.Minimum != nil {
+		parts = append(parts, fmt.Sprintf("minimum %v", *s.Minimum))
+	}
+	if s.Maximum != nil {
+		parts = append(parts, fmt.Sprintf("maximum %v", *s.Maximum))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func asList(v any) []any {

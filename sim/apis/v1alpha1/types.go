@@ -10,8 +10,10 @@ import (
 // Scenario is one reproducible story of managers writing to the cluster.
 type Scenario struct {
 	// APIVersion must be sim.trainersim.dev/v1alpha1.
+	// +enum=sim.trainersim.dev/v1alpha1
 	APIVersion string `json:"apiVersion"`
 	// Kind must be Scenario.
+	// +enum=Scenario
 	Kind string `json:"kind"`
 	// Metadata names the scenario and labels it for --label selection.
 	Metadata Metadata `json:"metadata"`
@@ -22,6 +24,8 @@ type Scenario struct {
 // Metadata identifies a scenario.
 type Metadata struct {
 	// Name identifies the scenario in reports and in --run; unique in a run.
+	// +pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+	// +maxLength=63
 	Name string `json:"name"`
 	// Labels select scenarios with --label key=value.
 	// +optional
@@ -64,6 +68,8 @@ type ScenarioSpec struct {
 	// (the real Kueue manager; a run starts it when a scenario asks for
 	// it). On a cluster without them it is skipped, with the reason.
 	// +optional
+	// +items:enumFrom=components
+	// +items:title=component
 	Components []string `json:"components,omitempty"`
 	// Queues declares Kueue's queueing objects of the scenario, built from
 	// its node profiles: a ResourceFlavor per flavor, a ClusterQueue with
@@ -104,6 +110,7 @@ type ScenarioSpec struct {
 	// +optional
 	Actors []Actor `json:"actors,omitempty"`
 	// Steps run in order; the first failing step ends the scenario.
+	// +minItems=1
 	Steps []Step `json:"steps"`
 }
 
@@ -112,6 +119,8 @@ type ScenarioSpec struct {
 type Clusters struct {
 	// Only lists the cluster providers the scenario runs on: envtest,
 	// kubeconfig (an existing cluster), kind.
+	// +items:enum=envtest;kubeconfig;kind
+	// +items:title=cluster
 	Only []string `json:"only"`
 	// Reason says why the scenario cannot hold on the other clusters; it is
 	// the skip message there.
@@ -134,6 +143,8 @@ type AdmissionWebhook struct {
 	Object string `json:"object"`
 	// Operations it intercepts: CREATE, UPDATE. Empty: CREATE.
 	// +optional
+	// +items:enum=CREATE;UPDATE
+	// +items:title=operation
 	Operations []string `json:"operations,omitempty"`
 	// Manager of the entry it writes. Empty: it writes no entry (it
 	// holds requests).
@@ -208,6 +219,7 @@ type Gate struct {
 	// a server-side apply that creates an object (as the Trainer makes a
 	// JobSet) is a create. Empty: any write.
 	// +optional
+	// +enum=create;update;patch;delete
 	Verb string `json:"verb,omitempty"`
 	// Resource is the plural resource name, with a subresource after a
 	// slash: trainjobs, jobsets, jobs, pods, pods/binding, pods/status,
@@ -280,12 +292,15 @@ type Queues struct {
 	// policy: Never, LowerPriority or LowerOrNewerEqualPriority. Empty:
 	// Never.
 	// +optional
+	// +enum=Never;LowerPriority;LowerOrNewerEqualPriority
 	Preemption string `json:"preemption,omitempty"`
 	// KueueWebhookReinvocation gives Kueue's TrainJob defaulting webhook,
 	// for this scenario's namespace, the reinvocationPolicy IfNeeded (as
 	// operators set it, so that Kueue sees what later webhooks add) or
 	// Never. Empty: Kueue's manifest's (Never).
 	// +optional
+	// +enum=Never;IfNeeded
+	// +title=policy
 	KueueWebhookReinvocation string `json:"kueueWebhookReinvocation,omitempty"`
 	// PriorityClasses are WorkloadPriorityClasses created for the
 	// scenario (and deleted after it), which TrainJobs name in their label
@@ -340,8 +355,10 @@ type NodeGroup struct {
 	Name string `json:"name,omitempty"`
 	// Profile is a node profile: nvidia-h100-80gb, nvidia-a100-80gb,
 	// nvidia-tesla-v100, nvidia-l4 or cpu (simctl profiles lists them).
+	// +enumFrom=profiles
 	Profile string `json:"profile"`
 	// Count is how many nodes of the profile; at least 1.
+	// +minimum=1
 	Count int `json:"count"`
 	// Labels are added to the profile's node labels.
 	// +optional
@@ -359,6 +376,8 @@ type Taint struct {
 	// +optional
 	Value string `json:"value,omitempty"`
 	// Effect: NoSchedule, PreferNoSchedule or NoExecute.
+	// +enum=NoSchedule;PreferNoSchedule;NoExecute
+	// +title=taint effect
 	Effect string `json:"effect"`
 }
 
@@ -380,6 +399,8 @@ type Actor struct {
 	Name string `json:"name"`
 	// FieldManager is sent with every write of the actor; server-side apply
 	// and managedFields record it.
+	// +minLength=1
+	// +maxLength=128
 	FieldManager string `json:"fieldManager"`
 	// User, when set, makes the actor's requests impersonate this user, so
 	// that RBAC applies to them.
@@ -443,6 +464,7 @@ type Step struct {
 	// FieldValidation is sent with the write: Ignore, Warn or Strict.
 	// Empty: the server's default (Warn).
 	// +optional
+	// +enum=Ignore;Warn;Strict
 	FieldValidation string `json:"fieldValidation,omitempty"`
 
 	// Concurrently runs its writes in goroutines released together.
@@ -493,6 +515,8 @@ const (
 // Patch is a JSON merge patch or a JSON patch.
 type Patch struct {
 	// Type is merge or json.
+	// +enum=merge;json
+	// +title=patch type
 	Type string `json:"type"`
 	// Target is the object to patch.
 	Target Target `json:"target"`
@@ -531,6 +555,7 @@ type Concurrently struct {
 	// barrier. Each is a step with a write and optionally expectError. When
 	// outcomes is set, a write without expectError may succeed or be refused:
 	// the counts decide, since who wins a race is not known in advance.
+	// +minItems=2
 	Writes []Step `json:"writes"`
 	// Outcomes asserts how many writes of the group ended each way.
 	// +optional
@@ -641,12 +666,15 @@ func (o *Orders) UnmarshalJSON(b []byte) error {
 type Outcomes struct {
 	// Succeeded is the number of writes the server accepted.
 	// +optional
+	// +minimum=0
 	Succeeded *int `json:"succeeded,omitempty"`
 	// Conflicts is the number of writes refused with HTTP 409.
 	// +optional
+	// +minimum=0
 	Conflicts *int `json:"conflicts,omitempty"`
 	// Rejected is the number of writes refused otherwise.
 	// +optional
+	// +minimum=0
 	Rejected *int `json:"rejected,omitempty"`
 }
 
@@ -654,6 +682,8 @@ type Outcomes struct {
 type ExpectError struct {
 	// Status is the HTTP status code, for example 403, 409 or 422.
 	// +optional
+	// +minimum=100
+	// +maximum=599
 	Status int `json:"status,omitempty"`
 	// Reason is the Status reason, for example Forbidden, Conflict, Invalid.
 	// +optional
@@ -724,12 +754,16 @@ type PodExpectation struct {
 	Selector *LabelSelector `json:"selector,omitempty"`
 	// Count is the exact number of selected Pods.
 	// +optional
+	// +minimum=0
 	Count *int `json:"count,omitempty"`
 	// NodeProfile is the fakegpu profile of the node every Pod is bound to.
 	// +optional
+	// +enumFrom=profiles
+	// +title=profile
 	NodeProfile string `json:"nodeProfile,omitempty"`
 	// Phase every Pod is in: Pending, Running, Succeeded or Failed.
 	// +optional
+	// +enum=Pending;Running;Succeeded;Failed
 	Phase string `json:"phase,omitempty"`
 	// SchedulingReason is a substring of every Pod's PodScheduled message
 	// (or its reason), for Pods the scheduler could not place.
@@ -776,10 +810,13 @@ type PodFailure struct {
 	After Duration `json:"after,omitempty"`
 	// ExitCode is the containers' exit code, 1 to 255 (137 is a SIGKILL,
 	// what an out-of-memory kill exits with).
+	// +minimum=1
+	// +maximum=255
 	ExitCode int32 `json:"exitCode"`
 	// Reason is the reason the kubelet reports for the terminated
 	// containers: Error (the default) or OOMKilled.
 	// +optional
+	// +enum=Error;OOMKilled
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -802,6 +839,7 @@ type KubeletAction struct {
 	// with restartPolicy Never is Failed, any other restarts them in place)
 	// or restart (the containers exit with exitCode and reason and run
 	// again: restartCount goes up by one, the exit is their lastState).
+	// +enum=complete;fail;restart
 	Action string `json:"action"`
 	// Container limits fail and restart to one container. Empty: every
 	// container of the Pod.
@@ -809,9 +847,12 @@ type KubeletAction struct {
 	Container string `json:"container,omitempty"`
 	// ExitCode of fail and restart, 1 to 255. Zero: 1.
 	// +optional
+	// +minimum=0
+	// +maximum=255
 	ExitCode int32 `json:"exitCode,omitempty"`
 	// Reason of fail and restart: Error (the default) or OOMKilled.
 	// +optional
+	// +enum=Error;OOMKilled
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -845,6 +886,7 @@ type NodeAction struct {
 	// API, as kubectl drain does, in name order; a PodDisruptionBudget's
 	// refusal (429) ends the step and is its result, never retried.
 	// delete: delete the Node object.
+	// +enum=notReady;ready;cordon;uncordon;drain;delete
 	Action string `json:"action"`
 }
 
@@ -905,6 +947,7 @@ type RequestExpectation struct {
 	Component string `json:"component"`
 	// Verb of the request: create, update, patch or delete. Empty: any.
 	// +optional
+	// +enum=create;update;patch;delete
 	Verb string `json:"verb,omitempty"`
 	// Target is the object: a TrainJob (the audit log records the
 	// components' writes to TrainJobs only).
