@@ -60,6 +60,7 @@ func logEverything(tag string) {
 func TestAttachedWriterGetsEveryLoggerAndTheTerminalNone(t *testing.T) {
 	var attached bytes.Buffer
 	terminal := captureStd(t, func() {
+		Install()
 		detach := Attach(&attached)
 		logEverything("while attached")
 		detach()
@@ -93,6 +94,7 @@ func TestAttachedWriterGetsEveryLoggerAndTheTerminalNone(t *testing.T) {
 }
 
 func TestTheLastAttachedWriterGetsTheLines(t *testing.T) {
+	Install()
 	var first, second bytes.Buffer
 	detachFirst := Attach(&first)
 	defer detachFirst()
