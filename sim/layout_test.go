@@ -32,7 +32,7 @@ var floors = [][]string{
 	// 5: what providers share; explain and migrate over the format
 	{"sim/internal/startup", "sim/policy", "sim/explain", "sim/migrate"},
 	// 6: KWOK and its nodes; the runner, over the seam
-	{"sim/kwok", "sim/runner"},
+	{"sim/kwok", "sim/runner", "sim/internal/controlplane"},
 	// 7, 8: the providers (kind runs scenarios through a kubeconfig one)
 	{"sim/providers/envtest", "sim/providers/kubeconfig"},
 	{"sim/providers/kind"},

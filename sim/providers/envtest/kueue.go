@@ -18,6 +18,7 @@ import (
 	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/internal/assets"
+	"github.com/trainersim/trainersim/sim/internal/controlplane"
 	"github.com/trainersim/trainersim/sim/internal/startup"
 	"github.com/trainersim/trainersim/sim/manifests"
 	"github.com/trainersim/trainersim/sim/releases"
@@ -106,7 +107,7 @@ func (e *Environment) startKueue(ctx context.Context) error {
 	if err := createCRDs(e.cfg, crds); err != nil {
 		return fmt.Errorf("failed to install Kueue's CRDs: %w", err)
 	}
-	port, err := freePort()
+	port, err := controlplane.FreePort()
 	if err != nil {
 		return err
 	}

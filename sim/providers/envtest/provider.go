@@ -29,6 +29,7 @@ import (
 	"github.com/trainersim/trainersim/sim/gate"
 	"github.com/trainersim/trainersim/sim/internal/assets"
 	"github.com/trainersim/trainersim/sim/internal/controllers"
+	"github.com/trainersim/trainersim/sim/internal/controlplane"
 	"github.com/trainersim/trainersim/sim/internal/proc"
 	"github.com/trainersim/trainersim/sim/internal/startup"
 	"github.com/trainersim/trainersim/sim/internal/storage"
@@ -44,8 +45,8 @@ const (
 	StepAPIServer         = "kube-apiserver+etcd"
 	StepCRDs              = "crds"
 	StepWebhookConfigs    = "webhook-configurations"
-	StepControllerManager = "kube-controller-manager"
-	StepScheduler         = "kube-scheduler"
+	StepControllerManager = controlplane.ControllerManager
+	StepScheduler         = controlplane.Scheduler
 	StepControllers       = "trainer+jobset-controllers"
 	StepStorageClass      = "storage-class"
 	StepProvisioner       = "local-path-provisioner"
@@ -281,7 +282,7 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	if e.jobSetWebhookPort, err = freePort(); err != nil {
+	if e.jobSetWebhookPort, err = controlplane.FreePort(); err != nil {
 		return err
 	}
 	if e.WorkDir == "" {

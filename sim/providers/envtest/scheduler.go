@@ -1,7 +1,11 @@
 package envtest
 
-import "context"
+import (
+	"context"
+
+	"github.com/trainersim/trainersim/sim/internal/controlplane"
+)
 
 func (e *Environment) startScheduler(ctx context.Context, bin string) error {
-	return e.startComponent(ctx, StepScheduler, bin, componentArgs)
+	return e.startComponent(ctx, controlplane.NewScheduler(bin, e.WorkDir, e.LogDir()))
 }

@@ -25,21 +25,3 @@ func TestStartRefusesUsedWorkDir(t *testing.T) {
 		t.Errorf("the earlier data is gone: %v", err)
 	}
 }
-
-// TestFreePort: the ports freePort gives are free and below the kernel's
-// ephemeral range, which outgoing connections draw from.
-func TestFreePort(t *testing.T) {
-	low, high := portsBelowEphemeral()
-	if low < 1024 || high-low != 10000 {
-		t.Fatalf("range %d-%d", low, high)
-	}
-	for range 20 {
-		port, err := freePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if port < low || port >= high {
-			t.Errorf("port %d outside %d-%d", port, low, high)
-		}
-	}
-}
