@@ -23,10 +23,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/trainersim/trainersim/sim/manifests"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/sim/manifests"
 )
 
 // The components, by the names the rest of the harness gives them.
