@@ -128,8 +128,19 @@ update: generate ## Rewrite every generated file and golden file (schema, refere
 	UPDATE_GOLDEN=1 $(GO) test ./fakegpu/ ./sim/explain/ ./sim/migrate/ ./reports/
 	UPDATE_GOLDEN=1 $(GO) test ./cmd/simctl/app/ -run 'TestCommandPages'
 
+# golangci-lint, built from the version hack/lint/go.mod pins.
+GOLANGCI_LINT := $(BIN_DIR)/golangci-lint
+
+$(GOLANGCI_LINT): hack/lint/go.mod hack/lint/go.sum
+	@mkdir -p $(BIN_DIR)
+	cd hack/lint && $(GO) build -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Check the import and style rules of .golangci.yml (STYLE.md's that a linter can check).
+	$(GOLANGCI_LINT) run ./...
+
 .PHONY: verify
-verify: fixtures kind-verify ## Fail when generated files drift from go.mod or the API types, or a scenario does not lint.
+verify: fixtures kind-verify lint ## Fail when generated files drift from go.mod or the API types, a scenario does not lint, or .golangci.yml's rules are broken.
 	@git diff --exit-code --stat -- fixtures && test -z "$$(git ls-files --others --exclude-standard -- fixtures)" \
 		|| { echo "fixtures/ is out of date with go.mod: run 'make fixtures' and commit"; git ls-files --others --exclude-standard -- fixtures; exit 1; }
 	$(GO) vet ./...
