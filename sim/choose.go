@@ -54,7 +54,8 @@ type ClusterOptions struct {
 	// Trainer is envtest.Environment.Trainer, kind.Kind.Trainer or
 	// kubeconfig.Kubeconfig.Trainer.
 	Trainer string
-	// Components is envtest.Environment.Components (envtest only).
+	// Components is envtest.Environment.Components: the optional components
+	// to start. Only envtest starts them; the other providers leave them out.
 	Components []string
 }
 

@@ -49,9 +49,9 @@ func Scenarios(paths ...string) bool {
 	sim.RouteProcessLogs()
 	files, loadErr := scenario.LoadPaths(paths, scenario.Options{})
 	opts := sim.ClusterOptionsFromEnv()
-	if opts.Kubeconfig == "" && opts.Provider != sim.ClusterKind {
-		opts.Components = runner.WithComponents(opts.Components, files, opts.Trainer)
-	}
+	// The components the scenarios ask for; a cluster simctl does not
+	// start components on leaves them out (sim.ClusterOptions.Components).
+	opts.Components = runner.WithComponents(opts.Components, files, opts.Trainer)
 	env := sim.NewCluster(opts)
 	var agree *agreement
 	if obs, ok := env.(cluster.TrainerBuildObserver); ok {
