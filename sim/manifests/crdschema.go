@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"math"
 	"sort"
 	"sync"
 
@@ -140,8 +141,10 @@ func (s *CRDSchema) Validate(ctx context.Context, obj map[string]any) field.Erro
 	return errs
 }
 
-// JSONValues returns a copy of v with the numbers of a YAML decode (int,
-// uint64) as JSON's (int64), as the schema validators want them.
+// JSONValues returns a copy of v with the numbers the API server's JSON
+// decoding would give: integers (int, int32, uint64, and a float64 without
+// a fraction, as a YAML or JSON decode may give them) as int64, other
+// numbers as float64. The schema validators want them so.
 func JSONValues(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
@@ -163,7 +166,12 @@ func JSONValues(v any) any {
 	case uint64:
 		return int64(t)
 	case float32:
-		return float64(t)
+		return JSONValues(float64(t))
+	case float64:
+		if t == math.Trunc(t) && math.Abs(t) < 1<<53 {
+			return int64(t)
+		}
+		return t
 	}
 	return v
 }

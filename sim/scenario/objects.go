@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"path"
 	"reflect"
 	"slices"
@@ -163,34 +162,11 @@ func writeOf(at string) string {
 	return "update"
 }
 
-// jsonObject is a copy of obj with JSON's numbers: integers as int64, as
-// the API server decodes them.
+// jsonObject is a copy of obj with the numbers the API server's JSON
+// decoding would give.
 func jsonObject(obj map[string]any) map[string]any {
-	out, _ := jsonValue(obj).(map[string]any)
+	out, _ := manifests.JSONValues(obj).(map[string]any)
 	return out
-}
-
-func jsonValue(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = jsonValue(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = jsonValue(x)
-		}
-		return out
-	case float64:
-		if t == math.Trunc(t) && math.Abs(t) < 1<<53 {
-			return int64(t)
-		}
-		return t
-	}
-	return manifests.JSONValues(v)
 }
 
 // crdFieldPath is a printed path as CRDSchema.Fields takes it.
