@@ -17,7 +17,7 @@ func TestFromFilesErrors(t *testing.T) {
 		want     []string
 	}{
 		{"testdata/invalid-yaml.yaml", nil, []string{
-			"testdata/invalid-yaml.yaml:6: invalid YAML: did not find expected ',' or '}'",
+			"testdata/invalid-yaml.yaml:6:15: invalid YAML: did not find expected ',' or '}': the flow mapping that begins here is not closed",
 		}},
 		{"testdata/invalid-unknown-field.yaml", nil, []string{
 			"testdata/invalid-unknown-field.yaml:21:21: spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template.spec.nodeselector: unknown field",

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v4"
 )
 
 // ErrParserFailed is the error of Documents when the parser panicked: it
@@ -21,7 +21,7 @@ var ErrParserFailed = errors.New("the parser failed")
 // int64 or float64).
 //
 // On a parse error it returns the documents before it and the parser's
-// error; a panic of the parser (gopkg.in/yaml.v3 is not ours) is an error
+// error; a panic of the parser (go.yaml.in/yaml/v4 is not ours) is an error
 // too (ErrParserFailed), so that bad input never takes the caller down.
 func Documents(data []byte) (docs []*yaml.Node, err error) {
 	defer func() {

@@ -9,7 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/trainersim/trainersim/internal/golden"
 )
@@ -181,7 +181,7 @@ func TestMigrateErrors(t *testing.T) {
 		want    string
 	}{
 		{name: "not YAML", input: "a: b\n\tc: d\n",
-			want: "in.yaml:2: invalid YAML: found a tab character that violates indentation"},
+			want: "in.yaml:2:1: invalid YAML: found a tab character that violates indentation"},
 		{name: "not an object", input: "hello world\n",
 			want: "in.yaml:1:1: document 1 is string \"hello world\", not a Kubernetes object"},
 		{name: "empty", input: "",

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v4"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/trainersim/trainersim/sim/fieldpath"

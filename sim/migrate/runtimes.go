@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/trainersim/trainersim/fixtures"
 	"github.com/trainersim/trainersim/sim/manifests"

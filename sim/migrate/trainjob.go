@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v4"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	kjson "sigs.k8s.io/json"
 	sigsyaml "sigs.k8s.io/yaml"

@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/fieldpath"
@@ -97,46 +96,38 @@ func (d *decoder) parse(data []byte) (root *yaml.Node) {
 	return root
 }
 
-var (
-	yamlLineError = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
-	unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
-	// parserProblem matches the problems gopkg.in/yaml.v3 reports from its
-	// parser (as opposed to its scanner). For these it prints the 0-based
-	// line where the construct that failed starts; for scanner problems the
-	// 1-based line. Both omit the line when it is the first.
-	parserProblem = regexp.MustCompile(`^(did not find expected (',' or '[\]}]'|'-' indicator|<document start>|<stream-start>|key|node content)|found (duplicate %(TAG|YAML) directive|incompatible YAML document|undefined tag handle))$`)
-)
-
-// yamlError records a gopkg.in/yaml.v3 parse error at the line it names,
-// corrected (see parserProblem) or found in data where the parser does not
-// say.
+// yamlError records a YAML parse error at the position the parser gives
+// (go.yaml.in/yaml/v4's LoadError). For an indentation mistake the parser
+// names where the broken block begins; the line that broke it is the first
+// that lines up with nothing (misindented), and that is what is reported.
 func (d *decoder) yamlError(err error, data []byte) {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	e := &Error{File: d.file}
-	if errors.Is(err, manifests.ErrParserFailed) {
-		// A panic says nothing of where.
-	} else if m := yamlLineError.FindStringSubmatch(err.Error()); m != nil {
-		e.Line, _ = strconv.Atoi(m[1])
-		msg = m[2]
-		if parserProblem.MatchString(msg) {
-			e.Line++
+	msg := err.Error()
+	var le *yaml.LoadError
+	if errors.As(err, &le) {
+		msg = le.Message
+		e.Line, e.Column = le.Mark.Line, le.Mark.Column
+		// An unclosed flow mapping or list: where it begins, not where
+		// the parser gave up (the end of the file, say).
+		if what, ok := strings.CutPrefix(le.ContextMsg, "while parsing a flow "); ok && le.ContextMark.Line > 0 {
+			e.Line, e.Column = le.ContextMark.Line, le.ContextMark.Column
+			msg += ": the flow " + what + " that begins here is not closed"
 		}
-		// The parser names the line where the broken block begins; the
-		// line that broke it is the first that lines up with nothing.
+		// A reader's error (invalid UTF-8, a control character) has no
+		// position: the first such byte is it.
+		if off := invalidText(data); e.Line == 0 && off >= 0 {
+			e.Line, e.Column = offsetPosition(data, off)
+		}
 		if strings.HasPrefix(msg, "did not find expected key") || strings.HasPrefix(msg, "did not find expected '-' indicator") {
-			if line, col, what, ok := misindented(data); ok && line >= e.Line {
+			from := le.ContextMark.Line
+			if from == 0 {
+				from = e.Line
+			}
+			if line, col, what, ok := misindented(data); ok && line >= from {
 				e.Line, e.Column = line, col
 				msg = what + " (the parser: " + msg + ")"
 			}
 		}
-	} else if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
-		// The parser does not say where; the first use is.
-		e.Line, e.Column = offsetPosition(data, bytes.Index(data, []byte("*"+m[1])))
-	} else if off := invalidText(data); off >= 0 {
-		// A reader error (invalid UTF-8, control characters): no line.
-		e.Line, e.Column = offsetPosition(data, off)
-	} else if !strings.HasPrefix(msg, "exceeded max depth") {
-		e.Line = 1
 	}
 	e.Message = "invalid YAML: " + msg
 	d.errs = append(d.errs, e)

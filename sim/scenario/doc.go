@@ -5,7 +5,7 @@
 //
 // Loading has three stages, each of which reports every problem it finds:
 //
-//  1. Parsing: the file must be one YAML document (gopkg.in/yaml.v3).
+//  1. Parsing: the file must be one YAML document (go.yaml.in/yaml/v4).
 //  2. Structure: the YAML tree is walked alongside the Go types, field names
 //     being the json tags. Unknown fields, duplicate keys, values of the wrong
 //     kind (a string where an integer belongs, a mapping where a list belongs)

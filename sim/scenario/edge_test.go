@@ -23,11 +23,11 @@ func TestLoadEdgeCases(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"parser error on line 1", "a: b: c\n", []string{"in.yaml:1: invalid YAML: mapping values are not allowed in this context"}},
+		{"parser error on line 1", "a: b: c\n", []string{"in.yaml:1:5: invalid YAML: mapping values are not allowed in this context"}},
 		{"parser error in a block mapping", "a:\n  - b\n c: d\n", []string{`in.yaml:3:2: invalid YAML: "c" is indented 1 space, which lines up with no field above it: "a" is at 0, and its fields (such as "b") at 2 (the parser: did not find expected key)`}},
 		{"unknown anchor", "apiVersion: a\nkind: *nope\n", []string{"in.yaml:2:7: invalid YAML: unknown anchor 'nope' referenced"}},
-		{"invalid UTF-8", "apiVersion: \xff\n", []string{"in.yaml:1:13: invalid YAML: invalid leading UTF-8 octet"}},
-		{"control character", "apiVersion: a\x01b\n", []string{"in.yaml:1:14: invalid YAML: control characters are not allowed"}},
+		{"invalid UTF-8", "apiVersion: \xff\n", []string{"in.yaml:1:13: invalid YAML: invalid leading UTF-8 octet (value: 255)"}},
+		{"control character", "apiVersion: a\x01b\n", []string{"in.yaml:1:14: invalid YAML: control characters are not allowed (value: 1)"}},
 		{"empty document", "---\n", []string{"in.yaml:1:1: empty document: a scenario file holds one Scenario"}},
 		{"scalar document", "hello\n", []string{"in.yaml:1:1: a scenario must be a mapping, found string \"hello\""}},
 		{"byte order mark", "\ufeff" + minimal + "spec: {steps: [{name: a, get: {kind: Pod, name: n}}]}\n", nil},

@@ -75,7 +75,7 @@ func asError(es Errors) error {
 	return &es
 }
 
-// YAMLError turns an error of gopkg.in/yaml.v3 about data, the content of
+// YAMLError turns an error of go.yaml.in/yaml/v4 about data, the content of
 // file, into an Error at the line it names, corrected as the loader corrects
 // it (the parser counts some lines from 0), for other readers of YAML files
 // that report problems the way the loader does.

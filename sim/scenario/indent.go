@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// An indentation mistake makes gopkg.in/yaml.v3 say "did not find expected
+// An indentation mistake makes go.yaml.in/yaml/v4 say "did not find expected
 // key" (or '-' indicator) at the line where the block it broke begins,
 // which may be far above it. misindented finds the line instead: the first
 // one indented to no level of the blocks around it, and names its field.

@@ -125,7 +125,7 @@ var invalid = map[string][]string{
 		`testdata/invalid-target-selector.yaml:23:9: spec.steps[2].patch.target.selector: must have matchLabels`,
 	},
 	"invalid-malformed-yaml.yaml": {
-		`testdata/invalid-malformed-yaml.yaml:9: invalid YAML: did not find expected ',' or '}'`,
+		`testdata/invalid-malformed-yaml.yaml:9:10: invalid YAML: did not find expected ',' or '}': the flow mapping that begins here is not closed`,
 	},
 	"invalid-wrong-type.yaml": {
 		`testdata/invalid-wrong-type.yaml:7:11: metadata.labels.gpus: expected a string, found integer 8 (quote it to make it a string)`,

@@ -52,7 +52,7 @@ func TestMigrate(t *testing.T) {
 		{name: "missing file", args: []string{"/nonexistent/trainjob.yaml"}, code: ExitUsage,
 			stderr: "simctl: failed to read /nonexistent/trainjob.yaml: no such file or directory\n"},
 		{name: "not YAML", stdin: "a: b\n\tc: d\n", args: []string{"-"}, code: ExitUsage,
-			stderr: "simctl: stdin:2: invalid YAML: found a tab character that violates indentation\n"},
+			stderr: "simctl: stdin:2:1: invalid YAML: found a tab character that violates indentation\n"},
 		{name: "no TrainJob", args: []string{"../../../fixtures/runtimes/torch_distributed.yaml"}, code: ExitUsage,
 			stderr: "simctl: ../../../fixtures/runtimes/torch_distributed.yaml: no TrainJob (apiVersion trainer.kubeflow.org/v1alpha1, kind TrainJob) among its 1 document: nothing to migrate\n"},
 		{name: "already migrated", args: []string{migrateTestdata + "seed-migration.migrated.yaml"}, code: ExitUsage,
