@@ -7,10 +7,11 @@ import (
 	"strings"
 )
 
-// An indentation mistake makes go.yaml.in/yaml/v4 say "did not find expected
-// key" (or '-' indicator) at the line where the block it broke begins,
-// which may be far above it. misindented finds the line instead: the first
-// one indented to no level of the blocks around it, and names its field.
+// An indentation mistake makes the parser say "did not find expected key"
+// (or '-' indicator), which names no field, and the position it gives may
+// be where the broken block begins, far above the mistake. misindented
+// finds the line instead: the first one indented to no level of the blocks
+// around it, and names its field.
 
 // blockScalar matches a line whose value is a literal or folded block
 // scalar (description: |), whose lines are text, not structure.
