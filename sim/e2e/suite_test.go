@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/providers/envtest"
 )
@@ -46,6 +47,7 @@ func TestE2E(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx context.Context) {
+	sim.RouteProcessLogs() // as simctl: the libraries' loggers off the terminal
 	env = &envtest.Environment{Nodes: []fakegpu.NodeGroup{
 		{Profile: "nvidia-h100-80gb", Count: 2},
 		{Profile: "cpu", Count: 1},

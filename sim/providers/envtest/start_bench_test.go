@@ -14,6 +14,7 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/internal/assets"
+	"github.com/trainersim/trainersim/sim/internal/proclog"
 	"github.com/trainersim/trainersim/sim/internal/startup"
 )
 
@@ -28,6 +29,7 @@ import (
 // there was none) is reported apart. Target: full/bare <= 1.3. Run with
 // `make bench`.
 func BenchmarkStart(b *testing.B) {
+	proclog.Install() // as simctl: the libraries' loggers off the terminal
 	bins, err := assets.Find("")
 	if err != nil {
 		b.Fatal(err)
