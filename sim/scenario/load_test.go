@@ -197,6 +197,9 @@ var invalid = map[string][]string{
 		`testdata/invalid-trainjob-objects.yaml:53:45: spec.steps[4].expect.pods.selector.matchLabels["jobset.sigs.k8s.io/jobset-name"]: jobset.sigs.k8s.io/jobset-name=cc matches no Pod the scenario makes: JobSet names its Pods after the TrainJob (the scenario's TrainJobs and JobSets are a, b, c, d, e, f)`,
 		`testdata/invalid-trainjob-objects.yaml:64:20: spec.steps[5].create.spec.managedBy: Invalid value: "example.com/mine": ManagedBy must be trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set: the TrainJob CRD of every Trainer release it holds for refuses this create, as the API server would`,
 	},
+	"invalid-setup-trainjob.yaml": {
+		`testdata/invalid-setup-trainjob.yaml:12:7: spec.setup[0].object.spec.runtimeRef: Required value: the TrainJob CRD of every Trainer release it holds for refuses this create, as the API server would`,
+	},
 	"invalid-indentation.yaml": {
 		`testdata/invalid-indentation.yaml:16:8: invalid YAML: "suspend" is indented 7 spaces, which lines up with no field above it: "spec" is at 6, and its fields (such as "runtimeRef") at 8 (the parser: did not find expected key)`,
 	},

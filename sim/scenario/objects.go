@@ -156,8 +156,8 @@ func writeOf(at string) string {
 	case "apply":
 		return "apply"
 	}
-	if strings.HasPrefix(fieldpath.Last(fieldpath.Parent(at)), "setup") {
-		return "create"
+	if strings.HasPrefix(at, "spec.setup[") {
+		return "create" // the harness creates the setup's objects
 	}
 	return "update"
 }
