@@ -182,13 +182,29 @@ func TestStartOrder(t *testing.T) {
 	}
 }
 
-// TestTrainerHolds: a range leaves out the releases outside it, and nothing
+// TestTrainerHolds: a range leaves out the releases outside it, a checkout
+// counts as the newest release, a pseudo-version as what it is, and nothing
 // is left out for a version that is not a release's.
 func TestTrainerHolds(t *testing.T) {
 	old := &v1alpha1.Trainer{Versions: "<v2.2.0"}
-	for version, want := range map[string]bool{"v2.1.0": true, "v2.2.0": false, "unknown": true, "v2.3.1-0.20260101000000-abcdef": true, "(devel)": true} {
-		if got := TrainerHolds(old, version); got != want {
-			t.Errorf("TrainerHolds(<v2.2.0, %s) = %v, want %v", version, got, want)
+	newer := &v1alpha1.Trainer{Versions: ">=v2.2.0"}
+	pinned := &v1alpha1.Trainer{Versions: "=v2.2.0 || =v2.2.1"}
+	for _, tc := range []struct {
+		r       *v1alpha1.Trainer
+		version string
+		want    bool
+	}{
+		{old, "v2.1.0", true},
+		{old, "v2.2.0", false},
+		{old, "unknown", true},
+		{old, "v2.3.1-0.20260101000000-abcdef", false},
+		{newer, "v2.3.1-0.20260101000000-abcdef", true},
+		{old, "(devel) /src/trainer", false},
+		{pinned, "(devel) from a go.work checkout", false},
+		{newer, "(devel) /src/trainer", true},
+	} {
+		if got := TrainerHolds(tc.r, tc.version); got != tc.want {
+			t.Errorf("TrainerHolds(%s, %s) = %v, want %v", tc.r.Versions, tc.version, got, tc.want)
 		}
 	}
 	if !TrainerHolds(nil, "v2.1.0") {

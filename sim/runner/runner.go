@@ -33,6 +33,7 @@ import (
 	"github.com/trainersim/trainersim/sim/gate"
 	"github.com/trainersim/trainersim/sim/policy"
 	"github.com/trainersim/trainersim/sim/probe"
+	"github.com/trainersim/trainersim/sim/releases"
 	"github.com/trainersim/trainersim/sim/scenario"
 	"github.com/trainersim/trainersim/sim/shake"
 	"github.com/trainersim/trainersim/sim/webhooks"
@@ -368,11 +369,25 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 }
 
 // TrainerHolds reports whether a scenario's or step's trainer range (nil:
-// every release) holds for the Trainer version a cluster runs. A version
-// that is not a release's (a local checkout's, "unknown") is in every
-// range: nothing is left out when the version is not known.
+// every release) holds for the Trainer version a cluster runs.
+//
+// A Trainer built from a local checkout ("(devel) <dir>", make build
+// TRAINER_DIR=...) is taken for the newest release: a checkout is of the
+// Trainer's main branch or a release branch, which has what the newest
+// release has (runtimePatches, not podTemplateOverrides). A pseudo-version
+// (v2.3.1-0.20260101000000-abcdef) is compared as the version it is, after
+// the release it follows. Any other version that is no release's
+// ("unknown") is in every range: nothing is left out when the version is
+// not known.
 func TrainerHolds(t *v1alpha1.Trainer, version string) bool {
-	if t == nil || !semver.IsValid(version) || semver.Prerelease(version) != "" || semver.Build(version) != "" {
+	if t == nil {
+		return true
+	}
+	if strings.HasPrefix(version, "(devel)") {
+		all := releases.TrainerVersions()
+		version = all[len(all)-1]
+	}
+	if !semver.IsValid(version) || semver.Build(version) != "" {
 		return true
 	}
 	r, err := v1alpha1.ParseVersionRange(t.Versions)
