@@ -57,6 +57,7 @@ func (v *validator) crdObject(at string, obj map[string]any, whole, unknown bool
 		return
 	}
 	var schemas []*manifests.CRDSchema
+	var held []string // the release of each schema
 	for _, ver := range versions {
 		release, err := releases.LookupTrainer(ver)
 		if err != nil {
@@ -72,6 +73,7 @@ func (v *validator) crdObject(at string, obj map[string]any, whole, unknown bool
 			return
 		}
 		schemas = append(schemas, s)
+		held = append(held, ver)
 	}
 	if len(schemas) == 0 {
 		return
@@ -113,7 +115,7 @@ func (v *validator) crdObject(at string, obj map[string]any, whole, unknown bool
 			if refusedBy[p] == nil {
 				problems = append(problems, p)
 			}
-			refusedBy[p] = append(refusedBy[p], versions[i])
+			refusedBy[p] = append(refusedBy[p], held[i])
 		}
 	}
 	for _, p := range problems {
