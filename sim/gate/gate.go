@@ -22,8 +22,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -131,7 +129,7 @@ type Server struct {
 // in certDir, which ca (the API server's trust for it) signed.
 func NewServer(host, certDir string, ca []byte) (*Server, error) {
 	s := newState()
-	ep, err := Serve(host, certDir, ca, http.HandlerFunc(s.serve))
+	ep, err := Serve(host, certDir, ca, Admission(s.answer))
 	if err != nil {
 		return nil, fmt.Errorf("failed to serve gates: %w", err)
 	}
@@ -288,33 +286,19 @@ func (s *Server) Probed(name string) (bool, error) {
 	return st != nil && st.probes > 0, nil
 }
 
-func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
-	review := &admissionv1.AdmissionReview{}
-	if err == nil {
-		err = json.Unmarshal(body, review)
-	}
-	if err != nil || review.Request == nil {
-		http.Error(rw, "not an AdmissionReview", http.StatusBadRequest)
-		return
-	}
-	req := review.Request
-	if d, ok := s.delay(r.URL.Path, req); ok {
+// answer lets req through, after its delay or once its gate opens.
+func (s *Server) answer(ctx context.Context, path string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	if d, ok := s.delay(path, req); ok {
 		select {
 		case <-time.After(d):
-		case <-r.Context().Done():
-			s.delayAbandoned(r.URL.Path)
-			return // the API server stopped waiting: the request failed
+		case <-ctx.Done():
+			s.delayAbandoned(path)
+			return nil // the API server stopped waiting: the request failed
 		}
-	} else if held := s.admit(r.URL.Path, req); held != nil && !s.wait(r.Context(), r.URL.Path, held) {
-		return // the API server stopped waiting: nobody reads an answer
+	} else if held := s.admit(path, req); held != nil && !s.wait(ctx, path, held) {
+		return nil // the API server stopped waiting: nobody reads an answer
 	}
-	out, _ := json.Marshal(&admissionv1.AdmissionReview{
-		TypeMeta: review.TypeMeta,
-		Response: &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true},
-	})
-	rw.Header().Set("Content-Type", "application/json")
-	_, _ = rw.Write(out)
+	return &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
 }
 
 // admit counts a probe, or returns the request the gate at path is to

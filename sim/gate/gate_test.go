@@ -92,7 +92,7 @@ func TestGate(t *testing.T) {
 	if got := cfg.Webhooks[0].Rules[0].Operations; len(got) != 1 || got[0] != "UPDATE" {
 		t.Errorf("operations %v, want UPDATE for a patch", got)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(s.serve))
+	srv := httptest.NewServer(Admission(s.answer))
 	defer srv.Close()
 	ctx := context.Background()
 
@@ -149,7 +149,7 @@ func TestGate(t *testing.T) {
 func TestGateAbandoned(t *testing.T) {
 	s := newState()
 	s.Register(Gate{Name: "g", Namespace: "ns", Resource: "trainjobs", Change: &Change{Entry: "kueue.x-k8s.io/manager"}})
-	srv := httptest.NewServer(http.HandlerFunc(s.serve))
+	srv := httptest.NewServer(Admission(s.answer))
 	defer srv.Close()
 	entry := map[string]any{"spec": map[string]any{"runtimePatches": []any{map[string]any{"manager": "kueue.x-k8s.io/manager"}}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)

@@ -3,8 +3,10 @@ package gate
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -12,12 +14,39 @@ import (
 	"sync"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/utils/ptr"
 )
 
 // closeGrace bounds Endpoint.Close.
 const closeGrace = 10 * time.Second
+
+// Admission answers the admission requests a webhook server receives: its
+// answer to req, sent to path, within ctx (the API server's wait); nil
+// writes no answer (the API server stopped waiting). As an http.Handler it
+// decodes each AdmissionReview and writes its answer back, and refuses a
+// body that is no review with 400.
+type Admission func(ctx context.Context, path string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse
+
+func (a Admission) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	review := &admissionv1.AdmissionReview{}
+	if err == nil {
+		err = json.Unmarshal(body, review)
+	}
+	if err != nil || review.Request == nil {
+		http.Error(rw, "not an AdmissionReview", http.StatusBadRequest)
+		return
+	}
+	resp := a(r.Context(), r.URL.Path, review.Request)
+	if resp == nil {
+		return
+	}
+	out, _ := json.Marshal(&admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp})
+	rw.Header().Set("Content-Type", "application/json")
+	_, _ = rw.Write(out)
+}
 
 // Endpoint is one admission webhook server of this process as the API
 // server reaches it: served over TLS on a free port of a host, with the

@@ -6,9 +6,9 @@
 package webhooks
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"sync"
@@ -69,7 +69,7 @@ type Server struct {
 // NewServer starts serving on host with the certificate in certDir.
 func NewServer(host, certDir string, ca []byte) (*Server, error) {
 	s := &Server{hooks: map[string]*Webhook{}, calls: map[string][]*Call{}, dryRuns: map[string]int{}}
-	ep, err := gate.Serve(host, certDir, ca, http.HandlerFunc(s.serve))
+	ep, err := gate.Serve(host, certDir, ca, gate.Admission(s.answer))
 	if err != nil {
 		return nil, fmt.Errorf("failed to serve scenario webhooks: %w", err)
 	}
@@ -153,20 +153,12 @@ func (s *Server) DryRunCalled(w Webhook) (bool, error) {
 	return s.dryRuns[webhookPath(&w)] > 0, nil
 }
 
-func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
-	review := &admissionv1.AdmissionReview{}
-	if err == nil {
-		err = json.Unmarshal(body, review)
-	}
-	if err != nil || review.Request == nil {
-		http.Error(rw, "not an AdmissionReview", http.StatusBadRequest)
-		return
-	}
+// answer puts each webhook's entry into the TrainJob of req, at the
+// webhook's path, and records the call.
+func (s *Server) answer(_ context.Context, path string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	s.mu.Lock()
-	hook := s.hooks[r.URL.Path]
+	hook := s.hooks[path]
 	s.mu.Unlock()
-	req := review.Request
 	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
 	dryRun := req.DryRun != nil && *req.DryRun
 	switch {
@@ -174,7 +166,7 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 	case !slices.Contains(hook.Operations, string(req.Operation)):
 		if dryRun {
 			s.mu.Lock()
-			s.dryRuns[r.URL.Path]++
+			s.dryRuns[path]++
 			s.mu.Unlock()
 		}
 	default:
@@ -187,11 +179,9 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 			resp.Patch = patch
 			resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
 		}
-		s.record(r.URL.Path, call, dryRun)
+		s.record(path, call, dryRun)
 	}
-	out, _ := json.Marshal(&admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp})
-	rw.Header().Set("Content-Type", "application/json")
-	_, _ = rw.Write(out)
+	return resp
 }
 
 // record counts a dry run of a webhook's path, or keeps the call.
