@@ -428,6 +428,14 @@ func keyOf(list []any) Element {
 }
 
 // sameValue compares a written key value with a decoded one.
+// SameJSON compares two decoded values as JSON: a scenario's (from YAML,
+// whole numbers as int64), a schema's or an object's (from JSON, float64).
+func SameJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
 func sameValue(written string, v any) bool {
 	if s, ok := v.(string); ok {
 		return s == written

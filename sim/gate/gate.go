@@ -413,10 +413,10 @@ func (c *Change) made(old, new []byte) bool {
 		return !hasEntry(before, c.Entry) && hasEntry(after, c.Entry)
 	}
 	was, is := lookup(before, c.Path), lookup(after, c.Path)
-	if SameJSON(was, is) {
+	if fieldpath.SameJSON(was, is) {
 		return false
 	}
-	return (c.From == nil || SameJSON(was, c.From)) && (c.To == nil || SameJSON(is, c.To))
+	return (c.From == nil || fieldpath.SameJSON(was, c.From)) && (c.To == nil || fieldpath.SameJSON(is, c.To))
 }
 
 // lookup returns the value at path of obj, nil when absent.
@@ -437,12 +437,4 @@ func hasEntry(obj map[string]any, manager string) bool {
 		}
 	}
 	return false
-}
-
-// SameJSON compares two decoded values as JSON: a scenario's (from YAML,
-// whole numbers as int64) with an object's (from JSON, float64).
-func SameJSON(a, b any) bool {
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && string(ja) == string(jb)
 }

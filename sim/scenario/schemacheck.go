@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
 // The format's enums and ranges are the JSON schema's (v1alpha1.Schema,
@@ -85,7 +86,7 @@ func (d *decoder) checkValue(root, s *jsonSchema, v any, path, noun string) {
 	if s.Title != "" {
 		noun = s.Title
 	}
-	if len(s.Enum) > 0 && !slices.ContainsFunc(s.Enum, func(e any) bool { return sameJSON(e, v) }) {
+	if len(s.Enum) > 0 && !slices.ContainsFunc(s.Enum, func(e any) bool { return fieldpath.SameJSON(e, v) }) {
 		want := make([]string, len(s.Enum))
 		for i, e := range s.Enum {
 			want[i] = fmt.Sprint(e)
@@ -114,10 +115,14 @@ func (d *decoder) checkValue(root, s *jsonSchema, v any, path, noun string) {
 		}
 	case []any:
 		if s.MinItems != nil && len(t) < *s.MinItems {
-			at("needs at least %s, found %d", plural(*s.MinItems, "item"), len(t))
+			if *s.MinItems == 1 {
+				at("must not be empty")
+			} else {
+				at("needs at least %d items, found %d", *s.MinItems, len(t))
+			}
 		}
 		for i, item := range t {
-			d.checkValue(root, s.Items, item, index(path, i), fieldpath0(path)+" item")
+			d.checkValue(root, s.Items, item, index(path, i), fieldpath.Last(path)+" item")
 		}
 	case map[string]any:
 		var extra *jsonSchema
@@ -135,31 +140,6 @@ func (d *decoder) checkValue(root, s *jsonSchema, v any, path, noun string) {
 			d.checkValue(root, p, x, join(path, k), k)
 		}
 	}
-}
-
-// fieldpath0 is the last field name of path, for "<field> item".
-func fieldpath0(path string) string {
-	if i := strings.LastIndexAny(path, ".]"); i >= 0 && path[i] == '.' {
-		return path[i+1:]
-	}
-	return path
-}
-
-// sameJSON reports whether a schema's enum value and a decoded value are
-// the same JSON value.
-func sameJSON(e, v any) bool {
-	switch ev := e.(type) {
-	case float64:
-		f, ok := number(v)
-		return ok && f == ev
-	case string:
-		s, ok := v.(string)
-		return ok && s == ev
-	case bool:
-		b, ok := v.(bool)
-		return ok && b == ev
-	}
-	return e == nil && v == nil
 }
 
 // describeJSON quotes a decoded value for a message.
@@ -186,12 +166,4 @@ func number(v any) (float64, bool) {
 		return t, true
 	}
 	return 0, false
-}
-
-// plural is "1 item", "2 items".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
+	"github.com/trainersim/trainersim/sim/fieldpath"
 	"github.com/trainersim/trainersim/sim/gate"
 )
 
@@ -218,7 +219,7 @@ func (w *Webhook) mutate(req *admissionv1.AdmissionRequest) (Call, []byte, error
 	}
 	if index >= 0 {
 		got, _ := entries[index].(map[string]any)
-		if gate.SameJSON(got["trainingRuntimeSpec"], w.Entry) {
+		if fieldpath.SameJSON(got["trainingRuntimeSpec"], w.Entry) {
 			return call, nil, nil
 		}
 		if t, ok := got["time"]; ok {
