@@ -53,8 +53,6 @@ const (
 	// durationPattern matches what time.ParseDuration accepts, without a
 	// sign (Duration rejects negative values).
 	durationPattern = `^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
-	// dns1123Label is the pattern of metadata.name.
-	dns1123Label = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 )
 
 // enumSources are the lists a +enumFrom marker may name: lists the code

@@ -130,12 +130,11 @@ func TestLoaderFollowsSchemaConstraints(t *testing.T) {
 	}
 	files = append(valid, files...)
 	type site struct {
-		file     string
-		data     []byte
-		path     string
-		node     *yaml.Node
-		schema   *jsonSchema
-		fixtures string
+		file   string
+		data   []byte
+		path   string
+		node   *yaml.Node
+		schema *jsonSchema
 	}
 	sites := map[string]*site{} // by Type.field (or Type.field[] for items)
 	for _, f := range files {

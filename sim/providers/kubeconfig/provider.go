@@ -98,9 +98,6 @@ type Kubeconfig struct {
 	// Start: steps are timed from there. Zero: when this Start began.
 	Began time.Time
 
-	// provider names the cluster in Versions: cluster.Kubeconfig, or
-	// ClusterKind when the kind provider runs scenarios through it.
-	provider  string
 	runID     string
 	cfg       *rest.Config
 	client    client.Client
