@@ -185,6 +185,16 @@ test-kind: assets kind-images ## The kind suite: the corpus on kind against envt
 	$(GO) test -tags kind ./sim/kinde2e/ -timeout 60m -ginkgo.v \
 		|| { cat reports/kind/differences.txt 2>/dev/null; exit 1; }
 
+# make test-upstream runs other projects' e2e suites, unchanged, against
+# clusters simctl up starts (hack/upstream): each built from the module cache
+# at the version go.mod pins; it prints passed, failed and the specs that
+# cannot run here with the reason, and fails when a runnable spec fails.
+UPSTREAM_SUITES ?= trainer,jobset,kueue
+
+.PHONY: test-upstream
+test-upstream: assets build ## Run upstream e2e suites (UPSTREAM_SUITES, default all three) against clusters simctl up starts; figures in reports/upstream/summary.txt.
+	$(GO) run ./hack/upstream -simctl $(SIMCTL) -report-dir $(PROJECT_DIR)/reports/upstream -suites $(UPSTREAM_SUITES)
+
 # make shake runs the corpus SHAKE times (default 2, one mirrored pair of
 # seeds) with the shaker's delays and fails on any order-dependent scenario;
 # SHAKE_SEED fixes the first seed (CI's is fixed), otherwise each run draws one.

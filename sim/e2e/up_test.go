@@ -16,10 +16,14 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/policy"
 )
 
 var _ = Describe("simctl up", Ordered, func() {
@@ -33,7 +37,7 @@ var _ = Describe("simctl up", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(gexec.CleanupBuildArtifacts)
 		kubeconfig = filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-		cmd := exec.Command(simctl, "up", "--kubeconfig", kubeconfig)
+		cmd := exec.Command(simctl, "up", "--kubeconfig", kubeconfig, "--pods-start-after", "2s", "--pods-succeed-after", "3s")
 		session, err = gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { session.Kill() })
@@ -65,6 +69,61 @@ var _ = Describe("simctl up", Ordered, func() {
 			Expect(gpus.Value()).To(BeEquivalentTo(8))
 		}
 		Expect(byProfile).To(Equal(map[string]int{"nvidia-h100-80gb": 2, "cpu": 1}))
+	})
+
+	It("starts and ends the Pods no scenario owns as --pods-start-after and --pods-succeed-after say, and leaves other Pods their own word", func(ctx SpecContext) {
+		Eventually(session).WithTimeout(time.Minute).Should(gbytes.Say(`pods no scenario owns: start after 2s, succeed after 3s`))
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		Expect(err).NotTo(HaveOccurred())
+		c, err := client.New(cfg, client.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "up-pods"}}
+		Expect(c.Create(ctx, ns)).To(Succeed())
+		pod := func(name string, annotations map[string]string) *corev1.Pod {
+			return &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: name, Annotations: annotations},
+				Spec: corev1.PodSpec{
+					Containers:                   []corev1.Container{{Name: "main", Image: "busybox"}},
+					RestartPolicy:                corev1.RestartPolicyNever,
+					AutomountServiceAccountToken: ptr.To(false),
+				},
+			}
+		}
+		plain := pod("plain", nil)
+		own := pod("own", map[string]string{policy.LifecycleSucceedAfter: "1s"})
+		for _, p := range []*corev1.Pod{plain, own} {
+			Eventually(func() error { return c.Create(ctx, p) }).WithTimeout(time.Minute).WithPolling(pollInterval).Should(Succeed(), "the namespace's default ServiceAccount is made by kube-controller-manager")
+		}
+		Expect(plain.Annotations).To(Equal(map[string]string{policy.LifecycleStartAfter: "2s", policy.LifecycleSucceedAfter: "3s"}))
+		Expect(own.Annotations).To(Equal(map[string]string{policy.LifecycleSucceedAfter: "1s"}))
+
+		var got corev1.Pod
+		Eventually(func() corev1.PodPhase {
+			Expect(c.Get(ctx, client.ObjectKeyFromObject(plain), &got)).To(Succeed())
+			return got.Status.Phase
+		}).WithTimeout(time.Minute).WithPolling(pollInterval).Should(Equal(corev1.PodSucceeded))
+		// The cluster's own timestamps (whole seconds): bound, then started
+		// at least 2s later, then ended at least 3s after that.
+		var scheduled time.Time
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == corev1.PodScheduled {
+				scheduled = cond.LastTransitionTime.Time
+			}
+		}
+		Expect(got.Status.ContainerStatuses).To(HaveLen(1))
+		terminated := got.Status.ContainerStatuses[0].State.Terminated
+		Expect(terminated).NotTo(BeNil())
+		Expect(terminated.StartedAt.Sub(scheduled)).To(BeNumerically(">=", 2*time.Second))
+		Expect(terminated.FinishedAt.Sub(terminated.StartedAt.Time)).To(BeNumerically(">=", 3*time.Second))
+
+		// A scenario's namespace (labelled for isolation) is left to the
+		// scenario's own rules.
+		scenarioNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "up-scenario", Labels: map[string]string{cluster.IsolationKey: "up-scenario"}}}
+		Expect(c.Create(ctx, scenarioNS)).To(Succeed())
+		inScenario := pod("in-scenario", nil)
+		inScenario.Namespace = scenarioNS.Name
+		Eventually(func() error { return c.Create(ctx, inScenario, client.DryRunAll) }).WithTimeout(time.Minute).WithPolling(pollInterval).Should(Succeed())
+		Expect(inScenario.Annotations).To(BeEmpty())
 	})
 
 	It("leaves no process behind when killed with SIGKILL", func(ctx SpecContext) {

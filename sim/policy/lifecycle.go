@@ -33,6 +33,9 @@ const (
 	LifecycleFailAfter    = "lifecycle.trainersim.dev/fail-after"
 	LifecycleExitCode     = "lifecycle.trainersim.dev/exit-code"
 	LifecycleReason       = "lifecycle.trainersim.dev/reason"
+	// LifecycleStartAfter holds a bound Pod in Pending this long before its
+	// containers run, as a kubelet pulling their images would.
+	LifecycleStartAfter = "lifecycle.trainersim.dev/start-after"
 )
 
 // lifecycleProbeTimeout bounds the wait until the API server applies a new
@@ -120,28 +123,8 @@ func (p LifecyclePolicy) Install(ctx context.Context, c client.Client) error {
 		return nil
 	}
 	policy, binding := p.objects()
-	if err := c.Create(ctx, policy); err != nil {
-		return fmt.Errorf("failed to create MutatingAdmissionPolicy %s: %w", p.name(), err)
-	}
-	if err := c.Create(ctx, binding); err != nil {
-		return fmt.Errorf("failed to create MutatingAdmissionPolicyBinding %s: %w", p.name(), err)
-	}
 	first := p.Rules[0]
-	probe := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: "lifecycle-probe", Labels: first.MatchLabels},
-		Spec: corev1.PodSpec{
-			Containers:                   []corev1.Container{{Name: "probe", Image: "trainersim.dev/probe:none"}},
-			AutomountServiceAccountToken: ptr.To(false),
-		},
-	}
-	return waitForDryRunPod(ctx, c, probe, lifecycleProbeTimeout, func(pod *corev1.Pod) error {
-		for k, v := range first.Annotations {
-			if pod.Annotations[k] != v {
-				return fmt.Errorf("a dry-run Pod in %s came back without the annotation %s=%s", p.Namespace, k, v)
-			}
-		}
-		return nil
-	})
+	return installAnnotating(ctx, c, policy, binding, p.Namespace, first.MatchLabels, first.Annotations)
 }
 
 // Uninstall deletes the policy and its binding.
@@ -150,6 +133,131 @@ func (p LifecyclePolicy) Uninstall(ctx context.Context, c client.Client) error {
 		return nil
 	}
 	policy, binding := p.objects()
+	return deletePolicy(ctx, c, policy, binding)
+}
+
+// DefaultLifecycle is how the Pods that no scenario owns end on a cluster
+// simctl up keeps: those of every namespace that is not a scenario's (no
+// cluster.IsolationKey label) nor kube-system, and that carry no
+// lifecycle.trainersim.dev annotation of their own. A suite written for a
+// real cluster (the Trainer's e2e suite) waits for its jobs to complete: on
+// simulated nodes they complete only where such a rule says when.
+type DefaultLifecycle struct {
+	// StartAfter holds each bound Pod in Pending this long before its
+	// containers run, as a kubelet pulling images does (zero: at once).
+	StartAfter time.Duration
+	// SucceedAfter makes every container exit 0 this long after it
+	// started running (zero: the Pods run until deleted).
+	SucceedAfter time.Duration
+}
+
+// defaultLifecycleName names the cluster-wide policy and its binding.
+const defaultLifecycleName = "trainersim-lifecycle-default"
+
+// Empty reports whether d changes no Pod.
+func (d DefaultLifecycle) Empty() bool { return d.StartAfter == 0 && d.SucceedAfter == 0 }
+
+// String is the rule in the words of simctl up's flags.
+func (d DefaultLifecycle) String() string {
+	var parts []string
+	if d.StartAfter > 0 {
+		parts = append(parts, "start after "+d.StartAfter.String())
+	}
+	if d.SucceedAfter > 0 {
+		parts = append(parts, "succeed after "+d.SucceedAfter.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (d DefaultLifecycle) annotations() map[string]string {
+	a := map[string]string{}
+	if d.StartAfter > 0 {
+		a[LifecycleStartAfter] = d.StartAfter.String()
+	}
+	if d.SucceedAfter > 0 {
+		a[LifecycleSucceedAfter] = d.SucceedAfter.String()
+	}
+	return a
+}
+
+// expression annotates a Pod that has none of the lifecycle annotations:
+// a Pod that says how it ends keeps its own word.
+func (d DefaultLifecycle) expression() string {
+	var own []string
+	for _, k := range []string{LifecycleStartAfter, LifecycleSucceedAfter, LifecycleFailAfter} {
+		own = append(own, celString(k)+" in object.metadata.annotations")
+	}
+	a := d.annotations()
+	var annotations []string
+	for _, k := range slices.Sorted(maps.Keys(a)) {
+		annotations = append(annotations, celString(k)+": "+celString(a[k]))
+	}
+	return fmt.Sprintf(`!has(object.metadata.annotations) || !(%s) ?
+  Object{metadata: Object.metadata{annotations: {%s}}} :
+  Object{}`, strings.Join(own, " || "), strings.Join(annotations, ", "))
+}
+
+func (d DefaultLifecycle) objects() (*admissionv1.MutatingAdmissionPolicy, *admissionv1.MutatingAdmissionPolicyBinding) {
+	policy, binding := podCreatePolicy(defaultLifecycleName, map[string]string{cluster.ManagedByLabel: cluster.ManagedByValue},
+		[]admissionv1.Mutation{{
+			PatchType:          admissionv1.PatchTypeApplyConfiguration,
+			ApplyConfiguration: &admissionv1.ApplyConfiguration{Expression: d.expression()},
+		}}, nil)
+	binding.Spec.MatchResources.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: cluster.IsolationKey, Operator: metav1.LabelSelectorOpDoesNotExist},
+		{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{metav1.NamespaceSystem}},
+	}}
+	return policy, binding
+}
+
+// Install creates the policy and waits until the API server applies it: a
+// dry-run Pod in the default namespace comes back with its annotations.
+func (d DefaultLifecycle) Install(ctx context.Context, c client.Client) error {
+	if d.Empty() {
+		return nil
+	}
+	policy, binding := d.objects()
+	return installAnnotating(ctx, c, policy, binding, metav1.NamespaceDefault, nil, d.annotations())
+}
+
+// installAnnotating creates a policy that annotates Pods and its binding,
+// and waits until the API server applies them: a dry-run Pod in namespace
+// with labels comes back with the annotations.
+func installAnnotating(ctx context.Context, c client.Client, policy *admissionv1.MutatingAdmissionPolicy, binding *admissionv1.MutatingAdmissionPolicyBinding, namespace string, labels, annotations map[string]string) error {
+	if err := c.Create(ctx, policy); err != nil {
+		return fmt.Errorf("failed to create MutatingAdmissionPolicy %s: %w", policy.Name, err)
+	}
+	if err := c.Create(ctx, binding); err != nil {
+		return fmt.Errorf("failed to create MutatingAdmissionPolicyBinding %s: %w", binding.Name, err)
+	}
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "lifecycle-probe", Labels: labels},
+		Spec: corev1.PodSpec{
+			Containers:                   []corev1.Container{{Name: "probe", Image: "trainersim.dev/probe:none"}},
+			AutomountServiceAccountToken: ptr.To(false),
+		},
+	}
+	return waitForDryRunPod(ctx, c, probe, lifecycleProbeTimeout, func(pod *corev1.Pod) error {
+		for k, v := range annotations {
+			if pod.Annotations[k] != v {
+				return fmt.Errorf("a dry-run Pod in %s came back without the annotation %s=%s", namespace, k, v)
+			}
+		}
+		return nil
+	})
+}
+
+// Uninstall deletes the policy and its binding.
+func (d DefaultLifecycle) Uninstall(ctx context.Context, c client.Client) error {
+	if d.Empty() {
+		return nil
+	}
+	policy, binding := d.objects()
+	return deletePolicy(ctx, c, policy, binding)
+}
+
+// deletePolicy deletes a binding and then its policy; either may be gone.
+func deletePolicy(ctx context.Context, c client.Client, policy *admissionv1.MutatingAdmissionPolicy, binding *admissionv1.MutatingAdmissionPolicyBinding) error {
 	var errs []error
 	for _, o := range []client.Object{binding, policy} {
 		if err := c.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {

@@ -9,11 +9,13 @@ import (
 
 	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/policy"
 )
 
 func newUpCommand(streams Streams) *cobra.Command {
 	var flags clusterFlags
 	var kubeconfig string
+	var pods policy.DefaultLifecycle
 	cmd := &cobra.Command{
 		Use:   "up --kubeconfig PATH [--nodes PROFILE=COUNT,...]",
 		Short: "Start a cluster and keep it up until Ctrl-C",
@@ -21,9 +23,18 @@ func newUpCommand(streams Streams) *cobra.Command {
 the default ClusterTrainingRuntimes and the simulated nodes, writes an admin
 kubeconfig to --kubeconfig, prints one line per component as it becomes ready
 and then a line saying the cluster is ready. It runs until SIGINT or SIGTERM,
-then stops every process it started.`,
+then stops every process it started.
+
+Pods on the simulated nodes run until they are deleted: no container runs
+to end them. --pods-succeed-after makes every Pod that no scenario owns (in
+any namespace but kube-system and the scenarios') succeed that long after it
+starts, and --pods-start-after holds it in Pending that long first, as a
+kubelet pulling images does, so that a test suite written for a real cluster
+sees its jobs start and complete. A Pod that carries its own
+lifecycle.trainersim.dev annotations keeps them.`,
 		Example: `  simctl up --kubeconfig /tmp/sim.kubeconfig --nodes nvidia-h100-80gb=2,cpu=1
-  kubectl --kubeconfig /tmp/sim.kubeconfig get nodes -o wide`,
+  kubectl --kubeconfig /tmp/sim.kubeconfig get nodes -o wide
+  simctl up --kubeconfig /tmp/sim.kubeconfig --pods-start-after 3s --pods-succeed-after 20s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			abs, err := filepath.Abs(kubeconfig)
@@ -34,16 +45,21 @@ then stops every process it started.`,
 			if err != nil {
 				return err
 			}
-			return runUp(cmd.Context(), streams, o)
+			if pods.StartAfter < 0 || pods.SucceedAfter < 0 {
+				return withCode(ExitUsage, fmt.Errorf("--pods-start-after and --pods-succeed-after must not be negative"))
+			}
+			return runUp(cmd.Context(), streams, o, pods)
 		},
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "where to write the admin kubeconfig (required)")
 	_ = cmd.MarkFlagRequired("kubeconfig")
+	cmd.Flags().DurationVar(&pods.StartAfter, "pods-start-after", 0, "hold every Pod no scenario owns in Pending this long after it is bound, as an image pull would (default: start at once)")
+	cmd.Flags().DurationVar(&pods.SucceedAfter, "pods-succeed-after", 0, "make every Pod no scenario owns succeed this long after it starts running (default: run until deleted)")
 	flags.register(cmd)
 	return cmd
 }
 
-func runUp(ctx context.Context, streams Streams, o sim.ClusterOptions) (err error) {
+func runUp(ctx context.Context, streams Streams, o sim.ClusterOptions, pods policy.DefaultLifecycle) (err error) {
 	env, err := startCluster(ctx, streams.Out, o)
 	defer func() {
 		fmt.Fprintln(streams.Out, "stopping")
@@ -51,6 +67,12 @@ func runUp(ctx context.Context, streams Streams, o sim.ClusterOptions) (err erro
 	}()
 	if err != nil {
 		return err
+	}
+	if !pods.Empty() {
+		if err := pods.Install(ctx, env.Client()); err != nil {
+			return withCode(ExitCluster, fmt.Errorf("failed to install the default Pod lifecycle: %w", err))
+		}
+		fmt.Fprintf(streams.Out, "pods no scenario owns: %s\n", pods)
 	}
 	fmt.Fprintf(streams.Out, "kubeconfig: %s\n", env.AdminKubeconfig())
 	fmt.Fprintf(streams.Out, "  kubectl --kubeconfig %s get nodes -L nvidia.com/gpu.product\n", env.AdminKubeconfig())

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// spec is one spec of a suite's run, read from ginkgo's JSON report (the
+// fields of ginkgo's types.SpecReport this command needs).
+type spec struct {
+	ContainerHierarchyTexts []string
+	LeafNodeType            string
+	LeafNodeText            string
+	State                   string
+	Failure                 struct {
+		Message  string
+		Location struct {
+			FileName   string
+			LineNumber int
+		}
+	}
+}
+
+// FullText is ginkgo's: the containers' texts and the spec's, joined.
+func (s spec) FullText() string {
+	return strings.Join(append(append([]string{}, s.ContainerHierarchyTexts...), s.LeafNodeText), " ")
+}
+
+// failed reports whether the state is one of ginkgo's failure states.
+func (s spec) failed() bool {
+	switch s.State {
+	case "failed", "aborted", "panicked", "interrupted", "timedout":
+		return true
+	}
+	return false
+}
+
+// readReport reads ginkgo's JSON report: the specs (It nodes) and the
+// suite-level nodes (BeforeSuite and the like) that failed.
+func readReport(path string) ([]spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("the suite left no report: %w", err)
+	}
+	var reports []struct{ SpecReports []spec }
+	if err := json.Unmarshal(data, &reports); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var specs []spec
+	for _, r := range reports {
+		for _, s := range r.SpecReports {
+			if s.LeafNodeType == "It" || s.failed() {
+				specs = append(specs, s)
+			}
+		}
+	}
+	return specs, nil
+}
+
+// figure is the outcome of one suite.
+type figure struct {
+	suite   suite
+	version string
+	specs   []spec
+	// err: the suite could not be built or run.
+	err error
+	// notRun: why the suite is not run at all.
+	notRun string
+}
+
+// counts returns the specs passed and failed, and those that could not run
+// here with their reason.
+func (f figure) counts() (passed int, failed []spec, cannot map[string][]string) {
+	cannot = map[string][]string{}
+	for _, s := range f.specs {
+		switch {
+		case s.State == "passed":
+			passed++
+		case s.failed():
+			failed = append(failed, s)
+		case s.State == "skipped":
+			for _, c := range f.suite.CannotRun {
+				if c.Spec.MatchString(s.FullText()) {
+					cannot[c.Reason] = append(cannot[c.Reason], s.FullText())
+					break
+				}
+			}
+		}
+	}
+	return passed, failed, cannot
+}
+
+// ok reports whether every spec that ran passed.
+func (f figure) ok() bool {
+	if f.err != nil {
+		return false
+	}
+	if f.notRun != "" {
+		return true
+	}
+	passed, failed, _ := f.counts()
+	return len(failed) == 0 && passed > 0
+}
+
+// line is the figure in one line.
+func (f figure) line() string {
+	switch {
+	case f.err != nil:
+		return fmt.Sprintf("%s: not run: %v", f.suite.Name, f.err)
+	case f.notRun != "":
+		return fmt.Sprintf("%s: not run: %s", f.suite.Name, f.notRun)
+	}
+	passed, failed, cannot := f.counts()
+	n := 0
+	for _, specs := range cannot {
+		n += len(specs)
+	}
+	return fmt.Sprintf("%s %s: %d passed, %d failed of %d runnable; %d cannot run here", f.suite.Name, f.version, passed, len(failed), passed+len(failed), n)
+}
+
+// summarize prints every figure with its failures and the specs that
+// cannot run here.
+func summarize(figures []figure) string {
+	var b strings.Builder
+	for _, f := range figures {
+		fmt.Fprintf(&b, "%s (%s)\n  %s\n", f.suite.Title, f.suite.Module, f.line())
+		_, failed, cannot := f.counts()
+		for _, s := range failed {
+			fmt.Fprintf(&b, "  FAILED %s\n    %s:%d: %s\n", s.FullText(), s.Failure.Location.FileName, s.Failure.Location.LineNumber, firstLine(s.Failure.Message))
+		}
+		for _, c := range f.suite.CannotRun {
+			for _, name := range cannot[c.Reason] {
+				fmt.Fprintf(&b, "  cannot run here: %s\n    %s\n", name, c.Reason)
+			}
+		}
+	}
+	return b.String()
+}
+
+// stderrOf is the standard error of a command that failed, on a new line.
+func stderrOf(err error) string {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && len(exit.Stderr) > 0 {
+		return "\n" + lastLines(string(exit.Stderr), 5)
+	}
+	return ""
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " ..."
+	}
+	return s
+}

@@ -1,0 +1,85 @@
+package main
+
+import "regexp"
+
+// suite is one upstream project's e2e suite as make test-upstream runs it:
+// built from the module cache at the version this repository pins, run
+// unchanged against a cluster `simctl up` starts.
+type suite struct {
+	// Name is how the figures name it: "trainer", "jobset", "kueue".
+	Name string
+	// Title is the project, and the suite's path in it.
+	Title string
+	// Module is the Go module the suite belongs to.
+	Module string
+	// PinDir is the directory (of this repository) whose go.mod pins the
+	// module's version: the main module, or a nested one under hack/.
+	PinDir string
+	// Package is the suite's package in the module.
+	Package string
+	// FocusFile, when set, runs only the specs of that file of the package
+	// (ginkgo's --focus-file).
+	FocusFile string
+	// Up are simctl up's flags for the suite's cluster.
+	Up []string
+	// Setup are manifests of the module (paths in it) applied to the cluster
+	// before the suite runs, as the project's own e2e set-up applies them.
+	Setup []string
+	// CannotRun are the specs that cannot run here, with the reason: they
+	// are not run, and the figures list them.
+	CannotRun []cannotRun
+	// NotRun, when set, is why the whole suite cannot run yet: it is not
+	// built nor run, and the figures say why.
+	NotRun string
+}
+
+// cannotRun is a spec that needs what no simulated node has.
+type cannotRun struct {
+	// Spec matches the spec's full text (its containers' texts and its own,
+	// joined by spaces).
+	Spec *regexp.Regexp
+	// Reason says what it needs that the harness cannot give.
+	Reason string
+}
+
+// noContainer is the reason of specs whose containers must really run.
+const noContainer = "no container runs on a simulated node"
+
+// suites are the three upstream suites, in the order they run.
+var suites = []suite{
+	{
+		Name:    "trainer",
+		Title:   "Kubeflow Trainer e2e (test/e2e)",
+		Module:  "github.com/kubeflow/trainer/v2",
+		PinDir:  ".",
+		Package: "./test/e2e",
+		// The runtimes' jobs must start and complete as on a cluster: a
+		// Pod is Pending for 5s (its image pull; the specs check that a
+		// job is active and not yet ready), then runs 20s and succeeds.
+		// 20s also keeps the Pods of the DeadlineExceeded spec running
+		// past its 10s activeDeadlineSeconds.
+		Up: []string{"--nodes", "cpu=4", "--pods-start-after", "5s", "--pods-succeed-after", "20s"},
+		// hack/e2e-setup-cluster.sh installs the Flux runtime for its spec.
+		Setup: []string{"examples/flux/flux-runtime.yaml"},
+		CannotRun: []cannotRun{{
+			Spec:   regexp.MustCompile(`runtime status server instrumentation`),
+			Reason: noContainer + ": its container runs a Python script that calls the Trainer's runtime status endpoint",
+		}},
+	}, {
+		Name:    "jobset",
+		Title:   "JobSet e2e (test/e2e)",
+		Module:  "sigs.k8s.io/jobset",
+		PinDir:  ".",
+		Package: "./test/e2e",
+		NotRun:  "its BeforeSuite waits for the jobset-controller-manager Deployment: on envtest JobSet runs in simctl's process, and the suite is not run on kind yet",
+	},
+	{
+		Name:      "kueue",
+		Title:     "Kueue TrainJob e2e (test/e2e/singlecluster/extended)",
+		Module:    "sigs.k8s.io/kueue",
+		PinDir:    "hack/kueue/v0.19.1",
+		Package:   "./test/e2e/singlecluster/extended",
+		FocusFile: "trainjob_test.go",
+		NotRun:    "its BeforeSuite waits for the kueue-controller-manager, JobSet and Trainer Deployments: on envtest they run as processes, and Kueue is not installed on kind yet",
+	},
+}
