@@ -26,10 +26,12 @@ var exclusiveComponents = []string{"jobset", "kueue"}
 // gateOfTrainer names the lock that runs gating the Trainer take.
 const gateOfTrainer = "trainer (gated)"
 
-// runLocks are the read-write locks that keep runs apart: a cluster-scoped
+// Locks are the read-write locks that keep runs apart: a cluster-scoped
 // name a run creates (clusterNames, written) and the components it uses
-// (read) or gates (written: componentNeeds).
-type runLocks struct {
+// (read) or gates (written: componentNeeds). Run takes them for its plans;
+// a caller that runs plans side by side with RunPlan (a test framework's
+// parallel specs) takes them with Lock. The zero value is ready to use.
+type Locks struct {
 	mu    sync.Mutex
 	locks map[string]*sync.RWMutex
 }
@@ -71,9 +73,9 @@ func componentNeeds(p Plan) (read, write []string) {
 	return read, write
 }
 
-// lock takes a plan's locks in one order for every plan (sorted by name),
+// Lock takes a plan's locks in one order for every plan (sorted by name),
 // so that no two runs wait on each other, and returns what gives them back.
-func (l *runLocks) lock(p Plan) func() {
+func (l *Locks) Lock(p Plan) (unlock func()) {
 	read, write := componentNeeds(p)
 	write = append(write, clusterNames(p)...)
 	names := slices.Concat(read, write)

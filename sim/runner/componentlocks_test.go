@@ -44,14 +44,14 @@ func TestComponentNeeds(t *testing.T) {
 // TestComponentLocks: a run that gates Kueue waits for the runs that use
 // it and keeps new ones off until it ends; runs that only use it overlap.
 func TestComponentLocks(t *testing.T) {
-	l := &runLocks{}
+	l := &Locks{}
 	uses := planOf(v1alpha1.ScenarioSpec{Components: []string{"kueue"}})
 	gates := planOf(v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{Component: "kueue"}}})
 
-	first, second := l.lock(uses), l.lock(uses) // readers overlap
+	first, second := l.Lock(uses), l.Lock(uses) // readers overlap
 	acquired := make(chan struct{})
 	go func() {
-		unlock := l.lock(gates)
+		unlock := l.Lock(gates)
 		close(acquired)
 		time.Sleep(50 * time.Millisecond)
 		unlock()
@@ -69,7 +69,7 @@ func TestComponentLocks(t *testing.T) {
 	start := time.Now()
 	go func() {
 		defer wg.Done()
-		l.lock(uses)()
+		l.Lock(uses)()
 	}()
 	wg.Wait()
 	if time.Since(start) < 10*time.Millisecond {
@@ -80,16 +80,16 @@ func TestComponentLocks(t *testing.T) {
 // TestRunLocksNames: two runs of a scenario that names a
 // WorkloadPriorityClass never overlap; runs that name none do.
 func TestRunLocksNames(t *testing.T) {
-	l := &runLocks{}
+	l := &Locks{}
 	named := planOf(v1alpha1.ScenarioSpec{Queues: &v1alpha1.Queues{PriorityClasses: []v1alpha1.PriorityClass{{Name: "low"}}}})
 	plain := planOf(v1alpha1.ScenarioSpec{})
-	unlockPlain := l.lock(plain)
-	l.lock(plain)() // readers of JobSet overlap
+	unlockPlain := l.Lock(plain)
+	l.Lock(plain)() // readers of JobSet overlap
 	unlockPlain()
-	first := l.lock(named)
+	first := l.Lock(named)
 	second := make(chan struct{})
 	go func() {
-		l.lock(named)()
+		l.Lock(named)()
 		close(second)
 	}()
 	select {

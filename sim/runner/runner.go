@@ -134,7 +134,7 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 	}
 	byPlan := make([]*results.Scenario, len(plans))
 	sem := make(chan struct{}, parallel)
-	locks := &runLocks{}
+	locks := &Locks{}
 	var wg sync.WaitGroup
 	for _, i := range startOrder(plans) {
 		p := plans[i]
@@ -147,7 +147,7 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 				return
 			}
 			defer func() { <-sem }()
-			defer locks.lock(p)()
+			defer locks.Lock(p)()
 			if ctx.Err() != nil {
 				return
 			}
