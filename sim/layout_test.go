@@ -33,8 +33,9 @@ var floors = [][]string{
 	{"sim/internal/startup", "sim/policy", "sim/explain", "sim/migrate"},
 	// 6: KWOK and its nodes; the runner, over the seam
 	{"sim/kwok", "sim/runner", "sim/internal/controlplane"},
-	// 7, 8: the providers (kind runs scenarios through a kubeconfig one)
-	{"sim/providers/envtest", "sim/providers/kubeconfig"},
+	// 7, 8: the providers (kind runs scenarios through a kubeconfig one);
+	// what the test-framework adapters share, over the runner and the seam
+	{"sim/providers/envtest", "sim/providers/kubeconfig", "sim/internal/suite"},
 	{"sim/providers/kind"},
 	// 9: the facade that picks a provider
 	{"sim"},

@@ -6,18 +6,15 @@ package simginkgo
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
-	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/internal/suite"
 	"github.com/trainersim/trainersim/sim/runner"
-	"github.com/trainersim/trainersim/sim/scenario"
 )
 
 // startTimeout bounds the shared cluster's start.
@@ -47,32 +44,17 @@ func Scenarios(paths ...string) bool {
 	// The suite's output is its scenarios' verdicts: the libraries' global
 	// loggers write to the envtest cluster's logs/controllers.log.
 	sim.RouteProcessLogs()
-	files, loadErr := scenario.LoadPaths(paths, scenario.Options{})
 	opts := sim.ClusterOptionsFromEnv()
 	// The components the scenarios ask for; a cluster simctl does not
 	// start components on leaves them out (sim.ClusterOptions.Components).
-	opts.Components = runner.WithComponents(opts.Components, files, opts.Trainer)
-	env := sim.NewCluster(opts)
-	var agree *agreement
-	if obs, ok := env.(cluster.TrainerBuildObserver); ok {
-		agree = newAgreement(env)
-		if !obs.ObserveTrainerBuilds(agree.record) {
-			agree = nil
-		}
-	}
-	var watches *runner.Watches // shared by the scenarios, as in simctl run
+	files, components, loadErr := suite.Load(paths, opts.Components, opts.Trainer)
+	opts.Components = components
+	s := suite.New(sim.NewCluster(opts))
 	ginkgo.BeforeSuite(func(ctx context.Context) {
-		gomega.Expect(env.Start(ctx)).To(gomega.Succeed())
-		watches = runner.StartWatches(ctx, env.Config(), env.Client().RESTMapper())
-		if agree != nil {
-			gomega.Expect(agree.start(ctx)).To(gomega.Succeed())
-		}
+		gomega.Expect(s.Start(ctx)).To(gomega.Succeed())
 	}, ginkgo.NodeTimeout(startTimeout))
 	ginkgo.AfterSuite(func() {
-		if watches != nil {
-			watches.Stop()
-		}
-		gomega.Expect(env.Stop()).To(gomega.Succeed())
+		gomega.Expect(s.Stop()).To(gomega.Succeed())
 	})
 	if loadErr != nil {
 		ginkgo.It("loads the scenario files", func() {
@@ -85,61 +67,16 @@ func Scenarios(paths ...string) bool {
 		for k, v := range p.File.Scenario.Metadata.Labels {
 			labels = append(labels, k+"="+v)
 		}
-		name := p.Name()
-		ginkgo.It(name, ginkgo.Label(labels...), func(ctx context.Context) {
-			var v verdict
-			steps := 0 // that run on this cluster's Trainer
-			for i := range p.File.Scenario.Spec.Steps {
-				if runner.TrainerHolds(p.File.Scenario.Spec.Steps[i].Trainer, env.Versions().Trainer) {
-					steps++
-				}
+		ginkgo.It(p.Name(), ginkgo.Label(labels...), func(ctx context.Context) {
+			v := s.Run(ctx, p)
+			if v.Skipped != "" {
+				ginkgo.Skip(v.Skipped)
 			}
-			r := &runner.Runner{Cluster: env, Watches: watches}
-			if agree != nil {
-				r.OnStep = func(sc *results.Scenario, st *results.Step) {
-					agree.check(ctx, sc.Namespace, !st.Passed || len(sc.Steps) == steps, &v)
-				}
+			if v.Failure != "" {
+				ginkgo.Fail(v.Failure)
 			}
-			res := r.RunPlan(ctx, p)
-			if res.Skipped != "" {
-				ginkgo.Skip(res.Skipped)
-			}
-			if !res.Passed {
-				ginkgo.Fail(Describe(&res))
-			}
-			if agree == nil {
-				ginkgo.GinkgoWriter.Printf("explain agreement not checked: the Trainer of a %s cluster does not run in this process\n", env.Versions().Cluster)
-				return
-			}
-			if len(v.problems) > 0 {
-				ginkgo.Fail(fmt.Sprintf("scenario %s: simctl explain disagrees with the trainer:\n%s", name, strings.Join(v.problems, "\n")))
-			}
-			if len(v.trainJobs) > 0 {
-				gomega.Expect(v.checked).To(gomega.BeNumerically(">=", len(v.trainJobs)),
-					"scenario %s: explain was checked against %d builds for TrainJobs %v", name, v.checked, v.trainJobs)
-			}
-			ginkgo.GinkgoWriter.Printf("explain agreed with the trainer on %d JobSet builds of TrainJobs %v\n", v.checked, v.trainJobs)
+			ginkgo.GinkgoWriter.Println(v.Log)
 		}, ginkgo.NodeTimeout(runner.DefaultScenarioTimeout))
 	}
 	return true
-}
-
-// Describe renders a failed scenario: the failing step, its writes and its
-// diff.
-func Describe(res *results.Scenario) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s): %s\n", res.Name, res.File, res.Failure)
-	for _, st := range res.Steps {
-		if st.Passed {
-			continue
-		}
-		fmt.Fprintf(&b, "step %q (%s):\n%s\n", st.Name, st.Kind, st.Failure)
-		for _, w := range st.Writes {
-			fmt.Fprintf(&b, "  %s\n", w.String())
-		}
-		if st.Diff != "" {
-			b.WriteString(st.Diff)
-		}
-	}
-	return b.String()
 }

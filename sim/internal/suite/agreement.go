@@ -1,4 +1,4 @@
-package simginkgo
+package suite
 
 import (
 	"context"
