@@ -21,7 +21,8 @@ const (
 )
 
 // KubeconfigEnv is the environment variable that points the ginkgo adapter
-// (go test ./scenarios/...) at an existing cluster instead of envtest.
+// (go test ./scenarios/...), and the e2e-framework adapter given
+// ClusterOptionsFromEnv, at an existing cluster instead of envtest.
 const KubeconfigEnv = "TRAINERSIM_KUBECONFIG"
 
 // ClusterOptions describe the cluster a command or a suite runs on. The
@@ -79,7 +80,8 @@ const ClusterEnv = "TRAINERSIM_CLUSTER"
 // existing cluster must run (ClusterOptions.Trainer).
 const TrainerEnv = "TRAINERSIM_TRAINER"
 
-// ClusterOptionsFromEnv returns the options of the ginkgo adapter:
+// ClusterOptionsFromEnv returns the options of the ginkgo adapter (and of
+// the e2e-framework adapter's sime2e.NewProvider(ClusterOptionsFromEnv())):
 // $TRAINERSIM_KUBECONFIG (KubeconfigEnv) names an existing cluster;
 // $TRAINERSIM_CLUSTER=kind (ClusterEnv) creates a kind cluster; neither,
 // envtest. $TRAINERSIM_TRAINER (TrainerEnv; empty: the pinned one) is the
@@ -95,7 +97,9 @@ func ClusterOptionsFromEnv() ClusterOptions {
 // standard error for the rest of the process: their lines go to the log
 // file of the envtest cluster running at the time (logs/controllers.log of
 // its work dir) and are dropped while none runs. simctl calls it before
-// anything else, and the ginkgo adapter for the suite it declares; a
-// program with loggers of its own does not call it, and starting a cluster
-// leaves them as they are.
+// anything else, and the ginkgo adapter for the suite it declares; the
+// e2e-framework adapter routes them the same way when it creates a cluster,
+// but to standard error while no envtest cluster runs (e2e-framework
+// reports a failed Setup through klog). A program with loggers of its own
+// does not call it, and starting a cluster leaves them as they are.
 func RouteProcessLogs() { proclog.Install() }
