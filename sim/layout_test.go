@@ -22,7 +22,7 @@ var floors = [][]string{
 	// 1: leaves: data, names, processes
 	{"fakegpu", "fixtures", "internal/golden", "sim/fieldpath", "sim/shake", "sim/probe", "sim/manifests",
 		"sim/internal/checkout", "sim/internal/proc", "sim/internal/proclog", "sim/internal/smpmeta",
-		"sim/internal/trainerruntime", "sim/internal/storage", "docs", "scenarios"},
+		"sim/internal/trainerruntime", "sim/internal/storage", "docs", "scenarios", "sim/sime2e/example"},
 	// 2: the pinned releases, the result model, the gate server
 	{"sim/releases", "results", "sim/identity", "sim/gate", "sim/internal/controllers", "sim/wrappers"},
 	// 3: the scenario format, the reports, the scenario webhooks, the assets
