@@ -2,9 +2,11 @@ package fakegpu
 
 import (
 	_ "embed"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // kwokConfig is the multi-document kwok configuration: one
@@ -121,4 +123,39 @@ func csvQuote(s string) string {
 		return s
 	}
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// The kubelet's crash-loop back-off (kubelet 1.36 defaults: the
+// ReduceDefaultCrashLoopBackOffDecay gate is off): a container that fails
+// again after it was restarted waits this long before the next restart,
+// doubling each time.
+const (
+	CrashLoopBackOffInitial = 10 * time.Second
+	CrashLoopBackOffMax     = 300 * time.Second
+)
+
+// CrashLoopBackOff is how long a kubelet waits before it restarts a
+// container that failed with restartCount restarts behind it: nothing after
+// the first failure (restartCount 0), then initial, doubled for each restart
+// after the first, at most max. The KWOK stage pod-crash-loop computes the
+// same (TestCrashLoopBackOffMatchesStage).
+func CrashLoopBackOff(restartCount int32, initial, max time.Duration) time.Duration {
+	if restartCount == 0 {
+		return 0
+	}
+	d := initial
+	for range restartCount - 1 {
+		if d >= max {
+			break
+		}
+		d *= 2
+	}
+	return min(d, max)
+}
+
+// CrashLoopBackOffMessage is the kubelet's message of a container waiting in
+// CrashLoopBackOff; the KWOK stage pod-back-off-restart reads the back-off
+// from it.
+func CrashLoopBackOffMessage(backOff time.Duration, container, podName, namespace, uid string) string {
+	return fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", backOff, container, podName, namespace, uid)
 }

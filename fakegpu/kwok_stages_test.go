@@ -235,6 +235,8 @@ func applyStage[T stageObject](t *testing.T, obj T, res stageResult) (T, bool) {
 		switch step.Kind {
 		case "delete":
 			return obj, true
+		case "event":
+			// Recorded by kwok; the object is unchanged.
 		case "patch":
 			if step.Type != "application/strategic-merge-patch+json" || step.Subresource != "status" {
 				t.Fatalf("stage %s: unexpected %s patch of %q", res.Stage, step.Type, step.Subresource)
@@ -424,4 +426,81 @@ func conditionStatus(pod *corev1.Pod, t corev1.PodConditionType) corev1.Conditio
 		}
 	}
 	return ""
+}
+
+// TestCrashLoopBackOffMatchesStage checks that the KWOK stages and
+// CrashLoopBackOff agree: for each restart count, with the kubelet's
+// defaults and with a scenario's shortened back-off, pod-crash-loop writes
+// the back-off CrashLoopBackOff computes into the kubelet's message, and
+// pod-back-off-restart waits that long before it restarts the container.
+func TestCrashLoopBackOffMatchesStage(t *testing.T) {
+	lcs := kwokLifecycles(t)
+	for _, tc := range []struct {
+		name         string
+		annotations  map[string]string
+		initial, max time.Duration
+		want         []string
+	}{
+		{name: "kubelet defaults", initial: CrashLoopBackOffInitial, max: CrashLoopBackOffMax,
+			want: []string{"10s", "20s", "40s", "1m20s", "2m40s", "5m0s", "5m0s"}},
+		{name: "shortened", annotations: map[string]string{
+			"lifecycle.trainersim.dev/back-off-initial-seconds": "1",
+			"lifecycle.trainersim.dev/back-off-max-seconds":     "4",
+		}, initial: time.Second, max: 4 * time.Second,
+			want: []string{"1s", "2s", "4s", "4s", "4s", "4s", "4s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for i, want := range tc.want {
+				restartCount := int32(i + 1)
+				if got := CrashLoopBackOff(restartCount, tc.initial, tc.max).String(); got != want {
+					t.Errorf("CrashLoopBackOff(%d) = %s, want %s", restartCount, got, want)
+				}
+				annotations := map[string]string{"lifecycle.trainersim.dev/fail-after": "1s"}
+				for k, v := range tc.annotations {
+					annotations[k] = v
+				}
+				pod := &corev1.Pod{
+					TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+					ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u", Annotations: annotations},
+					Spec: corev1.PodSpec{
+						NodeName:      "cpu-0",
+						RestartPolicy: corev1.RestartPolicyOnFailure,
+						Containers:    []corev1.Container{{Name: "node", Image: "pytorch/pytorch"}},
+					},
+					Status: corev1.PodStatus{
+						Phase: corev1.PodRunning,
+						ContainerStatuses: []corev1.ContainerStatus{{
+							Name: "node", Image: "pytorch/pytorch", Ready: true, RestartCount: restartCount,
+							State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(stageNow)}},
+						}},
+					},
+				}
+				res := playStage(t, lcs, pod)
+				if res.Stage != "pod-crash-loop" {
+					t.Fatalf("restartCount %d: stage %q, want pod-crash-loop", restartCount, res.Stage)
+				}
+				waiting, _ := applyStage(t, pod, res)
+				state := waiting.Status.ContainerStatuses[0].State
+				if state.Waiting == nil || state.Running != nil {
+					t.Fatalf("restartCount %d: state %+v, want waiting", restartCount, state)
+				}
+				wantMessage := CrashLoopBackOffMessage(CrashLoopBackOff(restartCount, tc.initial, tc.max), "node", "p", "ns", "u")
+				if state.Waiting.Reason != "CrashLoopBackOff" || state.Waiting.Message != wantMessage {
+					t.Errorf("restartCount %d: waiting %s %q, want CrashLoopBackOff %q", restartCount, state.Waiting.Reason, state.Waiting.Message, wantMessage)
+				}
+				next := playStage(t, lcs, waiting)
+				if next.Stage != "pod-back-off-restart" || !slices.Equal(next.Delay, []string{want}) {
+					t.Errorf("restartCount %d: next stage %q after %v, want pod-back-off-restart after %s", restartCount, next.Stage, next.Delay, want)
+				}
+				restarted, _ := applyStage(t, waiting, next)
+				if cs := restarted.Status.ContainerStatuses[0]; cs.RestartCount != restartCount+1 || cs.State.Running == nil || !cs.Ready {
+					t.Errorf("restartCount %d: after the back-off %+v, want running and ready with one more restart", restartCount, cs)
+				}
+			}
+		})
+	}
+	// The first failure restarts at once.
+	if got := CrashLoopBackOff(0, CrashLoopBackOffInitial, CrashLoopBackOffMax); got != 0 {
+		t.Errorf("CrashLoopBackOff(0) = %s, want 0", got)
+	}
 }

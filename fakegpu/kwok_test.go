@@ -120,10 +120,10 @@ func TestKwokConfigDecodesStrictly(t *testing.T) {
 			t.Errorf("unexpected document of type %T", obj)
 		}
 	}
-	if diff := cmp.Diff([]string{"KwokConfiguration", "Stage", "Stage", "Stage", "Stage", "Stage", "Stage", "Stage", "Stage", "Stage"}, kinds); diff != "" {
+	if diff := cmp.Diff([]string{"KwokConfiguration", "Stage", "Stage", "Stage", "Stage", "Stage", "Stage", "Stage", "Stage", "Stage", "Stage", "Stage"}, kinds); diff != "" {
 		t.Errorf("document kinds mismatch (-want +got):\n%s", diff)
 	}
-	wantStages := []string{"node-initialize", "node-heartbeat-with-lease", "pod-ready", "pod-succeed", "pod-fail", "pod-restart", "pod-local-path-helper", "pod-terminate", "pod-delete"}
+	wantStages := []string{"node-initialize", "node-heartbeat-with-lease", "pod-ready", "pod-succeed", "pod-fail", "pod-restart", "pod-crash-loop", "pod-back-off-restart", "pod-local-path-helper", "pod-terminate", "pod-delete"}
 	if diff := cmp.Diff(wantStages, stages); diff != "" {
 		t.Errorf("stage names mismatch (-want +got):\n%s", diff)
 	}

@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/cluster"
 )
 
@@ -36,7 +37,26 @@ const (
 	// LifecycleStartAfter holds a bound Pod in Pending this long before its
 	// containers run, as a kubelet pulling their images would.
 	LifecycleStartAfter = "lifecycle.trainersim.dev/start-after"
+	// LifecycleBackOffInitial and LifecycleBackOffMax (whole seconds)
+	// shorten the crash-loop back-off of a scenario's Pods
+	// (spec.crashLoopBackOff); without them the kubelet's defaults hold
+	// (fakegpu.CrashLoopBackOffInitial, CrashLoopBackOffMax).
+	LifecycleBackOffInitial = "lifecycle.trainersim.dev/back-off-initial-seconds"
+	LifecycleBackOffMax     = "lifecycle.trainersim.dev/back-off-max-seconds"
 )
+
+// CrashLoopBackOffOf returns the crash-loop back-off of a Pod: the kubelet's
+// defaults, or what its lifecycle annotations shorten them to.
+func CrashLoopBackOffOf(annotations map[string]string) (initial, max time.Duration) {
+	initial, max = fakegpu.CrashLoopBackOffInitial, fakegpu.CrashLoopBackOffMax
+	if n, err := strconv.Atoi(annotations[LifecycleBackOffInitial]); err == nil {
+		initial = time.Duration(n) * time.Second
+	}
+	if n, err := strconv.Atoi(annotations[LifecycleBackOffMax]); err == nil {
+		max = time.Duration(n) * time.Second
+	}
+	return initial, max
+}
 
 // lifecycleProbeTimeout bounds the wait until the API server applies a new
 // lifecycle policy (it loads policies about once a second).
@@ -62,6 +82,15 @@ func FailAfter(matchLabels map[string]string, d time.Duration, exitCode int32, r
 		a[LifecycleReason] = reason
 	}
 	return PodLifecycle{MatchLabels: matchLabels, Annotations: a}
+}
+
+// BackOff is the rule that shortens the crash-loop back-off of every Pod
+// (whole seconds).
+func BackOff(initial, max time.Duration) PodLifecycle {
+	return PodLifecycle{Annotations: map[string]string{
+		LifecycleBackOffInitial: strconv.Itoa(int(initial / time.Second)),
+		LifecycleBackOffMax:     strconv.Itoa(int(max / time.Second)),
+	}}
 }
 
 // LifecyclePolicy is the admission policy that gives a namespace's Pods
@@ -94,6 +123,10 @@ func (r PodLifecycle) expression() string {
 	var annotations []string
 	for _, k := range slices.Sorted(maps.Keys(r.Annotations)) {
 		annotations = append(annotations, celString(k)+": "+celString(r.Annotations[k]))
+	}
+	if len(match) == 0 {
+		// Every Pod.
+		return fmt.Sprintf(`Object{metadata: Object.metadata{annotations: {%s}}}`, strings.Join(annotations, ", "))
 	}
 	return fmt.Sprintf(`has(object.metadata.labels) && %s ?
   Object{metadata: Object.metadata{annotations: {%s}}} :

@@ -11,12 +11,14 @@ import (
 )
 
 // TestLifecyclePolicyObjects checks the policy a scenario's rules become:
-// one mutation per rule, bound to the scenario's namespace, and labelled so
+// one mutation per rule (a rule without labels, the crash-loop back-off,
+// annotates every Pod), bound to the scenario's namespace, and labelled so
 // that Clean (cluster.ManagedByLabel and cluster.RunLabel) deletes it after a killed run.
 func TestLifecyclePolicyObjects(t *testing.T) {
 	p := LifecyclePolicy{
 		Namespace: "ns-1",
 		Rules: []PodLifecycle{
+			BackOff(time.Second, 4*time.Second),
 			SucceedAfter(map[string]string{"app": "a"}, 2*time.Second),
 			FailAfter(map[string]string{"app": "b", "attempt": "0"}, time.Second, 137, "OOMKilled"),
 		},
@@ -37,6 +39,7 @@ func TestLifecyclePolicyObjects(t *testing.T) {
 		got = append(got, m.ApplyConfiguration.Expression)
 	}
 	want := []string{
+		`Object{metadata: Object.metadata{annotations: {"lifecycle.trainersim.dev/back-off-initial-seconds": "1", "lifecycle.trainersim.dev/back-off-max-seconds": "4"}}}`,
 		`has(object.metadata.labels) && "app" in object.metadata.labels && object.metadata.labels["app"] == "a" ?
   Object{metadata: Object.metadata{annotations: {"lifecycle.trainersim.dev/succeed-after": "2s"}}} :
   Object{}`,

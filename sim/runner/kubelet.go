@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/trainersim/trainersim/fakegpu"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/policy"
 )
 
 // kubeletWrite is the writer of a kubelet step: for each selected Pod, in
@@ -76,8 +79,13 @@ func kubeletPatch(pod *corev1.Pod, k *v1alpha1.KubeletAction, now time.Time) ([]
 	}
 	ts := metav1.NewTime(now).Rfc3339Copy()
 	// restart: the containers run again; fail on a Pod that may restart
-	// them is a restart too, as the kubelet restarts them in place.
+	// them is a restart too, as the kubelet restarts them in place: at once
+	// the first time, after the crash-loop back-off afterwards (the
+	// container waits in CrashLoopBackOff, and the simulated kubelet's
+	// stage pod-back-off-restart restarts it when the back-off is over).
 	restart := k.Action == v1alpha1.KubeletRestart || (k.Action == v1alpha1.KubeletFail && pod.Spec.RestartPolicy != corev1.RestartPolicyNever)
+	backOffInitial, backOffMax := policy.CrashLoopBackOffOf(pod.Annotations)
+	var waiting []string
 	// containerStatuses is an atomic list: the patch carries all of them,
 	// the ones the action leaves alone as they are.
 	statuses := make([]corev1.ContainerStatus, len(pod.Status.ContainerStatuses))
@@ -95,7 +103,16 @@ func kubeletPatch(pod *corev1.Pod, k *v1alpha1.KubeletAction, now time.Time) ([]
 			terminated.ExitCode, terminated.Reason = 0, "Completed"
 		}
 		st := &statuses[i]
-		if restart {
+		if k.Action == v1alpha1.KubeletFail && restart && cs.RestartCount > 0 {
+			backOff := fakegpu.CrashLoopBackOff(cs.RestartCount, backOffInitial, backOffMax)
+			st.Ready, st.Started = false, ptr.To(false)
+			st.LastTerminationState = corev1.ContainerState{Terminated: terminated}
+			st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+				Reason:  "CrashLoopBackOff",
+				Message: fakegpu.CrashLoopBackOffMessage(backOff, cs.Name, pod.Name, pod.Namespace, string(pod.UID)),
+			}}
+			waiting = append(waiting, cs.Name)
+		} else if restart {
 			st.Ready, st.Started = true, ptr.To(true)
 			st.RestartCount++
 			st.LastTerminationState = corev1.ContainerState{Terminated: terminated}
@@ -106,6 +123,13 @@ func kubeletPatch(pod *corev1.Pod, k *v1alpha1.KubeletAction, now time.Time) ([]
 		}
 	}
 	body := map[string]any{"containerStatuses": statuses}
+	if len(waiting) > 0 {
+		message := fmt.Sprintf("containers with unready status: [%s]", strings.Join(waiting, " "))
+		body["conditions"] = []map[string]any{
+			{"type": corev1.PodReady, "status": corev1.ConditionFalse, "reason": "ContainersNotReady", "message": message, "lastTransitionTime": ts},
+			{"type": corev1.ContainersReady, "status": corev1.ConditionFalse, "reason": "ContainersNotReady", "message": message, "lastTransitionTime": ts},
+		}
+	}
 	if !restart {
 		phase, condReason := corev1.PodSucceeded, "PodCompleted"
 		if k.Action == v1alpha1.KubeletFail {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/policy"
 )
 
 var (
@@ -113,6 +114,51 @@ func TestKubeletPatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := applyKubelet(t, runningPod(tc.policy), tc.action)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("status mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestKubeletPatchCrashLoop: a container that fails again after a restart
+// waits in CrashLoopBackOff for the kubelet's back-off (shortened by the
+// Pod's annotations), with the kubelet's message, and the Pod is not Ready.
+func TestKubeletPatchCrashLoop(t *testing.T) {
+	now := metav1.NewTime(kubeletNow)
+	for _, tc := range []struct {
+		name         string
+		annotations  map[string]string
+		restartCount int32
+		wantBackOff  string
+	}{
+		{name: "second failure, kubelet defaults", restartCount: 1, wantBackOff: "10s"},
+		{name: "fourth failure, kubelet defaults", restartCount: 3, wantBackOff: "40s"},
+		{name: "shortened by the scenario", restartCount: 3, wantBackOff: "3s", annotations: map[string]string{
+			policy.LifecycleBackOffInitial: "1", policy.LifecycleBackOffMax: "3",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := runningPod(corev1.RestartPolicyOnFailure)
+			pod.Namespace, pod.UID, pod.Annotations = "ns", "uid-1", tc.annotations
+			pod.Status.ContainerStatuses[0].RestartCount = tc.restartCount
+			got := applyKubelet(t, pod, v1alpha1.KubeletAction{Action: v1alpha1.KubeletFail, Container: "node"})
+			wantNode := corev1.ContainerStatus{
+				Name: "node", Started: ptr.To(false), RestartCount: tc.restartCount,
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", StartedAt: kubeletStarted, FinishedAt: now}},
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+					Reason:  "CrashLoopBackOff",
+					Message: "back-off " + tc.wantBackOff + " restarting failed container=node pod=train-node-0-0_ns(uid-1)",
+				}},
+			}
+			want := corev1.PodStatus{
+				Phase: corev1.PodRunning,
+				Conditions: []corev1.PodCondition{
+					{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "containers with unready status: [node]", LastTransitionTime: now},
+					{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "containers with unready status: [node]", LastTransitionTime: now},
+				},
+				ContainerStatuses: []corev1.ContainerStatus{wantNode, runningPod(corev1.RestartPolicyNever).Status.ContainerStatuses[1]},
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("status mismatch (-want +got):\n%s", diff)
 			}
 		})

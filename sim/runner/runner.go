@@ -532,12 +532,16 @@ func (s *scenarioRun) cleanup() error {
 	return errors.Join(err, s.uninstallWebhooks(ctx), s.uninstallGates(ctx), s.uninstallDelayer(ctx), s.deleteQueues(ctx), s.lifecycle().Uninstall(ctx, s.cluster.Client()), s.cluster.RemoveNodes(ctx, s.nodes))
 }
 
-// lifecycle is the admission policy of the scenario's spec.lifecycle: its
-// rules as the annotations fakegpu's KWOK stages act on.
+// lifecycle is the admission policy of the scenario's spec.lifecycle and
+// spec.crashLoopBackOff: its rules as the annotations fakegpu's KWOK stages
+// act on.
 func (s *scenarioRun) lifecycle() policy.LifecyclePolicy {
 	p := policy.LifecyclePolicy{Namespace: s.ns}
 	if s.runLabel != "" {
 		p.Labels = map[string]string{cluster.RunLabel: s.runLabel}
+	}
+	if b := s.sc.Spec.CrashLoopBackOff; b != nil {
+		p.Rules = append(p.Rules, policy.BackOff(b.Initial.Duration, b.Max.Duration))
 	}
 	for _, l := range s.sc.Spec.Lifecycle {
 		switch {

@@ -216,6 +216,10 @@ var invalid = map[string][]string{
 		`testdata/invalid-bad-regexp.yaml:11:15: spec.steps[0].expectError.status: 42 is not an HTTP status code (100 to 599)`,
 		"testdata/invalid-bad-regexp.yaml:12:23: spec.steps[0].expectError.messageMatches: invalid regular expression: error parsing regexp: missing closing ): `not found (llm`",
 	},
+	"invalid-crash-loop-back-off.yaml": {
+		`testdata/invalid-crash-loop-back-off.yaml:8:14: spec.crashLoopBackOff.initial: must be whole seconds, at least 1s, found 1.5s`,
+		`testdata/invalid-crash-loop-back-off.yaml:9:10: spec.crashLoopBackOff.max: must be at least initial (1.5s), found 1s`,
+	},
 	"invalid-duration.yaml": {
 		`testdata/invalid-duration.yaml:10:15: spec.steps[0].expect.within: invalid duration "60": a duration is a number with a unit, such as 30s, 2m or 1m30s (units: ms, s, m, h)`,
 		`testdata/invalid-duration.yaml:14:15: spec.steps[1].expect.within: expected a duration such as 60s or 1m30s, found integer 60`,

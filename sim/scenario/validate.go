@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -79,6 +80,9 @@ func (v *validator) validate() {
 	for i, l := range sc.Spec.Lifecycle {
 		v.lifecycle(index("spec.lifecycle", i), l)
 	}
+	if b := sc.Spec.CrashLoopBackOff; b != nil {
+		v.crashLoopBackOff("spec.crashLoopBackOff", b)
+	}
 	v.declareActors()
 	for i, s := range sc.Spec.Setup {
 		v.setup(index("spec.setup", i), s)
@@ -132,6 +136,22 @@ func (v *validator) lifecycle(path string, l v1alpha1.PodLifecycle) {
 		if f.ExitCode < 1 || f.ExitCode > 255 {
 			v.errorf(join(join(path, "fail"), "exitCode"), "must be 1 to 255 (a container that exits 0 succeeded), found %d", f.ExitCode)
 		}
+	}
+}
+
+// crashLoopBackOff: the simulated kubelet counts the back-off in whole
+// seconds (lifecycle.trainersim.dev/back-off-*-seconds).
+func (v *validator) crashLoopBackOff(path string, b *v1alpha1.CrashLoopBackOff) {
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"initial", b.Initial.Duration}, {"max", b.Max.Duration}} {
+		if f.d < time.Second || f.d%time.Second != 0 {
+			v.errorf(join(path, f.name), "must be whole seconds, at least 1s, found %s", f.d)
+		}
+	}
+	if b.Max.Duration < b.Initial.Duration {
+		v.errorf(join(path, "max"), "must be at least initial (%s), found %s", b.Initial.Duration, b.Max.Duration)
 	}
 }
 

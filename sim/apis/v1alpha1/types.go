@@ -101,6 +101,13 @@ type ScenarioSpec struct {
 	// Where rules overlap, the later one's annotations win.
 	// +optional
 	Lifecycle []PodLifecycle `json:"lifecycle,omitempty"`
+	// CrashLoopBackOff shortens the simulated kubelet's crash-loop back-off
+	// for the scenario's Pods. A container restarted in place (restartPolicy
+	// OnFailure or Always) that fails again waits in CrashLoopBackOff before
+	// its next restart: as kubelet 1.36, 10s after its second failure,
+	// doubling each time, at most 5m; the first failure restarts at once.
+	// +optional
+	CrashLoopBackOff *CrashLoopBackOff `json:"crashLoopBackOff,omitempty"`
 	// Setup objects are created, as the harness admin, before the first
 	// step: runtimes, ServiceAccounts, PersistentVolumeClaims, ...
 	// Namespaced objects without a namespace go into the scenario's own.
@@ -818,6 +825,17 @@ type PodFailure struct {
 	// +optional
 	// +enum=Error;OOMKilled
 	Reason string `json:"reason,omitempty"`
+}
+
+// CrashLoopBackOff is a scenario's own crash-loop back-off, in whole
+// seconds: Initial after the second failure, doubled after each later one,
+// at most Max.
+type CrashLoopBackOff struct {
+	// Initial is the back-off after the second failure: whole seconds, at
+	// least 1s.
+	Initial Duration `json:"initial"`
+	// Max caps the back-off: whole seconds, at least Initial.
+	Max Duration `json:"max"`
 }
 
 // The actions of a kubelet step.
