@@ -113,6 +113,7 @@ fixtures: $(if $(TRAINER_DIR),trainer-workspace) ## Copy CRDs, webhook manifests
 	$(GO) run ./hack/manifests -rbac $(TRAINER_ROOT) $(JOBSET_ROOT) > fixtures/rbac/trainer-manager.yaml
 	$(GO) run ./hack/manifests -rbac $$(cd $(KWOK_MOD) && $(GO) list -m -f '{{.Dir}}' sigs.k8s.io/kwok)/kustomize/kwok > fixtures/rbac/kwok.yaml
 	install -m 0644 hack/local-path/rbac.yaml fixtures/rbac/local-path-provisioner.yaml
+	install -m 0644 hack/kwok/volumes-rbac.yaml fixtures/rbac/kwok-volumes.yaml
 	rm -rf fixtures/releases
 	for v in $(TRAINER_RELEASES); do hack/trainer/fixtures.sh $$v fixtures/releases/$$v $(SCHEDULER_PLUGINS_ROOT) $(DEFAULT_RUNTIMES) || exit 1; done
 	rm -rf fixtures/components

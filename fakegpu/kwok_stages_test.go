@@ -361,7 +361,13 @@ func TestKwokPodLifecycle(t *testing.T) {
 		},
 	}
 
-	// Bound: it becomes Running, and stays so.
+	// Bound but its volumes not reported mounted: it waits.
+	if res := playStage(t, lcs, pod); res.Stage != "" {
+		t.Errorf("stage %q played on a Pod whose volumes are not mounted", res.Stage)
+	}
+	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue})
+
+	// Bound and mounted: it becomes Running, and stays so.
 	played, pod, deleted, pending := runStages(t, lcs, pod)
 	if diff := cmp.Diff([]string{"pod-ready"}, played); diff != "" {
 		t.Errorf("stages played on a bound pod mismatch (-want +got):\n%s", diff)

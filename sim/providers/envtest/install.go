@@ -50,6 +50,7 @@ func (e *Environment) installRBAC(ctx context.Context, done chan struct{}, resto
 		}{
 			{e.release.Fixtures(), fixtures.TrainerRBAC},
 			{fixtures.FS, fixtures.KwokRBAC},
+			{fixtures.FS, fixtures.KwokVolumesRBAC},
 			{fixtures.FS, fixtures.ProvisionerRBAC},
 		} {
 			if err := installRBACFile(ctx, e.client, m.fsys, m.path); err != nil {

@@ -23,6 +23,13 @@ func (e *Environment) startNodes(ctx context.Context, bin string) error {
 		return err
 	}
 	e.trackProcess(p)
+	cfg, err := e.componentConfig(identity.Kwok)
+	if err != nil {
+		return err
+	}
+	if e.volumes, err = kwok.StartVolumes(ctx, cfg); err != nil {
+		return err
+	}
 	// Tell runs against this cluster (simctl run --kubeconfig) that its
 	// nodes have a kwok.
 	if e.lease, err = kwok.HoldLease(ctx, e.client, e.clock(), e.Versions(), nil); err != nil {

@@ -124,6 +124,7 @@ type Environment struct {
 	processes         []*proc.Process
 	nodes             *kwok.Pool
 	lease             *kwok.Lease
+	volumes           *kwok.Volumes
 	mgrCancel         context.CancelFunc
 	mgrDone           chan error
 	// kueueTrainJob is Kueue's TrainJob defaulting webhook as installed.
@@ -414,6 +415,10 @@ func (e *Environment) Stop() error {
 			errs = append(errs, errors.New("controller manager did not stop in time"))
 		}
 		e.mgrCancel = nil
+	}
+	if e.volumes != nil {
+		e.volumes.Stop()
+		e.volumes = nil
 	}
 	if e.provisioner != nil {
 		if err := e.provisioner.Stop(); err != nil {

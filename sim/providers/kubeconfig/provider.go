@@ -98,8 +98,11 @@ type Kubeconfig struct {
 	// Start: steps are timed from there. Zero: when this Start began.
 	Began time.Time
 
-	runID     string
-	cfg       *rest.Config
+	runID string
+	cfg   *rest.Config
+	// volumes is the volume manager of the simulated kubelet when this run
+	// starts kwok, or reuses the Deployment of a kept kind cluster.
+	volumes   *kwok.Volumes
 	client    client.Client
 	versions  cluster.Versions
 	isolation *policy.Isolation
@@ -227,9 +230,17 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 	case lease != nil:
 		k.ready(cluster.StepKwok+" (the cluster's, reused)", since)
 	case kwok.DeploymentRuns(ctx, k.client):
+		// A kind cluster kept up after its run: its kwok runs in it, the
+		// volume manager of its simulated kubelet ran in that run's simctl.
+		if k.volumes, err = kwok.StartVolumes(ctx, k.cfg); err != nil {
+			return err
+		}
 		k.ready(cluster.StepKwok+" (the cluster's Deployment, reused)", since)
 	default:
 		if err := k.startKwok(ctx); err != nil {
+			return err
+		}
+		if k.volumes, err = kwok.StartVolumes(ctx, k.cfg); err != nil {
 			return err
 		}
 		k.nodes.Kwok = k.kwok
@@ -272,6 +283,10 @@ func (k *Kubeconfig) Stop() error {
 	if k.lease != nil {
 		errs = append(errs, k.lease.Release(ctx))
 		k.lease = nil
+	}
+	if k.volumes != nil {
+		k.volumes.Stop()
+		k.volumes = nil
 	}
 	if k.kwok != nil {
 		_ = k.kwok.Stop(startup.StopGrace)
