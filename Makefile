@@ -193,7 +193,7 @@ test-kind: assets kind-images ## The kind suite: the corpus on kind against envt
 UPSTREAM_SUITES ?= trainer,jobset,kueue
 
 .PHONY: test-upstream
-test-upstream: assets build ## Run upstream e2e suites (UPSTREAM_SUITES, default all three) against clusters simctl up starts; figures in reports/upstream/summary.txt.
+test-upstream: assets build kind-images ## Run upstream e2e suites (UPSTREAM_SUITES, default all three) against clusters simctl up starts; figures in reports/upstream/summary.txt.
 	$(GO) run ./hack/upstream -simctl $(SIMCTL) -report-dir $(PROJECT_DIR)/reports/upstream -suites $(UPSTREAM_SUITES)
 
 # make shake runs the corpus SHAKE times (default 2, one mirrored pair of

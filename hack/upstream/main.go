@@ -28,9 +28,12 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/manifests"
 )
 
@@ -127,7 +130,7 @@ func runSuite(ctx context.Context, s suite, simctl, reportDir string) figure {
 			f.err = err
 		}
 	}()
-	if err := applySetup(ctx, kubeconfig, dir, s.Setup); err != nil {
+	if err := setUp(ctx, kubeconfig, dir, s); err != nil {
 		f.err = err
 		return f
 	}
@@ -247,12 +250,10 @@ func (u *upProcess) stop() error {
 	return nil
 }
 
-// applySetup applies the suite's set-up manifests with server-side apply,
-// as `kubectl apply --server-side -f` does.
-func applySetup(ctx context.Context, kubeconfig, moduleDir string, files []string) error {
-	if len(files) == 0 {
-		return nil
-	}
+// setUp taints the real nodes when the suite asks, and applies its set-up
+// manifests with server-side apply, as `kubectl apply --server-side -f`
+// does.
+func setUp(ctx context.Context, kubeconfig, moduleDir string, s suite) error {
 	restCfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -261,7 +262,12 @@ func applySetup(ctx context.Context, kubeconfig, moduleDir string, files []strin
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
+	if s.TaintRealNodes {
+		if err := taintRealNodes(ctx, c); err != nil {
+			return err
+		}
+	}
+	for _, f := range s.Setup {
 		data, err := os.ReadFile(filepath.Join(moduleDir, f))
 		if err != nil {
 			return fmt.Errorf("set-up manifest %s: %w", f, err)
@@ -276,6 +282,32 @@ func applySetup(ctx context.Context, kubeconfig, moduleDir string, files []strin
 			}
 		}
 		fmt.Printf("applied %s\n", f)
+	}
+	return nil
+}
+
+// taintRealNodes taints every node that is not a simulated one (the KWOK
+// label selector) as kubeadm taints a control-plane node.
+func taintRealNodes(ctx context.Context, c client.Client) error {
+	simulated, err := labels.Parse(fakegpu.KwokNodeLabelSelector)
+	if err != nil {
+		return err
+	}
+	var nodes corev1.NodeList
+	if err := c.List(ctx, &nodes); err != nil {
+		return fmt.Errorf("failed to list nodes: %w", err)
+	}
+	taint := corev1.Taint{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}
+	for _, n := range nodes.Items {
+		if simulated.Matches(labels.Set(n.Labels)) || slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) }) {
+			continue
+		}
+		base := n.DeepCopy()
+		n.Spec.Taints = append(n.Spec.Taints, taint)
+		if err := c.Patch(ctx, &n, client.MergeFrom(base)); err != nil {
+			return fmt.Errorf("failed to taint node %s: %w", n.Name, err)
+		}
+		fmt.Printf("tainted node %s %s:%s\n", n.Name, taint.Key, taint.Effect)
 	}
 	return nil
 }
@@ -300,7 +332,7 @@ func runTests(ctx context.Context, s suite, bin, kubeconfig, jsonReport, logPath
 		return err
 	}
 	cmd := exec.CommandContext(ctx, abs, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+kubeconfig), s.Env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	fmt.Printf("running %s (log: %s)\n", filepath.Base(bin), logPath)
 	err = cmd.Run()

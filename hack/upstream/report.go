@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -72,9 +73,10 @@ type figure struct {
 	notRun string
 }
 
-// counts returns the specs passed and failed, and those that could not run
-// here with their reason.
-func (f figure) counts() (passed int, failed []spec, cannot map[string][]string) {
+// counts returns the specs passed and failed, those that could not run
+// here with their reason, and how many were not run for another reason (a
+// run interrupted, a BeforeSuite that failed).
+func (f figure) counts() (passed int, failed []spec, cannot map[string][]string, notRun int) {
 	cannot = map[string][]string{}
 	for _, s := range f.specs {
 		switch {
@@ -82,16 +84,17 @@ func (f figure) counts() (passed int, failed []spec, cannot map[string][]string)
 			passed++
 		case s.failed():
 			failed = append(failed, s)
-		case s.State == "skipped":
-			for _, c := range f.suite.CannotRun {
-				if c.Spec.MatchString(s.FullText()) {
-					cannot[c.Reason] = append(cannot[c.Reason], s.FullText())
-					break
-				}
+		default:
+			i := slices.IndexFunc(f.suite.CannotRun, func(c cannotRun) bool { return c.Spec.MatchString(s.FullText()) })
+			if i < 0 {
+				notRun++
+				continue
 			}
+			reason := f.suite.CannotRun[i].Reason
+			cannot[reason] = append(cannot[reason], s.FullText())
 		}
 	}
-	return passed, failed, cannot
+	return passed, failed, cannot, notRun
 }
 
 // ok reports whether every spec that ran passed.
@@ -102,8 +105,8 @@ func (f figure) ok() bool {
 	if f.notRun != "" {
 		return true
 	}
-	passed, failed, _ := f.counts()
-	return len(failed) == 0 && passed > 0
+	passed, failed, _, notRun := f.counts()
+	return len(failed) == 0 && notRun == 0 && passed > 0
 }
 
 // line is the figure in one line.
@@ -114,12 +117,16 @@ func (f figure) line() string {
 	case f.notRun != "":
 		return fmt.Sprintf("%s: not run: %s", f.suite.Name, f.notRun)
 	}
-	passed, failed, cannot := f.counts()
+	passed, failed, cannot, notRun := f.counts()
 	n := 0
 	for _, specs := range cannot {
 		n += len(specs)
 	}
-	return fmt.Sprintf("%s %s: %d passed, %d failed of %d runnable; %d cannot run here", f.suite.Name, f.version, passed, len(failed), passed+len(failed), n)
+	line := fmt.Sprintf("%s %s: %d passed, %d failed of %d runnable; %d cannot run here", f.suite.Name, f.version, passed, len(failed), passed+len(failed)+notRun, n)
+	if notRun > 0 {
+		line += fmt.Sprintf("; %d runnable not run (the run stopped first)", notRun)
+	}
+	return line
 }
 
 // summarize prints every figure with its failures and the specs that
@@ -128,7 +135,7 @@ func summarize(figures []figure) string {
 	var b strings.Builder
 	for _, f := range figures {
 		fmt.Fprintf(&b, "%s (%s)\n  %s\n", f.suite.Title, f.suite.Module, f.line())
-		_, failed, cannot := f.counts()
+		_, failed, cannot, _ := f.counts()
 		for _, s := range failed {
 			fmt.Fprintf(&b, "  FAILED %s\n    %s:%d: %s\n", s.FullText(), s.Failure.Location.FileName, s.Failure.Location.LineNumber, firstLine(s.Failure.Message))
 		}

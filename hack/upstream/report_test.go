@@ -52,6 +52,16 @@ func TestFigures(t *testing.T) {
 	if !f.ok() {
 		t.Errorf("ok() false with %s", f.line())
 	}
+
+	// A spec the run did not reach (skipped, and not one that cannot run
+	// here) is counted, and is no pass.
+	f.specs = append(f.specs, spec{ContainerHierarchyTexts: []string{"TrainJob e2e"}, LeafNodeText: "another", LeafNodeType: "It", State: "skipped"})
+	if got, want := f.line(), "trainer v2.3.0: 1 passed, 0 failed of 2 runnable; 1 cannot run here; 1 runnable not run (the run stopped first)"; got != want {
+		t.Errorf("line() = %q, want %q", got, want)
+	}
+	if f.ok() {
+		t.Error("ok() with a runnable spec not run")
+	}
 }
 
 // TestFigureOfASuiteThatDidNotRun: no spec passed is not a pass, and a

@@ -22,6 +22,14 @@ type suite struct {
 	FocusFile string
 	// Up are simctl up's flags for the suite's cluster.
 	Up []string
+	// Env are variables the suite reads (NAME=value).
+	Env []string
+	// TaintRealNodes taints the cluster's real nodes (kind's one node)
+	// node-role.kubernetes.io/control-plane:NoSchedule, as kubeadm taints a
+	// control-plane node, so that the suite's Pods go to the simulated
+	// nodes: kind takes the taint off a cluster of one node, and images
+	// cannot be pulled here.
+	TaintRealNodes bool
 	// Setup are manifests of the module (paths in it) applied to the cluster
 	// before the suite runs, as the project's own e2e set-up applies them.
 	Setup []string
@@ -71,9 +79,20 @@ var suites = []suite{
 		Module:  "sigs.k8s.io/jobset",
 		PinDir:  ".",
 		Package: "./test/e2e",
-		NotRun:  "its BeforeSuite waits for the jobset-controller-manager Deployment: on envtest JobSet runs in simctl's process, and the suite is not run on kind yet",
-	},
-	{
+		// Its BeforeSuite waits for the jobset-controller-manager
+		// Deployment: kind has it, from the Trainer's manifests, in
+		// kubeflow-system.
+		Up:             []string{"--cluster", "kind", "--nodes", "cpu=4", "--pods-start-after", "5s", "--pods-succeed-after", "20s"},
+		Env:            []string{"NAMESPACE=kubeflow-system"},
+		TaintRealNodes: true,
+		CannotRun: []cannotRun{{
+			Spec:   regexp.MustCompile(`should enable pods to ping each other via hostname`),
+			Reason: noContainer + ": its Pods ping each other by their DNS names until every one answers",
+		}, {
+			Spec:   regexp.MustCompile(`should recover by recreating all jobs and succeeding eventually`),
+			Reason: noContainer + ": its container fails on the first attempt and succeeds on the next, deciding by itself",
+		}},
+	}, {
 		Name:      "kueue",
 		Title:     "Kueue TrainJob e2e (test/e2e/singlecluster/extended)",
 		Module:    "sigs.k8s.io/kueue",

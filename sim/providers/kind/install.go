@@ -54,6 +54,15 @@ type installer struct {
 
 func (in *installer) install(ctx context.Context) error {
 	since := in.progress.Now()
+	// Pods reach the API server through the kubernetes Service, which
+	// works once kube-proxy has written its rules on the node: CoreDNS is
+	// Ready only after it has listed through it. Controllers started
+	// before exit at once ("dial tcp 10.96.0.1:443: connect: connection
+	// refused") and are restarted, which suites that require no restart
+	// (JobSet's e2e BeforeSuite) refuse.
+	if err := in.waitAvailable(ctx, []client.ObjectKey{{Namespace: metav1.NamespaceSystem, Name: "coredns"}}); err != nil {
+		return err
+	}
 	objs, err := manifests.ReadObjects(fixtures.FS, fixtures.TrainerInstall)
 	if err != nil {
 		return err
