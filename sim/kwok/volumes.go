@@ -44,15 +44,13 @@ const volumesResync = 10 * time.Minute
 type Volumes struct {
 	client  kubernetes.Interface
 	factory informers.SharedInformerFactory
-	// nodesFactory watches the simulated nodes only.
-	nodesFactory informers.SharedInformerFactory
-	pods         listersv1.PodLister
-	nodes        listersv1.NodeLister
-	cms          listersv1.ConfigMapLister
-	secrets      listersv1.SecretLister
-	queue        workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	cancel       context.CancelFunc
-	done         sync.WaitGroup
+	pods    listersv1.PodLister
+	nodes   listersv1.NodeLister
+	cms     listersv1.ConfigMapLister
+	secrets listersv1.SecretLister
+	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	cancel  context.CancelFunc
+	done    sync.WaitGroup
 }
 
 // StartVolumes starts the volume manager with cfg (the simulated kubelet's
@@ -67,12 +65,9 @@ func StartVolumes(ctx context.Context, cfg *rest.Config) (*Volumes, error) {
 		queue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]()),
 	}
 	v.factory = informers.NewSharedInformerFactory(c, volumesResync)
-	nodes := informers.NewSharedInformerFactoryWithOptions(c, volumesResync, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.LabelSelector = fakegpu.KwokNodeLabelSelector
-	}))
 	podInformer := v.factory.Core().V1().Pods()
 	v.pods = podInformer.Lister()
-	v.nodes = nodes.Core().V1().Nodes().Lister()
+	v.nodes = v.factory.Core().V1().Nodes().Lister()
 	v.cms = v.factory.Core().V1().ConfigMaps().Lister()
 	v.secrets = v.factory.Core().V1().Secrets().Lister()
 	enqueue := func(obj any) {
@@ -105,23 +100,37 @@ func StartVolumes(ctx context.Context, cfg *rest.Config) (*Volumes, error) {
 			return nil, err
 		}
 	}
+	// A node whose kubelet comes back (a node step's ready) mounts the
+	// volumes of the Pods bound to it.
+	if _, err := v.factory.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, obj any) {
+			before, ok1 := old.(*corev1.Node)
+			after, ok2 := obj.(*corev1.Node)
+			if !ok1 || !ok2 || managed(before) || !managed(after) {
+				return
+			}
+			pods, _ := v.pods.List(labels.Everything())
+			for _, p := range pods {
+				if p.Spec.NodeName == after.Name && waitsForVolumes(p) {
+					enqueue(p)
+				}
+			}
+		},
+	}); err != nil {
+		return nil, err
+	}
 	// The informers live until Stop; the wait for their caches ends with
 	// ctx (the cluster's start), so that an identity that may not list
 	// them fails the start instead of hanging it.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	v.cancel = cancel
 	v.factory.Start(runCtx.Done())
-	nodes.Start(runCtx.Done())
-	for _, f := range []informers.SharedInformerFactory{v.factory, nodes} {
-		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
-			if !ok {
-				v.Stop()
-				nodes.Shutdown()
-				return nil, fmt.Errorf("volume manager: the %v cache did not sync (%v): can its identity list them?", typ, ctx.Err())
-			}
+	for typ, ok := range v.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			v.Stop()
+			return nil, fmt.Errorf("volume manager: the %v cache did not sync (%v): can its identity list them?", typ, ctx.Err())
 		}
 	}
-	v.nodesFactory = nodes
 	v.done.Go(func() {
 		for v.processNext(runCtx) {
 		}
@@ -135,9 +144,6 @@ func (v *Volumes) Stop() {
 	v.queue.ShutDown()
 	v.done.Wait()
 	v.factory.Shutdown()
-	if v.nodesFactory != nil {
-		v.nodesFactory.Shutdown()
-	}
 }
 
 func (v *Volumes) processNext(ctx context.Context) bool {
@@ -181,8 +187,13 @@ func (v *Volumes) sync(ctx context.Context, key types.NamespacedName) error {
 	if !waitsForVolumes(pod) {
 		return nil
 	}
-	if _, err := v.nodes.Get(pod.Spec.NodeName); err != nil {
-		// Not a simulated node: its own kubelet mounts the volumes.
+	node, err := v.nodes.Get(pod.Spec.NodeName)
+	if err != nil {
+		return err // a node the cache has not seen yet: look again
+	}
+	if !managed(node) {
+		// A real node, whose own kubelet mounts the volumes, or a
+		// simulated one whose kubelet is down (a node step's notReady).
 		return nil
 	}
 	failures := MissingVolumeSources(pod, v.lookup)
@@ -202,6 +213,16 @@ func (v *Volumes) sync(ctx context.Context, key types.NamespacedName) error {
 	}
 	return v.patchStatus(ctx, pod, waitingStatus(pod, now))
 }
+
+// managed reports whether KWOK plays the node's kubelet: the node carries
+// both halves of its marker (fakegpu.KwokNodeLabelSelector and
+// KwokNodeAnnotation).
+func managed(node *corev1.Node) bool {
+	return kwokNodes.Matches(labels.Set(node.Labels)) && node.Annotations[fakegpu.KwokNodeAnnotation] == fakegpu.KwokNodeAnnotationValue
+}
+
+// kwokNodes selects the labels of the nodes KWOK manages.
+var kwokNodes = labels.SelectorFromSet(labels.Set{fakegpu.KwokNodeLabel: fakegpu.KwokNodeLabelValue, fakegpu.ManagedByLabel: fakegpu.ManagedByValue})
 
 // lookup reports whether the ConfigMap ("configmap") or Secret ("secret")
 // exists in namespace.

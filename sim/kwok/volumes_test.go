@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/trainersim/trainersim/fakegpu"
 )
 
 // TestMissingVolumeSources checks the kubelet's FailedMount messages for
@@ -44,5 +46,27 @@ func TestMissingVolumeSources(t *testing.T) {
 	pod.Spec.Volumes = pod.Spec.Volumes[:1]
 	if got := MissingVolumeSources(pod, exists); len(got) != 0 {
 		t.Errorf("a Pod whose sources exist: %v", got)
+	}
+}
+
+// TestManaged: the volume manager acts for the nodes KWOK plays the kubelet
+// of, and neither for a real node nor for a simulated one whose kubelet a
+// node step took down (its annotation removed).
+func TestManaged(t *testing.T) {
+	nodes, err := fakegpu.NodeGroup{Profile: "cpu", Count: 1}.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	simulated := nodes[0]
+	if !managed(simulated) {
+		t.Errorf("a simulated node is not managed: labels %v, annotations %v", simulated.Labels, simulated.Annotations)
+	}
+	down := simulated.DeepCopy()
+	delete(down.Annotations, fakegpu.KwokNodeAnnotation)
+	if managed(down) {
+		t.Error("a simulated node without KWOK's annotation is managed")
+	}
+	if managed(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kind-control-plane", Labels: map[string]string{"node-role.kubernetes.io/control-plane": ""}}}) {
+		t.Error("a real node is managed")
 	}
 }
