@@ -190,7 +190,8 @@ type upProcess struct {
 }
 
 // startUp starts simctl up and returns once it printed that the cluster is
-// ready; if it exits first, the error has the end of its output.
+// ready; if it exits first, the error has the end of its output, which is
+// also in logPath.
 func startUp(ctx context.Context, simctl, kubeconfig string, flags []string, logPath string) (*upProcess, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -207,9 +208,11 @@ func startUp(ctx context.Context, simctl, kubeconfig string, flags []string, log
 		return nil, fmt.Errorf("failed to start %s: %w", simctl, err)
 	}
 	up := &upProcess{cmd: cmd, done: make(chan error, 1), log: logPath}
-	ready := make(chan struct{})
+	ready, logged := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(logged)
 		sc := bufio.NewScanner(pr)
+		sc.Buffer(nil, 1<<20)
 		signalled := false
 		for sc.Scan() {
 			fmt.Fprintln(logFile, sc.Text())
@@ -218,6 +221,9 @@ func startUp(ctx context.Context, simctl, kubeconfig string, flags []string, log
 				close(ready)
 			}
 		}
+		// A line too long for the scanner: keep simctl from blocking on
+		// a full pipe.
+		_, _ = io.Copy(logFile, pr)
 		logFile.Close()
 	}()
 	go func() {
@@ -230,7 +236,9 @@ func startUp(ctx context.Context, simctl, kubeconfig string, flags []string, log
 		return up, nil
 	case err := <-up.done:
 		up.done <- err
-		return nil, fmt.Errorf("simctl up exited before the cluster was ready (%v); see %s", err, logPath)
+		<-logged
+		out, _ := os.ReadFile(logPath)
+		return nil, fmt.Errorf("simctl up exited before the cluster was ready (%v); the end of %s:\n%s", err, logPath, lastLines(string(out), 5))
 	case <-time.After(upStartTimeout):
 		_ = up.stop()
 		return nil, fmt.Errorf("simctl up was not ready within %s; see %s", upStartTimeout, logPath)

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,19 +50,22 @@ type Volumes struct {
 	cms     listersv1.ConfigMapLister
 	secrets listersv1.SecretLister
 	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	log     logr.Logger
 	cancel  context.CancelFunc
 	done    sync.WaitGroup
 }
 
 // StartVolumes starts the volume manager with cfg (the simulated kubelet's
-// identity) and returns once its caches have synced. Stop ends it.
-func StartVolumes(ctx context.Context, cfg *rest.Config) (*Volumes, error) {
+// identity) and returns once its caches have synced; log gets every write
+// that failed (it is tried again). Stop ends it.
+func StartVolumes(ctx context.Context, cfg *rest.Config, log logr.Logger) (*Volumes, error) {
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("volume manager: %w", err)
 	}
 	v := &Volumes{
 		client: c,
+		log:    log,
 		queue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]()),
 	}
 	v.factory = informers.NewSharedInformerFactory(c, volumesResync)
@@ -154,7 +158,8 @@ func (v *Volumes) processNext(ctx context.Context) bool {
 	defer v.queue.Done(key)
 	if err := v.sync(ctx, key); err != nil && ctx.Err() == nil {
 		// A write refused or lost (a Pod changed in between): look again,
-		// as the kubelet's sync loop does.
+		// as the kubelet's sync loop does, and say so in the log.
+		v.log.Error(err, "failed to sync the Pod's volumes; trying again", "pod", key.String())
 		v.queue.AddRateLimited(key)
 		return true
 	}

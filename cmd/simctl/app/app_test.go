@@ -75,6 +75,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown flag", []string{"up", "--kubeconfig", "k", "--bogus"}, "unknown flag: --bogus"},
 		{"missing kubeconfig", []string{"up"}, `required flag(s) "kubeconfig" not set`},
 		{"unknown profile", []string{"up", "--kubeconfig", "k", "--nodes", "nvidia-b200=1"}, `unknown profile "nvidia-b200"`},
+		{"negative Pod start delay", []string{"up", "--kubeconfig", "k", "--pods-start-after", "-1s"}, "--pods-start-after and --pods-succeed-after must not be negative"},
 		{"bad count", []string{"smoke", "--nodes", "cpu=zero"}, `invalid --nodes`},
 		{"extra argument", []string{"profiles", "extra"}, `unknown command "extra"`},
 		{"unknown cluster", []string{"run", "--cluster", "minikube", "x.yaml"}, `invalid --cluster "minikube": envtest or kind`},

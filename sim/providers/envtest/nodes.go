@@ -27,7 +27,7 @@ func (e *Environment) startNodes(ctx context.Context, bin string) error {
 	if err != nil {
 		return err
 	}
-	if e.volumes, err = kwok.StartVolumes(ctx, cfg); err != nil {
+	if e.volumes, err = kwok.StartVolumes(ctx, cfg, e.logger.WithName("kwok-volumes")); err != nil {
 		return err
 	}
 	// Tell runs against this cluster (simctl run --kubeconfig) that its

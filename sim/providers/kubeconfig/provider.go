@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/cluster"
@@ -232,7 +233,7 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 	case kwok.DeploymentRuns(ctx, k.client):
 		// A kind cluster kept up after its run: its kwok runs in it, the
 		// volume manager of its simulated kubelet ran in that run's simctl.
-		if k.volumes, err = kwok.StartVolumes(ctx, k.cfg); err != nil {
+		if k.volumes, err = kwok.StartVolumes(ctx, k.cfg, ctrllog.Log.WithName("kwok-volumes")); err != nil {
 			return err
 		}
 		k.ready(cluster.StepKwok+" (the cluster's Deployment, reused)", since)
@@ -240,7 +241,7 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 		if err := k.startKwok(ctx); err != nil {
 			return err
 		}
-		if k.volumes, err = kwok.StartVolumes(ctx, k.cfg); err != nil {
+		if k.volumes, err = kwok.StartVolumes(ctx, k.cfg, ctrllog.Log.WithName("kwok-volumes")); err != nil {
 			return err
 		}
 		k.nodes.Kwok = k.kwok
