@@ -88,6 +88,9 @@ type Provider struct {
 	suite *suite.Suite
 	// created is set by the Create that started the cluster.
 	created bool
+	// kubectlContext is the admin kubeconfig's current context, read by
+	// Create.
+	kubectlContext string
 }
 
 var _ support.E2EClusterProviderWithImageLoader = (*Provider)(nil)
@@ -170,6 +173,17 @@ func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
 		return "", fmt.Errorf("the trainersim cluster %q was created already: one Provider is one cluster, make another for a second", p.name)
 	}
 	opts := p.opts
+	if opts.Kubeconfig != "" && opts.Context != "" {
+		// e2e-framework builds its client from the kubeconfig file Create
+		// returns, with the file's current context.
+		raw, err := clientcmd.LoadFromFile(opts.Kubeconfig)
+		if err != nil {
+			return "", fmt.Errorf("failed to read kubeconfig %s: %w", opts.Kubeconfig, err)
+		}
+		if raw.CurrentContext != opts.Context {
+			return "", fmt.Errorf("e2e-framework reaches the cluster through the current context of %s (%q), not ClusterOptions.Context (%q): give a kubeconfig whose current context is the cluster's", opts.Kubeconfig, raw.CurrentContext, opts.Context)
+		}
+	}
 	if opts.Provider == sim.ClusterKind && opts.KindName == "" {
 		opts.KindName = p.name
 	}
@@ -177,8 +191,14 @@ func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
 	if err := s.Start(ctx); err != nil {
 		return "", fmt.Errorf("the trainersim cluster %q did not start: %w", p.name, err)
 	}
-	p.suite, p.created = s, true
-	return s.Cluster().AdminKubeconfig(), nil
+	path := s.Cluster().AdminKubeconfig()
+	raw, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		_ = s.Stop()
+		return "", fmt.Errorf("failed to read the trainersim cluster's kubeconfig %s: %w", path, err)
+	}
+	p.suite, p.created, p.kubectlContext = s, true, raw.CurrentContext
+	return path, nil
 }
 
 // CreateWithConfig is Create when configFile is empty; trainersim reads no
@@ -269,25 +289,16 @@ func (p *Provider) GenerateKubeconfig(args ...string) (string, error) {
 	return path, nil
 }
 
-// GetKubectlContext returns the kubeconfig's context the cluster is
-// reached through: ClusterOptions.Context, or the kubeconfig's current
-// context. Empty before Create.
+// GetKubectlContext returns the context of the kubeconfig the cluster is
+// reached through (its current context, read by Create). Empty before
+// Create.
 func (p *Provider) GetKubectlContext() string {
 	p.mu.Lock()
-	named := p.opts.Context
-	p.mu.Unlock()
-	if named != "" {
-		return named
-	}
-	path := p.GetKubeconfig()
-	if path == "" {
+	defer p.mu.Unlock()
+	if p.suite == nil {
 		return ""
 	}
-	cfg, err := clientcmd.LoadFromFile(path)
-	if err != nil {
-		return ""
-	}
-	return cfg.CurrentContext
+	return p.kubectlContext
 }
 
 // KubernetesRestConfig returns an admin rest.Config of the cluster (a

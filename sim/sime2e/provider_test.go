@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
@@ -172,40 +173,56 @@ func TestBadScenarioFileFailsItsFeature(t *testing.T) {
 // starts nothing.
 func TestRefusals(t *testing.T) {
 	ctx := context.Background()
+	// A kubeconfig whose current context is not the one the options name.
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	raw := clientcmdapi.NewConfig()
+	raw.Clusters["c"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
+	raw.AuthInfos["u"] = &clientcmdapi.AuthInfo{}
+	raw.Contexts["staging"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	raw.Contexts["ci"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	raw.CurrentContext = "staging"
+	if err := clientcmd.WriteToFile(*raw, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
+		opts sim.ClusterOptions
 		do   func(p *sime2e.Provider) error
 		want string
 	}{
-		{"another Kubernetes version", func(p *sime2e.Provider) error {
+		{"a context other than the kubeconfig's current one", sim.ClusterOptions{Kubeconfig: kubeconfig, Context: "ci"}, func(p *sime2e.Provider) error {
+			_, err := p.Create(ctx)
+			return err
+		}, `e2e-framework reaches the cluster through the current context of ` + kubeconfig + ` ("staging"), not ClusterOptions.Context ("ci"): give a kubeconfig whose current context is the cluster's`},
+		{"another Kubernetes version", sim.ClusterOptions{}, func(p *sime2e.Provider) error {
 			_, err := p.WithVersion("v1.30.0").Create(ctx)
 			return err
 		}, "trainersim runs Kubernetes v1.36.3 only, not v1.30.0: leave WithVersion out, or choose the Trainer release with sim.ClusterOptions.Trainer"},
-		{"arguments", func(p *sime2e.Provider) error {
+		{"arguments", sim.ClusterOptions{}, func(p *sime2e.Provider) error {
 			_, err := p.Create(ctx, "--image", "kindest/node")
 			return err
 		}, `the trainersim cluster provider takes no arguments (got ["--image" "kindest/node"]): describe the cluster with sim.ClusterOptions in sime2e.NewProvider`},
-		{"a configuration file", func(p *sime2e.Provider) error {
+		{"a configuration file", sim.ClusterOptions{}, func(p *sime2e.Provider) error {
 			_, err := p.CreateWithConfig(ctx, "kind.yaml")
 			return err
 		}, "the trainersim cluster provider reads no configuration file (got kind.yaml): describe the cluster with sim.ClusterOptions in sime2e.NewProvider and create it with envfuncs.CreateCluster"},
-		{"an image", func(p *sime2e.Provider) error {
+		{"an image", sim.ClusterOptions{}, func(p *sime2e.Provider) error {
 			return p.LoadImage(ctx, "example.com/trainer:dev")
 		}, "load image example.com/trainer:dev: trainersim runs no container, so it loads no image: KWOK reports the Pods on simulated nodes Running without pulling anything, and the Trainer and JobSet run in this process (envtest) or from images built for kind"},
-		{"an image archive", func(p *sime2e.Provider) error {
+		{"an image archive", sim.ClusterOptions{}, func(p *sime2e.Provider) error {
 			_, err := envfuncs.LoadImageArchiveToCluster("trainersim", "images.tar")(context.WithValue(ctx, support.ClusterNameContextKey("trainersim"), p), nil)
 			return err
 		}, "load image archive: load image archive images.tar: trainersim runs no container"},
-		{"a kubeconfig before Create", func(p *sime2e.Provider) error {
+		{"a kubeconfig before Create", sim.ClusterOptions{}, func(p *sime2e.Provider) error {
 			_, err := p.GenerateKubeconfig()
 			return err
 		}, `the trainersim cluster "trainersim" is not running: create it first (envfuncs.CreateCluster)`},
-		{"logs before Create", func(p *sime2e.Provider) error {
+		{"logs before Create", sim.ClusterOptions{}, func(p *sime2e.Provider) error {
 			return p.ExportLogs(ctx, t.TempDir())
 		}, `the trainersim cluster "trainersim" is not running: its logs are exported while it runs, before envfuncs.DestroyCluster`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := sime2e.NewProvider(sim.ClusterOptions{})
+			p := sime2e.NewProvider(tc.opts)
 			p.WithName("trainersim")
 			err := tc.do(p)
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {

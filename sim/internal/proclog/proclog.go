@@ -16,8 +16,9 @@
 //     standard error.
 //
 // Install is the program's choice, never a library's: simctl makes it
-// (through sim.RouteProcessLogs), and so does the ginkgo adapter for the
-// suite it declares; a program that embeds sim and keeps loggers of its own
+// (through sim.RouteProcessLogs), and so do the ginkgo adapter for the
+// suite it declares and the e2e-framework provider when it creates its
+// cluster (which attaches standard error while no cluster runs); a program that embeds sim and keeps loggers of its own
 // leaves it out, and its loggers stay as they are. Install routes all three
 // to the writer Attach names last (an envtest cluster attaches its
 // logs/controllers.log while its in-process Trainer, JobSet and provisioner
