@@ -39,10 +39,16 @@ REPORT_DIR ?= $(PROJECT_DIR)/reports/out
 
 # TRAINER_DIR=../trainer builds simctl against a local checkout of Kubeflow
 # Trainer instead of the pinned release, through a go.work file in bin/ (go.mod
-# is never edited): make run TRAINER_DIR=../trainer.
+# is never edited): make run TRAINER_DIR=../trainer. The checkout runs as newer
+# than the release it descends from, which hack/checkoutversion finds in its
+# git tags or module version and compiles in (TRAINER_AS=vX.Y.Z gives another).
 ifneq ($(TRAINER_DIR),)
 TRAINER_ABS := $(abspath $(TRAINER_DIR))
 export GOWORK := $(BIN_DIR)/trainer.go.work
+TRAINER_LDFLAGS = -ldflags "-X 'github.com/trainersim/trainersim/sim/releases.trainerCheckout=$$(GOWORK=off $(GO) run ./hack/checkoutversion $(TRAINER_ABS))'"
+endif
+ifneq ($(TRAINER_AS),)
+export TRAINERSIM_TRAINER_AS := $(TRAINER_AS)
 endif
 
 .PHONY: help
@@ -154,7 +160,7 @@ verify: fixtures kind-verify lint ## Fail when generated files drift from go.mod
 
 .PHONY: build
 build: $(if $(TRAINER_DIR),trainer-workspace) ## Build bin/simctl (TRAINER_DIR=... builds against a local trainer checkout).
-	$(GO) build -o $(SIMCTL) ./cmd/simctl
+	$(GO) build $(TRAINER_LDFLAGS) -o $(SIMCTL) ./cmd/simctl
 	@$(SIMCTL) version
 
 .PHONY: trainer-workspace
@@ -166,8 +172,8 @@ trainer-workspace:
 	@echo "building against the trainer in $(TRAINER_ABS) ($(GOWORK))"
 
 .PHONY: run
-run: assets build ## Run every scenario under scenarios/ on one cluster; reports in reports/out (TRAINER=v2.1.0: on that Trainer release).
-	$(SIMCTL) run scenarios/ --report-dir $(REPORT_DIR) $(if $(TRAINER),--trainer $(TRAINER))
+run: assets build ## Run every scenario under scenarios/ on one cluster; reports in reports/out (TRAINER=v2.1.0: on that Trainer release; TRAINER_DIR=../trainer: on a checkout, TRAINER_AS=vX.Y.Z its release).
+	$(SIMCTL) run scenarios/ --report-dir $(REPORT_DIR) $(if $(TRAINER),--trainer $(TRAINER)) $(if $(TRAINER_AS),--trainer-as $(TRAINER_AS))
 
 .PHONY: smoke
 smoke: assets build ## Start the cluster, run one GPU TrainJob end to end, shut down.
@@ -179,7 +185,7 @@ up: assets build ## Start the cluster and keep it up until Ctrl-C (kubeconfig in
 
 .PHONY: test
 test: assets $(if $(TRAINER_DIR),trainer-workspace) ## Run unit tests and the envtest suites (TRAINER_DIR=... against a local trainer checkout).
-	$(GO) test ./... -timeout 30m
+	$(GO) test $(TRAINER_LDFLAGS) ./... -timeout 30m
 
 .PHONY: test-kind
 test-kind: assets kind-images ## The kind suite: the corpus on kind against envtest (same verdicts), a SIGKILLed kind run cleaned, bad input.

@@ -71,6 +71,7 @@ type htmlRun struct {
 	TrainerVersion     string
 	JobSetVersion      string
 	KueueVersion       string
+	TrainerCheckout    string
 	FailedSteps        []htmlFailedStep
 	// OrderDependent are the shaker's findings: a line and a replay each.
 	OrderDependent        []htmlOrderDependent
@@ -185,6 +186,7 @@ func newHTMLRun(run *results.Run) htmlRun {
 		TrainerVersion:    run.TrainerVersion,
 		JobSetVersion:     run.JobSetVersion,
 		KueueVersion:      run.KueueVersion,
+		TrainerCheckout:   run.TrainerCheckout,
 	}
 	for _, f := range run.OrderDependent() {
 		v.OrderDependent = append(v.OrderDependent, htmlOrderDependent{Line: OrderDependentLine(f), Failure: f.Failure, Replay: orderDependentReplay(run, f)})

@@ -53,6 +53,7 @@ type JournalStart struct {
 	TrainerVersion    string    `json:"trainerVersion"`
 	JobSetVersion     string    `json:"jobSetVersion"`
 	KueueVersion      string    `json:"kueueVersion,omitempty"`
+	TrainerCheckout   string    `json:"trainerCheckout,omitempty"`
 	// Paths are the scenario paths the run was given.
 	Paths []string `json:"paths,omitempty"`
 	// Runs are the runs the run is to make, in order: one per scenario,
@@ -262,6 +263,7 @@ func journalRun(start *JournalStart, done []results.Scenario, end *JournalEnd) *
 		TrainerVersion:    start.TrainerVersion,
 		JobSetVersion:     start.JobSetVersion,
 		KueueVersion:      start.KueueVersion,
+		TrainerCheckout:   start.TrainerCheckout,
 		Scenarios:         slices.Clone(done),
 	}
 	order := make(map[string]int, len(start.Runs))

@@ -107,6 +107,9 @@ func WriteJUnit(w io.Writer, run *results.Run) error {
 			{Name: "jobSetVersion", Value: xmlSafe(run.JobSetVersion)},
 		},
 	}
+	if run.TrainerCheckout != "" {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "trainerCheckout", Value: xmlSafe(run.TrainerCheckout)})
+	}
 	if run.KueueVersion != "" {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "kueueVersion", Value: xmlSafe(run.KueueVersion)})
 	}

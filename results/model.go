@@ -32,6 +32,9 @@ type Run struct {
 	TrainerVersion    string `json:"trainerVersion"`
 	JobSetVersion     string `json:"jobSetVersion"`
 	KueueVersion      string `json:"kueueVersion,omitempty"`
+	// TrainerCheckout says which local checkout of the Trainer ran and as
+	// what (cluster.Versions.TrainerCheckout); empty for a release.
+	TrainerCheckout string `json:"trainerCheckout,omitempty"`
 	// Interrupted is true when the run was stopped (Ctrl-C) before every
 	// scenario finished; Scenarios holds those that did.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -66,9 +69,13 @@ type Scenario struct {
 	// (its spec.clusters); a skipped scenario is not a failure.
 	Skipped string `json:"skipped,omitempty"`
 	// Failure is the first failure, one line; the failing step has details.
-	Failure  string        `json:"failure,omitempty"`
-	Started  time.Time     `json:"started"`
-	Duration time.Duration `json:"duration"`
+	Failure string `json:"failure,omitempty"`
+	// BehaviourChange, on a failed scenario run against a local checkout
+	// of the Trainer, is the release the checkout descends from: the
+	// checkout changes the verdict the scenario expects of that release.
+	BehaviourChange string        `json:"behaviourChange,omitempty"`
+	Started         time.Time     `json:"started"`
+	Duration        time.Duration `json:"duration"`
 	// Breakdown says where Duration went.
 	Breakdown Breakdown `json:"breakdown"`
 	Steps     []Step    `json:"steps"`

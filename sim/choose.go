@@ -55,6 +55,9 @@ type ClusterOptions struct {
 	// Trainer is envtest.Environment.Trainer, kind.Kind.Trainer or
 	// kubeconfig.Kubeconfig.Trainer.
 	Trainer string
+	// TrainerAs is envtest.Environment.TrainerAs: the release a Trainer
+	// checkout compiled in descends from. Only envtest runs it.
+	TrainerAs string
 	// Components is envtest.Environment.Components: the optional components
 	// to start. Only envtest starts them; the other providers leave them out.
 	Components []string
@@ -68,7 +71,7 @@ func NewCluster(o ClusterOptions) cluster.Cluster {
 	if o.Kubeconfig != "" {
 		return &kubeconfig.Kubeconfig{Trainer: o.Trainer, Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}
 	}
-	return &envtest.Environment{Trainer: o.Trainer, Components: o.Components, AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress}
+	return &envtest.Environment{Trainer: o.Trainer, TrainerAs: o.TrainerAs, Components: o.Components, AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress}
 }
 
 // ClusterEnv is the environment variable that chooses the ginkgo adapter's
@@ -80,15 +83,21 @@ const ClusterEnv = "TRAINERSIM_CLUSTER"
 // existing cluster must run (ClusterOptions.Trainer).
 const TrainerEnv = "TRAINERSIM_TRAINER"
 
+// TrainerAsEnv is the environment variable that gives the ginkgo adapter's
+// ClusterOptions.TrainerAs: the release a Trainer checkout compiled in
+// descends from (make test TRAINER_DIR=... TRAINER_AS=...).
+const TrainerAsEnv = "TRAINERSIM_TRAINER_AS"
+
 // ClusterOptionsFromEnv returns the options of the ginkgo adapter (and of
 // the e2e-framework adapter's sime2e.NewProvider(ClusterOptionsFromEnv())):
 // $TRAINERSIM_KUBECONFIG (KubeconfigEnv) names an existing cluster;
 // $TRAINERSIM_CLUSTER=kind (ClusterEnv) creates a kind cluster; neither,
 // envtest. $TRAINERSIM_TRAINER (TrainerEnv; empty: the pinned one) is the
 // Trainer release envtest runs; kind and an existing cluster refuse to
-// start unless they run it.
+// start unless they run it. $TRAINERSIM_TRAINER_AS (TrainerAsEnv) is
+// TrainerAs.
 func ClusterOptionsFromEnv() ClusterOptions {
-	return ClusterOptions{Kubeconfig: os.Getenv(KubeconfigEnv), Provider: os.Getenv(ClusterEnv), Trainer: os.Getenv(TrainerEnv)}
+	return ClusterOptions{Kubeconfig: os.Getenv(KubeconfigEnv), Provider: os.Getenv(ClusterEnv), Trainer: os.Getenv(TrainerEnv), TrainerAs: os.Getenv(TrainerAsEnv)}
 }
 
 // RouteProcessLogs keeps the process's global loggers (klog, where

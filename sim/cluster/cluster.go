@@ -104,6 +104,12 @@ type Versions struct {
 	// "unknown" when the cluster does not say.
 	Trainer string `json:"trainer"`
 	JobSet  string `json:"jobset"`
+	// TrainerCheckout says in one line which local checkout of the Trainer
+	// runs and as what (releases.Checkout.String), and TrainerBase is the
+	// release it descends from, against which a changed verdict is a
+	// behaviour change of the checkout; both empty for a release.
+	TrainerCheckout string `json:"trainerCheckout,omitempty"`
+	TrainerBase     string `json:"trainerBase,omitempty"`
 	// Kueue is the version of the Kueue component that runs; empty: none.
 	Kueue string `json:"kueue,omitempty"`
 }

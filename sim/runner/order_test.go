@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 
@@ -182,9 +183,9 @@ func TestStartOrder(t *testing.T) {
 	}
 }
 
-// TestTrainerHolds: a range leaves out the releases outside it, a checkout
-// counts as the newest release, a pseudo-version as what it is, and nothing
-// is left out for a version that is not a release's.
+// TestTrainerHolds: a range leaves out the releases outside it, a
+// pseudo-version (a checkout's) counts as what it is, after its release,
+// and nothing is left out for a version that is not a release's.
 func TestTrainerHolds(t *testing.T) {
 	old := &v1alpha1.Trainer{Versions: "<v2.2.0"}
 	newer := &v1alpha1.Trainer{Versions: ">=v2.2.0"}
@@ -199,9 +200,9 @@ func TestTrainerHolds(t *testing.T) {
 		{old, "unknown", true},
 		{old, "v2.3.1-0.20260101000000-abcdef", false},
 		{newer, "v2.3.1-0.20260101000000-abcdef", true},
-		{old, "(devel) /src/trainer", false},
-		{pinned, "(devel) from a go.work checkout", false},
-		{newer, "(devel) /src/trainer", true},
+		{pinned, "v2.2.1", true},
+		{pinned, "v2.2.2-0.20260101000000-abcdef", false},
+		{pinned, "v2.2.1-0.20260101000000-abcdef", false},
 	} {
 		if got := TrainerHolds(tc.r, tc.version); got != tc.want {
 			t.Errorf("TrainerHolds(%s, %s) = %v, want %v", tc.r.Versions, tc.version, got, tc.want)
@@ -209,5 +210,39 @@ func TestTrainerHolds(t *testing.T) {
 	}
 	if !TrainerHolds(nil, "v2.1.0") {
 		t.Error("a scenario without a range was left out")
+	}
+}
+
+// TestBehaviourChange: a failed scenario on a checkout is a behaviour
+// change against the release it descends from when that release is one
+// trainersim runs and the checkout runs the same steps; not on a release,
+// nor when a range holds for the checkout and not for its release.
+func TestBehaviourChange(t *testing.T) {
+	checkout := cluster.Versions{Trainer: "v2.3.1-0.20260821142538-8c0f5059bd51", TrainerBase: "v2.3.0"}
+	scenario := func(scenario string, steps ...string) *v1alpha1.Scenario {
+		sc := &v1alpha1.Scenario{}
+		if scenario != "" {
+			sc.Spec.Trainer = &v1alpha1.Trainer{Versions: scenario}
+		}
+		for _, r := range steps {
+			sc.Spec.Steps = append(sc.Spec.Steps, v1alpha1.Step{Trainer: &v1alpha1.Trainer{Versions: r}})
+		}
+		return sc
+	}
+	for _, tc := range []struct {
+		name string
+		sc   *v1alpha1.Scenario
+		v    cluster.Versions
+		want string
+	}{
+		{"no ranges", scenario(""), checkout, "v2.3.0"},
+		{"same steps", scenario(">=v2.2.0", "<v2.3.0", ">=v2.3.0"), checkout, "v2.3.0"},
+		{"a step only the checkout runs", scenario("", ">v2.3.0"), checkout, ""},
+		{"a release", scenario(""), cluster.Versions{Trainer: "v2.3.0"}, ""},
+		{"a release trainersim does not run", scenario(""), cluster.Versions{Trainer: "v2.9.1-0.checkout", TrainerBase: "v2.9.0"}, ""},
+	} {
+		if got := behaviourChange(tc.sc, tc.v); got != tc.want {
+			t.Errorf("%s: behaviourChange = %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

@@ -300,11 +300,11 @@ func (s *scenarioRun) deleteQueues(ctx context.Context) error {
 // WithComponents returns have and the components the scenarios of files
 // ask for (spec.components), leaving out the scenarios whose Trainer range
 // does not hold for the release a cluster will run (trainer; empty: the
-// pinned one), which will be skipped: what a run on a cluster it starts
-// must start.
+// one compiled in, a checkout's version as make found it), which will be
+// skipped: what a run on a cluster it starts must start.
 func WithComponents(have []string, files []*scenario.File, trainer string) []string {
 	if trainer == "" {
-		trainer = releases.TrainerVersion
+		trainer = releases.CompiledTrainerVersion("")
 	}
 	out := slices.Clone(have)
 	for _, f := range files {

@@ -318,6 +318,12 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 	}
 	// Runs before cleanup: the namespace's deletion is not the scenario's.
 	defer func() { res.Timeline = run.timeline(res.Setup, res.Steps) }()
+	defer func() {
+		if base := behaviourChange(sc, r.Cluster.Versions()); base != "" && !res.Passed {
+			res.BehaviourChange = base
+			res.Failure = "behaviour change of the Trainer checkout against " + base + ": " + res.Failure
+		}
+	}()
 	err := run.setUp(ctx)
 	run.breakdown.SetUp = clk.Since(res.Started)
 	res.Setup = run.setup
@@ -371,27 +377,45 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 // TrainerHolds reports whether a scenario's or step's trainer range (nil:
 // every release) holds for the Trainer version a cluster runs.
 //
-// A Trainer built from a local checkout ("(devel) <dir>", make build
-// TRAINER_DIR=...) is taken for the newest release: a checkout is of the
-// Trainer's main branch or a release branch, which has what the newest
-// release has (runtimePatches, not podTemplateOverrides). A pseudo-version
-// (v2.3.1-0.20260101000000-abcdef) is compared as the version it is, after
-// the release it follows. Any other version that is no release's
-// ("unknown") is in every range: nothing is left out when the version is
-// not known.
+// A Trainer built from a local checkout runs as a pseudo-version after the
+// release it descends from (releases.Checkout.Version,
+// v2.3.1-0.20260101000000-0123456789ab), compared as the version it is.
+// Any other version that is no release's ("unknown") is in every range:
+// nothing is left out when the version is not known.
 func TrainerHolds(t *v1alpha1.Trainer, version string) bool {
 	if t == nil {
 		return true
-	}
-	if strings.HasPrefix(version, "(devel)") {
-		all := releases.TrainerVersions()
-		version = all[len(all)-1]
 	}
 	if !semver.IsValid(version) || semver.Build(version) != "" {
 		return true
 	}
 	r, err := v1alpha1.ParseVersionRange(t.Versions)
 	return err != nil || r.Contains(version)
+}
+
+// behaviourChange returns the release a Trainer checkout descends from
+// when a verdict of sc on the checkout that differs from the scenario's
+// expectations is a behaviour change of the checkout against that
+// release: the release is one trainersim runs, and the checkout runs the
+// same steps of sc as the release does. Empty otherwise: the cluster runs
+// a release, or the steps differ (a range that holds for the checkout but
+// not for its release), so the verdicts are not of the same scenario.
+func behaviourChange(sc *v1alpha1.Scenario, v cluster.Versions) string {
+	if v.TrainerBase == "" {
+		return ""
+	}
+	if _, err := releases.LookupTrainer(v.TrainerBase); err != nil {
+		return ""
+	}
+	if TrainerHolds(sc.Spec.Trainer, v.TrainerBase) != TrainerHolds(sc.Spec.Trainer, v.Trainer) {
+		return ""
+	}
+	for i := range sc.Spec.Steps {
+		if t := sc.Spec.Steps[i].Trainer; TrainerHolds(t, v.TrainerBase) != TrainerHolds(t, v.Trainer) {
+			return ""
+		}
+	}
+	return v.TrainerBase
 }
 
 // scenarioRun is the state of one scenario while it runs.

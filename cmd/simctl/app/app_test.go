@@ -89,6 +89,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown component", []string{"run", "--with", "volcano", "x.yaml"}, `invalid --with: unknown component "volcano": trainersim runs kueue`},
 		{"component on kind", []string{"smoke", "--with", "kueue", "--cluster", "kind"}, `--with starts components on the clusters simctl starts with envtest`},
 		{"component on an existing cluster", []string{"run", "--with", "kueue", "--kubeconfig", "k", "x.yaml"}, `--with starts components on the clusters simctl starts with envtest`},
+		{"trainer-as without a checkout", []string{"smoke", "--trainer-as", "v2.3.0"}, `--trainer-as gives the release of the Trainer checkout compiled into simctl: this simctl runs the release v2.3.0, not a checkout`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := run(t, tc.args...)

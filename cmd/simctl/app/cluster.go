@@ -38,6 +38,7 @@ type clusterFlags struct {
 	context    string
 	unisolated bool
 	trainer    string
+	trainerAs  string
 	with       []string
 }
 
@@ -63,6 +64,8 @@ func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
 		"components to run besides the Trainer and JobSet: "+strings.Join(releases.Components, ", ")+" (Kueue "+releases.KueueVersion+" as a process 'make assets' builds);\nsimctl run adds those its scenarios ask for (spec.components). envtest only")
 	cmd.Flags().StringVar(&f.trainer, "trainer", "",
 		"the Kubeflow Trainer release to run: "+strings.Join(releases.TrainerVersions(), ", ")+" (default "+releases.TrainerVersion+");\nthe JobSet its go.mod pins comes with it. "+releases.TrainerVersion+" runs in simctl's process, the others as processes\n'make assets' builds")
+	cmd.Flags().StringVar(&f.trainerAs, "trainer-as", "",
+		"for a simctl built against a local Trainer checkout (make build TRAINER_DIR=...): the release vX.Y.Z the checkout\ndescends from, which it runs as newer than for version ranges (default: the release make found in its git\ntags or module version; a checkout without one must be given it)")
 }
 
 // registerExisting adds --kubeconfig and --context: run on a cluster that
@@ -106,6 +109,9 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 	default:
 		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --cluster %q: envtest or kind", f.provider))
 	}
+	if err := f.checkTrainerAs(release); err != nil {
+		return sim.ClusterOptions{}, withCode(ExitUsage, err)
+	}
 	o := sim.ClusterOptions{
 		Provider:      f.provider,
 		KindName:      f.kindName,
@@ -122,6 +128,7 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 	if f.trainer != "" {
 		o.Trainer = release.Version
 	}
+	o.TrainerAs = f.trainerAs
 	o.Components = f.with
 	if f.kubeconfig != "" {
 		abs, err := filepath.Abs(f.kubeconfig)
@@ -135,6 +142,28 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 		return o, withCode(ExitUsage, errors.New("--unisolated needs --kubeconfig: the clusters simctl starts isolate every scenario"))
 	}
 	return o, nil
+}
+
+// checkTrainerAs refuses --trainer-as where no Trainer checkout runs, and
+// a checkout that runs without a release to descend from.
+func (f *clusterFlags) checkTrainerAs(release releases.Trainer) error {
+	c, ok := releases.TrainerCheckout()
+	var elsewhere string
+	switch {
+	case !ok:
+		elsewhere = "this simctl runs the release " + releases.TrainerVersion + ", not a checkout (make build TRAINER_DIR=... builds against one)"
+	case f.provider == sim.ClusterKind || f.kubeconfig != "":
+		elsewhere = "a kind or existing cluster runs the Trainer of its images, not the checkout simctl was built against"
+	case !release.InProcess():
+		elsewhere = "--trainer " + release.Version + " runs that release, not the checkout simctl was built against"
+	default:
+		_, err := c.As(f.trainerAs)
+		return err
+	}
+	if f.trainerAs != "" {
+		return fmt.Errorf("--trainer-as gives the release of the Trainer checkout compiled into simctl: %s", elsewhere)
+	}
+	return nil
 }
 
 // startCluster starts a cluster, printing one line per component as it
@@ -162,6 +191,11 @@ func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (clu
 	}
 	v := c.Versions()
 	fmt.Fprintf(out, "cluster ready in %s: %s, Kubernetes %s, Trainer %s, JobSet %s%s\n", time.Since(start).Round(10*time.Millisecond), v.Cluster, v.Kubernetes, v.Trainer, v.JobSet, kueueVersion(v.Kueue))
+	if v.TrainerCheckout != "" {
+		fmt.Fprintf(out, "trainer: %s\n", v.TrainerCheckout)
+	} else if c, ok := releases.TrainerCheckout(); ok {
+		fmt.Fprintf(out, "warning: simctl was built against %s, which this cluster does not run: it runs the Trainer %s\n", c.Dir, v.Trainer)
+	}
 	if p, ok := c.(cluster.ParentDeath); ok && !p.ParentDeathProtected() {
 		fmt.Fprintln(out, "warning: setpriv(1) with --pdeathsig is not available: if simctl is killed with SIGKILL, kube-apiserver and etcd keep running")
 	}

@@ -229,6 +229,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	}
 	v := env.Versions()
 	run.Cluster, run.KubernetesVersion, run.TrainerVersion, run.JobSetVersion, run.KueueVersion = v.Cluster, v.Kubernetes, v.Trainer, v.JobSet, v.Kueue
+	run.TrainerCheckout = v.TrainerCheckout
 	parallel := f.parallel
 	if i, ok := env.(cluster.Isolation); ok && !i.Isolated() {
 		parallel = 1
@@ -246,6 +247,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 			TrainerVersion:    run.TrainerVersion,
 			JobSetVersion:     run.JobSetVersion,
 			KueueVersion:      run.KueueVersion,
+			TrainerCheckout:   run.TrainerCheckout,
 			Paths:             paths,
 		}
 		for _, p := range plans {
@@ -365,18 +367,33 @@ func printShakeFindings(out io.Writer, run *results.Run) {
 	}
 }
 
-// resultSummary counts results: "3 passed, 1 failed, 2 skipped".
+// resultSummary counts results: "3 passed, 1 failed, 2 skipped", or "3
+// passed, 2 failed (a behaviour change of the Trainer checkout against
+// v2.3.0)".
 func resultSummary(scenarios []results.Scenario) string {
 	passed, skipped := 0, 0
+	changed := map[string]int{}
 	for _, sc := range scenarios {
 		switch {
 		case sc.Skipped != "":
 			skipped++
 		case sc.Passed:
 			passed++
+		case sc.BehaviourChange != "":
+			changed[sc.BehaviourChange]++
 		}
 	}
 	summary := fmt.Sprintf("%d passed, %d failed", passed, len(scenarios)-passed-skipped)
+	for base, n := range changed { // one base in a run
+		what := "behaviour changes"
+		if n == 1 {
+			what = "a behaviour change"
+		}
+		if n > 1 {
+			what = fmt.Sprintf("%d %s", n, what)
+		}
+		summary += fmt.Sprintf(" (%s of the Trainer checkout against %s)", what, base)
+	}
 	if skipped > 0 {
 		summary += fmt.Sprintf(", %d skipped", skipped)
 	}

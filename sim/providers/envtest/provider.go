@@ -68,6 +68,13 @@ type Environment struct {
 	// process; any other runs as processes (see release.go).
 	Trainer string
 
+	// TrainerAs is, when the Trainer compiled in was built from a local
+	// checkout (make build TRAINER_DIR=...), the release it descends from
+	// (vX.Y.Z): the checkout runs as newer than it for version ranges.
+	// Empty: the one make found in its git tags or module version; Start
+	// fails when it found none. Only for the Trainer compiled in.
+	TrainerAs string
+
 	// Components are run besides the Trainer and JobSet (releases.Components:
 	// kueue). Empty: none.
 	Components []string
@@ -189,6 +196,11 @@ func (e *Environment) Versions() cluster.Versions {
 	r, err := releases.LookupTrainer(e.Trainer)
 	switch {
 	case err != nil:
+	case r.InProcess():
+		if c, ok := releases.TrainerCheckout(); ok {
+			c, _ = c.As(e.TrainerAs)
+			v.Trainer, v.TrainerCheckout, v.TrainerBase = c.Version(), c.String(), c.Base
+		}
 	case !r.InProcess():
 		v.Trainer, v.JobSet = r.Version, r.JobSet
 	case v.Trainer == "unknown":
@@ -270,6 +282,13 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 
 	if e.release, err = releases.LookupTrainer(e.Trainer); err != nil {
 		return err
+	}
+	if c, ok := releases.TrainerCheckout(); ok && e.release.InProcess() {
+		if _, err := c.As(e.TrainerAs); err != nil {
+			return err
+		}
+	} else if e.TrainerAs != "" {
+		return fmt.Errorf("TrainerAs %s names the release of a Trainer checkout compiled in; this start runs the release %s", e.TrainerAs, e.release.Version)
 	}
 	if err := releases.ValidateComponents(e.Components); err != nil {
 		return err
