@@ -45,11 +45,25 @@ REPORT_DIR ?= $(PROJECT_DIR)/reports/out
 ifneq ($(TRAINER_DIR),)
 TRAINER_ABS := $(abspath $(TRAINER_DIR))
 export GOWORK := $(BIN_DIR)/trainer.go.work
-TRAINER_LDFLAGS = -ldflags "-X 'github.com/trainersim/trainersim/sim/releases.trainerCheckout=$$(GOWORK=off $(GO) run ./hack/checkoutversion $(TRAINER_ABS))'"
+TRAINER_X = -X 'github.com/trainersim/trainersim/sim/releases.trainerCheckout=$$(GOWORK=off $(GO) run ./hack/checkoutversion $(TRAINER_ABS))'
 endif
 ifneq ($(TRAINER_AS),)
 export TRAINERSIM_TRAINER_AS := $(TRAINER_AS)
 endif
+
+# KUEUE_DIR=../kueue runs the Kueue component built from a local checkout of
+# Kueue instead of the pinned release: make build (and make test) builds its
+# manager and copies its CRDs, webhooks and RBAC into bin/kueue/checkout/
+# (target kueue-checkout), and compiles into simctl where they are and the
+# release the checkout descends from: make run KUEUE_DIR=../kueue.
+ifneq ($(KUEUE_DIR),)
+KUEUE_ABS := $(abspath $(KUEUE_DIR))
+KUEUE_CHECKOUT_DIR := $(BIN_DIR)/kueue/checkout
+KUEUE_X = -X 'github.com/trainersim/trainersim/sim/releases.kueueCheckout=$$(GOWORK=off $(GO) run ./hack/checkoutversion $(KUEUE_ABS));bin=$(KUEUE_CHECKOUT_DIR)'
+endif
+# The -ldflags of simctl and of the test binaries: what the checkouts are.
+CHECKOUT_LDFLAGS = $(if $(TRAINER_DIR)$(KUEUE_DIR),-ldflags "$(TRAINER_X) $(KUEUE_X)")
+CHECKOUTS = $(if $(TRAINER_DIR),trainer-workspace) $(if $(KUEUE_DIR),kueue-checkout)
 
 .PHONY: help
 help: ## Show the targets.
@@ -159,8 +173,8 @@ verify: fixtures kind-verify lint ## Fail when generated files drift from go.mod
 ##@ Build, run, test
 
 .PHONY: build
-build: $(if $(TRAINER_DIR),trainer-workspace) ## Build bin/simctl (TRAINER_DIR=... builds against a local trainer checkout).
-	$(GO) build $(TRAINER_LDFLAGS) -o $(SIMCTL) ./cmd/simctl
+build: $(CHECKOUTS) ## Build bin/simctl (TRAINER_DIR=... against a local Trainer checkout; KUEUE_DIR=... with Kueue from a local checkout).
+	$(GO) build $(CHECKOUT_LDFLAGS) -o $(SIMCTL) ./cmd/simctl
 	@$(SIMCTL) version
 
 .PHONY: trainer-workspace
@@ -171,8 +185,18 @@ trainer-workspace:
 	@printf 'go 1.26.0\n\nuse (\n\t%s\n\t%s\n)\n' "$(PROJECT_DIR)" "$(TRAINER_ABS)" > $(GOWORK)
 	@echo "building against the trainer in $(TRAINER_ABS) ($(GOWORK))"
 
+.PHONY: kueue-checkout
+kueue-checkout:
+	@grep -qs '^module sigs.k8s.io/kueue$$' $(KUEUE_ABS)/go.mod || { echo "KUEUE_DIR=$(KUEUE_DIR) is not a Kueue checkout: it has no go.mod of module sigs.k8s.io/kueue"; exit 2; }
+	@echo "building Kueue from the checkout in $(KUEUE_ABS) into $(KUEUE_CHECKOUT_DIR)"
+	@rm -rf $(KUEUE_CHECKOUT_DIR) && mkdir -p $(KUEUE_CHECKOUT_DIR)
+	cd $(KUEUE_ABS) && GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath \
+		-ldflags "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$$(cd $(PROJECT_DIR) && GOWORK=off $(GO) run ./hack/checkoutversion -field describe $(KUEUE_ABS))" \
+		-o $(KUEUE_CHECKOUT_DIR)/kueue ./cmd/kueue
+	GOWORK=off hack/kueue/fixtures.sh --dir $(KUEUE_ABS) $(KUEUE_CHECKOUT_DIR)
+
 .PHONY: run
-run: assets build ## Run every scenario under scenarios/ on one cluster; reports in reports/out (TRAINER=v2.1.0: on that Trainer release; TRAINER_DIR=../trainer: on a checkout, TRAINER_AS=vX.Y.Z its release).
+run: assets build ## Run every scenario under scenarios/ on one cluster; reports in reports/out (TRAINER=v2.1.0: on that Trainer release; TRAINER_DIR=../trainer, KUEUE_DIR=../kueue: on checkouts, TRAINER_AS=vX.Y.Z the Trainer's release).
 	$(SIMCTL) run scenarios/ --report-dir $(REPORT_DIR) $(if $(TRAINER),--trainer $(TRAINER)) $(if $(TRAINER_AS),--trainer-as $(TRAINER_AS))
 
 .PHONY: smoke
@@ -184,8 +208,8 @@ up: assets build ## Start the cluster and keep it up until Ctrl-C (kubeconfig in
 	$(SIMCTL) up --kubeconfig $(BIN_DIR)/kubeconfig
 
 .PHONY: test
-test: assets $(if $(TRAINER_DIR),trainer-workspace) ## Run unit tests and the envtest suites (TRAINER_DIR=... against a local trainer checkout).
-	$(GO) test $(TRAINER_LDFLAGS) ./... -timeout 30m
+test: assets $(CHECKOUTS) ## Run unit tests and the envtest suites (TRAINER_DIR=..., KUEUE_DIR=...: against local checkouts).
+	$(GO) test $(CHECKOUT_LDFLAGS) ./... -timeout 30m
 
 .PHONY: test-kind
 test-kind: assets kind-images ## The kind suite: the corpus on kind against envtest (same verdicts), a SIGKILLed kind run cleaned, bad input.

@@ -72,6 +72,7 @@ type htmlRun struct {
 	JobSetVersion      string
 	KueueVersion       string
 	TrainerCheckout    string
+	KueueCheckout      string
 	FailedSteps        []htmlFailedStep
 	// OrderDependent are the shaker's findings: a line and a replay each.
 	OrderDependent        []htmlOrderDependent
@@ -187,6 +188,7 @@ func newHTMLRun(run *results.Run) htmlRun {
 		JobSetVersion:     run.JobSetVersion,
 		KueueVersion:      run.KueueVersion,
 		TrainerCheckout:   run.TrainerCheckout,
+		KueueCheckout:     run.KueueCheckout,
 	}
 	for _, f := range run.OrderDependent() {
 		v.OrderDependent = append(v.OrderDependent, htmlOrderDependent{Line: OrderDependentLine(f), Failure: f.Failure, Replay: orderDependentReplay(run, f)})

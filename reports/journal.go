@@ -54,6 +54,7 @@ type JournalStart struct {
 	JobSetVersion     string    `json:"jobSetVersion"`
 	KueueVersion      string    `json:"kueueVersion,omitempty"`
 	TrainerCheckout   string    `json:"trainerCheckout,omitempty"`
+	KueueCheckout     string    `json:"kueueCheckout,omitempty"`
 	// Paths are the scenario paths the run was given.
 	Paths []string `json:"paths,omitempty"`
 	// Runs are the runs the run is to make, in order: one per scenario,
@@ -264,6 +265,7 @@ func journalRun(start *JournalStart, done []results.Scenario, end *JournalEnd) *
 		JobSetVersion:     start.JobSetVersion,
 		KueueVersion:      start.KueueVersion,
 		TrainerCheckout:   start.TrainerCheckout,
+		KueueCheckout:     start.KueueCheckout,
 		Scenarios:         slices.Clone(done),
 	}
 	order := make(map[string]int, len(start.Runs))

@@ -110,6 +110,9 @@ func WriteJUnit(w io.Writer, run *results.Run) error {
 	if run.TrainerCheckout != "" {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "trainerCheckout", Value: xmlSafe(run.TrainerCheckout)})
 	}
+	if run.KueueCheckout != "" {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "kueueCheckout", Value: xmlSafe(run.KueueCheckout)})
+	}
 	if run.KueueVersion != "" {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "kueueVersion", Value: xmlSafe(run.KueueVersion)})
 	}

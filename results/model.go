@@ -35,6 +35,8 @@ type Run struct {
 	// TrainerCheckout says which local checkout of the Trainer ran and as
 	// what (cluster.Versions.TrainerCheckout); empty for a release.
 	TrainerCheckout string `json:"trainerCheckout,omitempty"`
+	// KueueCheckout is the same for a Kueue checkout.
+	KueueCheckout string `json:"kueueCheckout,omitempty"`
 	// Interrupted is true when the run was stopped (Ctrl-C) before every
 	// scenario finished; Scenarios holds those that did.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -71,8 +73,9 @@ type Scenario struct {
 	// Failure is the first failure, one line; the failing step has details.
 	Failure string `json:"failure,omitempty"`
 	// BehaviourChange, on a failed scenario run against a local checkout
-	// of the Trainer, is the release the checkout descends from: the
-	// checkout changes the verdict the scenario expects of that release.
+	// of the Trainer or of Kueue, says which checkout changes the verdict
+	// the scenario expects of which release: "the Trainer checkout against
+	// v2.3.0" (runner.behaviourChange).
 	BehaviourChange string        `json:"behaviourChange,omitempty"`
 	Started         time.Time     `json:"started"`
 	Duration        time.Duration `json:"duration"`

@@ -112,6 +112,10 @@ type Versions struct {
 	TrainerBase     string `json:"trainerBase,omitempty"`
 	// Kueue is the version of the Kueue component that runs; empty: none.
 	Kueue string `json:"kueue,omitempty"`
+	// KueueCheckout and KueueBase are TrainerCheckout and TrainerBase of a
+	// Kueue component built from a local checkout (make build KUEUE_DIR=...).
+	KueueCheckout string `json:"kueueCheckout,omitempty"`
+	KueueBase     string `json:"kueueBase,omitempty"`
 }
 
 // The capabilities a provider may add to Cluster. Code that needs one

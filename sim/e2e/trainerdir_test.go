@@ -112,7 +112,7 @@ var _ = Describe("bringing your own trainer (make build TRAINER_DIR=...)", func(
 				}
 			case !sc.Passed:
 				Expect(sc.Failure).To(ContainSubstring(checkoutMessage), "%s failed on the checkout for another reason", sc.Name)
-				Expect(sc.BehaviourChange).To(Equal(releases.TrainerVersion), sc.Name)
+				Expect(sc.BehaviourChange).To(Equal("the Trainer checkout against "+releases.TrainerVersion), sc.Name)
 				Expect(sc.Failure).To(HavePrefix("behaviour change of the Trainer checkout against "+releases.TrainerVersion+": "), sc.Name)
 				changed = append(changed, sc.Name)
 			}

@@ -14,6 +14,12 @@ import (
 // base=...;from=...;exact=...". Empty: the binary was built without it.
 var trainerCheckout string
 
+// kueueCheckout is the same for a Kueue checkout, set by make build and
+// make test KUEUE_DIR=..., which build the Kueue component from it, with
+// its CRDs, webhooks and RBAC, into the directory of the field "bin"
+// (bin/kueue/checkout/).
+var kueueCheckout string
+
 // How a checkout's release was found.
 const (
 	FromGitTags       = "git-tags"
@@ -21,9 +27,12 @@ const (
 	FromTrainerAs     = "trainer-as"
 )
 
-// Checkout is a local checkout of the Trainer that simctl was built
-// against instead of the pinned release, and the release it is run as.
+// Checkout is a local checkout of the Trainer (or of Kueue) that simctl
+// was built against instead of the pinned release, and the release it is
+// run as.
 type Checkout struct {
+	// Of is what it is a checkout of: "Trainer" or "Kueue".
+	Of string
 	// Dir is the checkout's directory; empty when a go.work or a replace
 	// was set up by hand, not by make.
 	Dir string
@@ -38,6 +47,9 @@ type Checkout struct {
 	// Exact is true when the checkout is the release's own tagged commit,
 	// unchanged: it is run as that release, not as newer.
 	Exact bool
+	// Bin is, for a Kueue checkout, the directory make built it into: the
+	// kueue binary, crds/, webhooks.yaml and rbac.yaml.
+	Bin string
 }
 
 // TrainerCheckout returns the checkout the Trainer compiled into this
@@ -47,15 +59,25 @@ func TrainerCheckout() (Checkout, bool) {
 	if trainerCheckout == "" && !isDevel {
 		return Checkout{}, false
 	}
-	c := ParseCheckout(trainerCheckout)
+	c := ParseCheckout("Trainer", trainerCheckout)
 	if devel = strings.TrimSpace(devel); c.Dir == "" && isDevel && !strings.HasPrefix(devel, "from ") {
 		c.Dir = devel // a replace directive's directory
 	}
 	return c, true
 }
 
-// ParseCheckout reads hack/checkoutversion's "dir=...;base=...;..." form.
-func ParseCheckout(s string) Checkout {
+// KueueCheckout returns the Kueue checkout the Kueue component runs from
+// (make build KUEUE_DIR=...), and false when it runs the pinned release.
+func KueueCheckout() (Checkout, bool) {
+	if kueueCheckout == "" {
+		return Checkout{}, false
+	}
+	return ParseCheckout("Kueue", kueueCheckout), true
+}
+
+// ParseCheckout reads hack/checkoutversion's "dir=...;base=...;..." form
+// of a checkout of of ("Trainer", "Kueue").
+func ParseCheckout(of, s string) Checkout {
 	f := map[string]string{}
 	for _, kv := range strings.Split(s, ";") {
 		if k, v, ok := strings.Cut(kv, "="); ok {
@@ -63,8 +85,8 @@ func ParseCheckout(s string) Checkout {
 		}
 	}
 	return Checkout{
-		Dir: f["dir"], Describe: f["describe"], Commit: f["commit"], Time: f["time"],
-		Base: f["base"], From: f["from"], Exact: f["exact"] == "true",
+		Of: of, Dir: f["dir"], Describe: f["describe"], Commit: f["commit"], Time: f["time"],
+		Base: f["base"], From: f["from"], Exact: f["exact"] == "true", Bin: f["bin"],
 	}
 }
 
@@ -114,7 +136,7 @@ func (c Checkout) Version() string {
 // (v1.5.0-rc.0-1092-g8c0f5059b), run as newer than v2.3.0 (from its git
 // tags)".
 func (c Checkout) String() string {
-	s := "the Trainer checkout " + c.where()
+	s := "the " + c.Of + " checkout " + c.where()
 	if c.Describe != "" {
 		s += " (" + c.Describe + ")"
 	}

@@ -213,10 +213,11 @@ func TestTrainerHolds(t *testing.T) {
 	}
 }
 
-// TestBehaviourChange: a failed scenario on a checkout is a behaviour
-// change against the release it descends from when that release is one
-// trainersim runs and the checkout runs the same steps; not on a release,
-// nor when a range holds for the checkout and not for its release.
+// TestBehaviourChange: a failed scenario on a Trainer checkout is a
+// behaviour change against the release it descends from when that release
+// is one trainersim runs and the checkout runs the same steps; not on a
+// release, nor when a range holds for the checkout and not for its
+// release. On a Kueue checkout, a scenario that uses Kueue is one.
 func TestBehaviourChange(t *testing.T) {
 	checkout := cluster.Versions{Trainer: "v2.3.1-0.20260821142538-8c0f5059bd51", TrainerBase: "v2.3.0"}
 	scenario := func(scenario string, steps ...string) *v1alpha1.Scenario {
@@ -229,17 +230,25 @@ func TestBehaviourChange(t *testing.T) {
 		}
 		return sc
 	}
+	kueue := cluster.Versions{Trainer: "v2.3.0", Kueue: "v0.19.2-0.checkout", KueueBase: "v0.19.1"}
+	both := checkout
+	both.Kueue, both.KueueBase = kueue.Kueue, kueue.KueueBase
+	usesKueue := scenario("")
+	usesKueue.Spec.Components = []string{"kueue"}
 	for _, tc := range []struct {
 		name string
 		sc   *v1alpha1.Scenario
 		v    cluster.Versions
 		want string
 	}{
-		{"no ranges", scenario(""), checkout, "v2.3.0"},
-		{"same steps", scenario(">=v2.2.0", "<v2.3.0", ">=v2.3.0"), checkout, "v2.3.0"},
+		{"no ranges", scenario(""), checkout, "the Trainer checkout against v2.3.0"},
+		{"same steps", scenario(">=v2.2.0", "<v2.3.0", ">=v2.3.0"), checkout, "the Trainer checkout against v2.3.0"},
 		{"a step only the checkout runs", scenario("", ">v2.3.0"), checkout, ""},
 		{"a release", scenario(""), cluster.Versions{Trainer: "v2.3.0"}, ""},
 		{"a release trainersim does not run", scenario(""), cluster.Versions{Trainer: "v2.9.1-0.checkout", TrainerBase: "v2.9.0"}, ""},
+		{"kueue checkout, no kueue", scenario(""), kueue, ""},
+		{"kueue checkout", usesKueue, kueue, "the Kueue checkout against v0.19.1"},
+		{"both", usesKueue, both, "the Trainer and Kueue checkouts against v2.3.0 and v0.19.1"},
 	} {
 		if got := behaviourChange(tc.sc, tc.v); got != tc.want {
 			t.Errorf("%s: behaviourChange = %q, want %q", tc.name, got, tc.want)

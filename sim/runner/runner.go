@@ -319,9 +319,9 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 	// Runs before cleanup: the namespace's deletion is not the scenario's.
 	defer func() { res.Timeline = run.timeline(res.Setup, res.Steps) }()
 	defer func() {
-		if base := behaviourChange(sc, r.Cluster.Versions()); base != "" && !res.Passed {
-			res.BehaviourChange = base
-			res.Failure = "behaviour change of the Trainer checkout against " + base + ": " + res.Failure
+		if against := behaviourChange(sc, r.Cluster.Versions()); against != "" && !res.Passed {
+			res.BehaviourChange = against
+			res.Failure = "behaviour change of " + against + ": " + res.Failure
 		}
 	}()
 	err := run.setUp(ctx)
@@ -393,29 +393,50 @@ func TrainerHolds(t *v1alpha1.Trainer, version string) bool {
 	return err != nil || r.Contains(version)
 }
 
-// behaviourChange returns the release a Trainer checkout descends from
-// when a verdict of sc on the checkout that differs from the scenario's
-// expectations is a behaviour change of the checkout against that
-// release: the release is one trainersim runs, and the checkout runs the
-// same steps of sc as the release does. Empty otherwise: the cluster runs
-// a release, or the steps differ (a range that holds for the checkout but
-// not for its release), so the verdicts are not of the same scenario.
+// behaviourChange says which local checkouts a verdict of sc that differs
+// from the scenario's expectations is a behaviour change of, and against
+// which releases: "the Trainer checkout against v2.3.0", "the Kueue
+// checkout against v0.19.1", or both. A Trainer checkout counts when the
+// release it descends from is one trainersim runs and the checkout runs the
+// same steps of sc as that release (no range holds for one and not the
+// other); a Kueue checkout when sc uses Kueue and it descends from the
+// release trainersim runs. Empty when neither counts: the verdicts are not
+// of the same scenario on a release, or the cluster runs releases only.
 func behaviourChange(sc *v1alpha1.Scenario, v cluster.Versions) string {
-	if v.TrainerBase == "" {
+	var of, against []string
+	if trainerCheckoutComparable(sc, v) {
+		of, against = append(of, "Trainer"), append(against, v.TrainerBase)
+	}
+	if v.KueueBase == releases.KueueVersion && usesKueue(sc) {
+		of, against = append(of, "Kueue"), append(against, v.KueueBase)
+	}
+	switch len(of) {
+	case 0:
 		return ""
+	case 1:
+		return fmt.Sprintf("the %s checkout against %s", of[0], against[0])
+	}
+	return fmt.Sprintf("the %s checkouts against %s", strings.Join(of, " and "), strings.Join(against, " and "))
+}
+
+// trainerCheckoutComparable reports whether a Trainer checkout runs and
+// descends from a release trainersim runs, and runs the same steps of sc.
+func trainerCheckoutComparable(sc *v1alpha1.Scenario, v cluster.Versions) bool {
+	if v.TrainerBase == "" {
+		return false
 	}
 	if _, err := releases.LookupTrainer(v.TrainerBase); err != nil {
-		return ""
+		return false
 	}
 	if TrainerHolds(sc.Spec.Trainer, v.TrainerBase) != TrainerHolds(sc.Spec.Trainer, v.Trainer) {
-		return ""
+		return false
 	}
 	for i := range sc.Spec.Steps {
 		if t := sc.Spec.Steps[i].Trainer; TrainerHolds(t, v.TrainerBase) != TrainerHolds(t, v.Trainer) {
-			return ""
+			return false
 		}
 	}
-	return v.TrainerBase
+	return true
 }
 
 // scenarioRun is the state of one scenario while it runs.

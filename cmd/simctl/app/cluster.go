@@ -196,6 +196,9 @@ func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (clu
 	} else if c, ok := releases.TrainerCheckout(); ok {
 		fmt.Fprintf(out, "warning: simctl was built against %s, which this cluster does not run: it runs the Trainer %s\n", c.Dir, v.Trainer)
 	}
+	if v.KueueCheckout != "" {
+		fmt.Fprintf(out, "kueue: %s\n", v.KueueCheckout)
+	}
 	if p, ok := c.(cluster.ParentDeath); ok && !p.ParentDeathProtected() {
 		fmt.Fprintln(out, "warning: setpriv(1) with --pdeathsig is not available: if simctl is killed with SIGKILL, kube-apiserver and etcd keep running")
 	}

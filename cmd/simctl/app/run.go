@@ -229,7 +229,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	}
 	v := env.Versions()
 	run.Cluster, run.KubernetesVersion, run.TrainerVersion, run.JobSetVersion, run.KueueVersion = v.Cluster, v.Kubernetes, v.Trainer, v.JobSet, v.Kueue
-	run.TrainerCheckout = v.TrainerCheckout
+	run.TrainerCheckout, run.KueueCheckout = v.TrainerCheckout, v.KueueCheckout
 	parallel := f.parallel
 	if i, ok := env.(cluster.Isolation); ok && !i.Isolated() {
 		parallel = 1
@@ -248,6 +248,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 			JobSetVersion:     run.JobSetVersion,
 			KueueVersion:      run.KueueVersion,
 			TrainerCheckout:   run.TrainerCheckout,
+			KueueCheckout:     run.KueueCheckout,
 			Paths:             paths,
 		}
 		for _, p := range plans {
@@ -384,7 +385,7 @@ func resultSummary(scenarios []results.Scenario) string {
 		}
 	}
 	summary := fmt.Sprintf("%d passed, %d failed", passed, len(scenarios)-passed-skipped)
-	for base, n := range changed { // one base in a run
+	for against, n := range changed { // one in a run
 		what := "behaviour changes"
 		if n == 1 {
 			what = "a behaviour change"
@@ -392,7 +393,7 @@ func resultSummary(scenarios []results.Scenario) string {
 		if n > 1 {
 			what = fmt.Sprintf("%d %s", n, what)
 		}
-		summary += fmt.Sprintf(" (%s of the Trainer checkout against %s)", what, base)
+		summary += fmt.Sprintf(" (%s of %s)", what, against)
 	}
 	if skipped > 0 {
 		summary += fmt.Sprintf(", %d skipped", skipped)

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -17,7 +18,8 @@ against a local checkout of the Trainer (make build TRAINER_DIR=...), the
 trainer line says "(devel)" and the next line names the checkout, the commit
 it was built at and the release it runs as newer than for version ranges
 (found in its git tags or its module version; --trainer-as of run, up and
-smoke gives another).`,
+smoke gives another). When built with the Kueue component from a local
+checkout (make build KUEUE_DIR=...), a kueue line says the same of it.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			fmt.Fprintf(streams.Out, "kubernetes  v%s\n", releases.KubernetesVersion)
@@ -26,6 +28,9 @@ smoke gives another).`,
 				fmt.Fprintf(streams.Out, "            %s\n", c)
 			}
 			fmt.Fprintf(streams.Out, "jobset      %s\n", releases.ModuleVersion(releases.JobSetModule))
+			if c, ok := releases.KueueCheckout(); ok {
+				fmt.Fprintf(streams.Out, "kueue       %s (the component)\n            %s\n", cmp.Or(c.Version(), c.Describe), c)
+			}
 			return nil
 		},
 	}

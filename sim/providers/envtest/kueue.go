@@ -1,8 +1,10 @@
 package envtest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -19,6 +21,7 @@ import (
 	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/internal/assets"
 	"github.com/trainersim/trainersim/sim/internal/controlplane"
+	"github.com/trainersim/trainersim/sim/internal/proc"
 	"github.com/trainersim/trainersim/sim/internal/startup"
 	"github.com/trainersim/trainersim/sim/manifests"
 	"github.com/trainersim/trainersim/sim/releases"
@@ -87,20 +90,58 @@ clientConnection:
 // configuration moves it.
 const kueueMetricsCertDir = "/etc/kueue/metrics/certs"
 
-// kueueFixtures is the directory of the component's CRDs and webhooks.
-func kueueFixtures() string {
+// kueueCheckoutVersion is the version a Kueue checkout runs as: the
+// pseudo-version after its release, or what git describes when the release
+// is not known.
+func kueueCheckoutVersion(c releases.Checkout) string {
+	return cmp.Or(c.Version(), c.Describe, "(devel)")
+}
+
+// pinnedKueueFixtures is the directory of the pinned release's CRDs,
+// webhooks and RBAC in fixtures.FS.
+func pinnedKueueFixtures() string {
 	return path.Join(fixtures.ComponentsDir, releases.ComponentKueue, releases.KueueVersion)
+}
+
+// kueueSource is what the Kueue component is made of: its manager's
+// binary, and a file system with its crds/, webhooks.yaml and rbac.yaml.
+type kueueSource struct {
+	bin      string
+	fixtures fs.FS
+	version  string
+}
+
+// findKueue returns the pinned release's Kueue (bin/kueue/<version>/kueue,
+// which make assets builds, and the fixtures compiled in), or the Kueue
+// checkout's that make build KUEUE_DIR=... built.
+func findKueue() (kueueSource, error) {
+	if c, ok := releases.KueueCheckout(); ok {
+		bin := filepath.Join(c.Bin, "kueue")
+		if err := proc.CheckExecutable(bin); err != nil {
+			return kueueSource{}, fmt.Errorf("the Kueue checkout %s was built into %s, which has no kueue binary now (make build KUEUE_DIR=%s builds it): %w", c.Dir, c.Bin, c.Dir, err)
+		}
+		return kueueSource{bin: bin, fixtures: os.DirFS(c.Bin), version: kueueCheckoutVersion(c)}, nil
+	}
+	bins, err := assets.FindReleaseBinaries(map[string]string{"kueue": filepath.Join("bin", "kueue", releases.KueueVersion, "kueue")}, "Kueue "+releases.KueueVersion)
+	if err != nil {
+		return kueueSource{}, err
+	}
+	sub, err := fs.Sub(fixtures.FS, pinnedKueueFixtures())
+	if err != nil {
+		return kueueSource{}, err
+	}
+	return kueueSource{bin: bins["kueue"], fixtures: sub, version: releases.KueueVersion}, nil
 }
 
 // startKueue installs Kueue's CRDs and webhooks and starts its manager,
 // returning once the API server reaches its webhook server.
 func (e *Environment) startKueue(ctx context.Context) error {
 	since := e.now()
-	bins, err := assets.FindReleaseBinaries(map[string]string{"kueue": filepath.Join("bin", "kueue", releases.KueueVersion, "kueue")}, "Kueue "+releases.KueueVersion)
+	src, err := findKueue()
 	if err != nil {
 		return err
 	}
-	crds, err := manifests.ReadCRDs(fixtures.FS, path.Join(kueueFixtures(), "crds"))
+	crds, err := manifests.ReadCRDs(src.fixtures, "crds")
 	if err != nil {
 		return err
 	}
@@ -118,7 +159,7 @@ func (e *Environment) startKueue(ctx context.Context) error {
 		LocalServingCertDir: hooks.LocalServingCertDir,
 		LocalServingCAData:  hooks.LocalServingCAData,
 	}
-	muts, vals, err := manifests.ReadWebhooks(fixtures.FS, path.Join(kueueFixtures(), "webhooks.yaml"), "kueue-")
+	muts, vals, err := manifests.ReadWebhooks(src.fixtures, "webhooks.yaml", "kueue-")
 	if err != nil {
 		return err
 	}
@@ -151,10 +192,10 @@ func (e *Environment) startKueue(ctx context.Context) error {
 	if err := ensureKueueMetricsCert(hooks.LocalServingCertDir); err != nil {
 		return err
 	}
-	if err := installRBACFile(ctx, e.client, fixtures.FS, path.Join(kueueFixtures(), "rbac.yaml")); err != nil {
+	if err := installRBACFile(ctx, e.client, src.fixtures, "rbac.yaml"); err != nil {
 		return err
 	}
-	p, err := e.startManager(releases.ComponentKueue, identity.Kueue, releases.KueueVersion, bins["kueue"], fmt.Sprintf(kueueConfig, port, hooks.LocalServingCertDir, cluster.KueueNamespaceLabel), nil)
+	p, err := e.startManager(releases.ComponentKueue, identity.Kueue, src.version, src.bin, fmt.Sprintf(kueueConfig, port, hooks.LocalServingCertDir, cluster.KueueNamespaceLabel), nil)
 	if err != nil {
 		return err
 	}

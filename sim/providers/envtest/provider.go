@@ -210,6 +210,9 @@ func (e *Environment) Versions() cluster.Versions {
 	}
 	if slices.Contains(e.Components, releases.ComponentKueue) {
 		v.Kueue = releases.KueueVersion
+		if c, ok := releases.KueueCheckout(); ok {
+			v.Kueue, v.KueueCheckout, v.KueueBase = kueueCheckoutVersion(c), c.String(), c.Base
+		}
 	}
 	return v
 }
