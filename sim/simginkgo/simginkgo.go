@@ -52,6 +52,7 @@ func Scenarios(paths ...string) bool {
 	s := suite.New(sim.NewCluster(opts))
 	ginkgo.BeforeSuite(func(ctx context.Context) {
 		gomega.Expect(s.Start(ctx)).To(gomega.Succeed())
+		ginkgo.AddReportEntry("cluster", s.Versions())
 	}, ginkgo.NodeTimeout(startTimeout))
 	ginkgo.AfterSuite(func() {
 		gomega.Expect(s.Stop()).To(gomega.Succeed())

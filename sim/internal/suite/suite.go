@@ -81,6 +81,23 @@ func (s *Suite) Start(ctx context.Context) (err error) {
 	return nil
 }
 
+// Versions says in a line what the started cluster runs, and in one line
+// more each local checkout it runs ("trainer: the Trainer checkout ...").
+func (s *Suite) Versions() string {
+	v := s.cluster.Versions()
+	line := fmt.Sprintf("%s, Kubernetes %s, Trainer %s, JobSet %s", v.Cluster, v.Kubernetes, v.Trainer, v.JobSet)
+	if v.Kueue != "" {
+		line += ", Kueue " + v.Kueue
+	}
+	if v.TrainerCheckout != "" {
+		line += "\ntrainer: " + v.TrainerCheckout
+	}
+	if v.KueueCheckout != "" {
+		line += "\nkueue: " + v.KueueCheckout
+	}
+	return line
+}
+
 // Stop stops the watches and the cluster. It is safe on a suite that did
 // not start, or did in part, and more than once.
 func (s *Suite) Stop() error {

@@ -196,17 +196,19 @@ func (e *Environment) Versions() cluster.Versions {
 	r, err := releases.LookupTrainer(e.Trainer)
 	switch {
 	case err != nil:
-	case r.InProcess():
+	case !r.InProcess():
+		v.Trainer, v.JobSet = r.Version, r.JobSet
+	default:
+		if v.Trainer == "unknown" {
+			// A test binary carries no module versions: the compiled-in
+			// release is go.mod's (a unit test keeps releases.TrainerVersion
+			// so), unless make test built it against a checkout.
+			v.Trainer, v.JobSet = r.Version, r.JobSet
+		}
 		if c, ok := releases.TrainerCheckout(); ok {
 			c, _ = c.As(e.TrainerAs)
 			v.Trainer, v.TrainerCheckout, v.TrainerBase = c.Version(), c.String(), c.Base
 		}
-	case !r.InProcess():
-		v.Trainer, v.JobSet = r.Version, r.JobSet
-	case v.Trainer == "unknown":
-		// A test binary carries no module versions: the compiled-in
-		// release is go.mod's (a unit test keeps releases.TrainerVersion so).
-		v.Trainer, v.JobSet = r.Version, r.JobSet
 	}
 	if slices.Contains(e.Components, releases.ComponentKueue) {
 		v.Kueue = releases.KueueVersion
