@@ -167,7 +167,7 @@ verify: fixtures kind-verify lint ## Fail when generated files drift from go.mod
 	$(GO) vet ./...
 	$(GO) run ./hack/schemagen -check
 	$(GO) run ./hack/corpustable -check
-	$(GO) run ./cmd/simctl lint scenarios/ sim/e2e/testdata/
+	$(GO) run ./cmd/simctl lint scenarios/ sim/e2e/testdata/ sim/kinde2e/testdata/
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
 ##@ Build, run, test

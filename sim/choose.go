@@ -58,18 +58,37 @@ type ClusterOptions struct {
 	// TrainerAs is envtest.Environment.TrainerAs: the release a Trainer
 	// checkout compiled in descends from. Only envtest runs it.
 	TrainerAs string
+	// Serve and ServeHost are kubeconfig.Kubeconfig's and kind.Kind's: find
+	// at start where the cluster's API server reaches this machine to
+	// serve the scenarios' webhooks and gates (envtest serves them on
+	// loopback, which its API server reaches).
+	Serve     bool
+	ServeHost string
 	// Components is envtest.Environment.Components: the optional components
 	// to start. Only envtest starts them; the other providers leave them out.
 	Components []string
 }
 
+// ClusterName is the name of the provider the options choose, as
+// cluster.Versions names it: cluster.Envtest, cluster.Kind or
+// cluster.Kubeconfig.
+func (o ClusterOptions) ClusterName() string {
+	switch {
+	case o.Provider == ClusterKind:
+		return cluster.Kind
+	case o.Kubeconfig != "":
+		return cluster.Kubeconfig
+	}
+	return cluster.Envtest
+}
+
 // NewCluster returns the (not yet started) cluster the options describe.
 func NewCluster(o ClusterOptions) cluster.Cluster {
 	if o.Provider == ClusterKind {
-		return &kind.Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, Trainer: o.Trainer, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress}
+		return &kind.Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, Trainer: o.Trainer, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress, Serve: o.Serve, ServeHost: o.ServeHost}
 	}
 	if o.Kubeconfig != "" {
-		return &kubeconfig.Kubeconfig{Trainer: o.Trainer, Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}
+		return &kubeconfig.Kubeconfig{Serve: o.Serve, ServeHost: o.ServeHost, Trainer: o.Trainer, Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}
 	}
 	return &envtest.Environment{Trainer: o.Trainer, TrainerAs: o.TrainerAs, Components: o.Components, AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress}
 }

@@ -157,6 +157,15 @@ var _ = Describe("simctl run --kubeconfig on a running trainersim cluster", func
 		Expect(runLabelled(ctx, k8s)).To(BeEmpty(), "the run's policy is deleted at the end")
 	})
 
+	It("serves a scenario's webhook and gate at loopback, which the cluster's API server reaches, found at preflight", func(ctx SpecContext) {
+		session := startSimctl(simctl, "run", "--kubeconfig", env.KubeconfigPath, "../kinde2e/testdata/served-webhook-and-gate.yaml")
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
+		out := string(session.Out.Contents())
+		Expect(out).To(MatchRegexp(`webhook-serving \(127\.0\.0\.1\) +ready in`))
+		Expect(out).To(ContainSubstring("PASS  served-webhook-and-gate"))
+		Expect(runLabelled(ctx, k8s)).To(BeEmpty(), "the probe's configuration and the run's are deleted")
+	})
+
 	It("refuses an unreachable cluster in one line, exit 3", func() {
 		kubeconfig := writeKubeconfig(GinkgoT().TempDir(), &rest.Config{Host: "https://127.0.0.1:1"})
 		session, err := gexec.Start(exec.Command(simctl, "run", "--kubeconfig", kubeconfig, readmeExample), GinkgoWriter, GinkgoWriter)

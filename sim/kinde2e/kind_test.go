@@ -146,6 +146,44 @@ var _ = Describe("a kind run killed with SIGKILL", Ordered, func() {
 	})
 })
 
+var _ = Describe("scenario webhooks and gates on a cluster in a container", Ordered, func() {
+	const name = "trainersim-serving"
+	var workDir string
+
+	BeforeAll(func() { workDir = GinkgoT().TempDir() })
+
+	It("serves them at the address of this machine the kind node reaches, found at preflight", func() {
+		session, err := gexec.Start(exec.Command(simctl, "run", "--cluster", "kind", "--kind-name", name, "--keep", "--work-dir", workDir, "-v", "testdata/"), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session).WithTimeout(kindStartTimeout).Should(gexec.Exit(0))
+		Expect(session.Out).To(gbytes.Say(`webhook-serving \(\d+\.\d+\.\d+\.\d+\) +ready`))
+		Expect(string(session.Out.Contents())).NotTo(ContainSubstring("webhook-serving (127.0.0.1)"), "the node's own loopback is not this machine's")
+		Expect(string(session.Out.Contents())).To(ContainSubstring("PASS  served-webhook-and-gate"))
+	})
+
+	It("refuses at preflight, exit 3, an address the cluster's API server cannot reach", func() {
+		session, err := gexec.Start(exec.Command(simctl, "run", "--kubeconfig", filepath.Join(workDir, "kubeconfig"), "--serve-host", "127.0.0.1", "testdata/"), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session).WithTimeout(exitTimeout).Should(gexec.Exit(3))
+		Expect(session.Err).To(gbytes.Say(`the cluster's API server cannot reach --serve-host 127\.0\.0\.1`))
+		Expect(string(session.Out.Contents())).NotTo(ContainSubstring("served-webhook-and-gate ("), "no scenario ran")
+	})
+
+	It("runs them on the kept cluster through its kubeconfig, finding the address again", func() {
+		session, err := gexec.Start(exec.Command(simctl, "run", "--kubeconfig", filepath.Join(workDir, "kubeconfig"), "testdata/"), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session).WithTimeout(corpusTimeout).Should(gexec.Exit(0))
+		Expect(string(session.Out.Contents())).To(ContainSubstring("PASS  served-webhook-and-gate"))
+	})
+
+	AfterAll(func() {
+		session, err := gexec.Start(exec.Command(simctl, "clean", "--cluster", "kind", "--kind-name", name), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session).WithTimeout(exitTimeout).Should(gexec.Exit(0))
+		Expect(kindContainers(name)).To(BeEmpty())
+	})
+})
+
 var _ = Describe("bad input to the kind provider", func() {
 	It("refuses a Docker engine that does not answer in one line, exit 3, nothing created", func() {
 		cmd := exec.Command(simctl, "smoke", "--cluster", "kind", "--kind-name", "trainersim-nodocker")

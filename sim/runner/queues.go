@@ -297,6 +297,31 @@ func (s *scenarioRun) deleteQueues(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// NeedsServing reports whether a scenario of files that will run on a
+// cluster of the provider named clusterName (cluster.Kind, cluster.Kubeconfig)
+// running the Trainer release trainer (empty: the one compiled in) declares
+// webhooks or gates, which simctl serves in its process: the cluster must
+// reach them (sim.ClusterOptions.Serve). Scenarios the cluster or the
+// release leaves out do not count.
+func NeedsServing(files []*scenario.File, clusterName, trainer string) bool {
+	if trainer == "" {
+		trainer = releases.CompiledTrainerVersion("")
+	}
+	for _, f := range files {
+		sc := f.Scenario
+		if c := sc.Spec.Clusters; c != nil && !slices.Contains(c.Only, clusterName) {
+			continue
+		}
+		if !TrainerHolds(sc.Spec.Trainer, trainer) {
+			continue
+		}
+		if len(sc.Spec.Webhooks) > 0 || len(sc.Spec.Gates) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // WithComponents returns have and the components the scenarios of files
 // ask for (spec.components), leaving out the scenarios whose Trainer range
 // does not hold for the release a cluster will run (trainer; empty: the

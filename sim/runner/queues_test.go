@@ -41,6 +41,44 @@ func TestWithComponents(t *testing.T) {
 	}
 }
 
+// TestNeedsServing: a cluster must reach simctl's webhooks and gates when a
+// scenario that will run on it declares either; not for scenarios its
+// spec.clusters or its Trainer range leave out.
+func TestNeedsServing(t *testing.T) {
+	file := func(versions string, only []string, webhooks, gates bool) *scenario.File {
+		spec := v1alpha1.ScenarioSpec{Trainer: &v1alpha1.Trainer{Versions: versions}}
+		if only != nil {
+			spec.Clusters = &v1alpha1.Clusters{Only: only}
+		}
+		if webhooks {
+			spec.Webhooks = []v1alpha1.AdmissionWebhook{{Name: "w"}}
+		}
+		if gates {
+			spec.Gates = []v1alpha1.Gate{{Name: "g"}}
+		}
+		return &scenario.File{Scenario: &v1alpha1.Scenario{Spec: spec}}
+	}
+	plain := file(">=v2.2.0", nil, false, false)
+	for _, tc := range []struct {
+		name    string
+		files   []*scenario.File
+		cluster string
+		trainer string
+		want    bool
+	}{
+		{"none declares", []*scenario.File{plain}, cluster.Kind, "", false},
+		{"a webhook", []*scenario.File{plain, file(">=v2.2.0", nil, true, false)}, cluster.Kind, "", true},
+		{"a gate", []*scenario.File{file(">=v2.2.0", nil, false, true)}, cluster.Kubeconfig, "", true},
+		{"on envtest only", []*scenario.File{file(">=v2.2.0", []string{cluster.Envtest}, true, true)}, cluster.Kind, "", false},
+		{"on kind too", []*scenario.File{file(">=v2.2.0", []string{cluster.Envtest, cluster.Kind}, true, false)}, cluster.Kind, "", true},
+		{"another release's", []*scenario.File{file("<v2.2.0", nil, true, false)}, cluster.Kind, "v2.3.0", false},
+	} {
+		if got := NeedsServing(tc.files, tc.cluster, tc.trainer); got != tc.want {
+			t.Errorf("%s: NeedsServing = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestQueueObjects: the queueing objects a scenario's spec.queues makes,
 // field by field, from the profiles of its flavors.
 func TestQueueObjects(t *testing.T) {

@@ -365,6 +365,7 @@ func (p *Provider) declare(paths []string) (files []*scenario.File, missing map[
 	files, components, err := suite.Load(paths, started, p.opts.Trainer)
 	if !p.created {
 		p.opts.Components = components
+		p.opts.Serve = p.opts.Serve || runner.NeedsServing(files, p.opts.ClusterName(), p.opts.Trainer)
 		if err != nil {
 			p.problems = append(p.problems, err)
 		}

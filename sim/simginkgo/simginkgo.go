@@ -49,6 +49,7 @@ func Scenarios(paths ...string) bool {
 	// start components on leaves them out (sim.ClusterOptions.Components).
 	files, components, loadErr := suite.Load(paths, opts.Components, opts.Trainer)
 	opts.Components = components
+	opts.Serve = runner.NeedsServing(files, opts.ClusterName(), opts.Trainer)
 	s := suite.New(sim.NewCluster(opts))
 	ginkgo.BeforeSuite(func(ctx context.Context) {
 		gomega.Expect(s.Start(ctx)).To(gomega.Succeed())

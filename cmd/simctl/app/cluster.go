@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,6 +40,7 @@ type clusterFlags struct {
 	unisolated bool
 	trainer    string
 	trainerAs  string
+	serveHost  string
 	with       []string
 }
 
@@ -71,6 +73,8 @@ func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
 // registerExisting adds --kubeconfig and --context: run on a cluster that
 // already runs the Trainer instead of starting one.
 func (f *clusterFlags) registerExisting(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.serveHost, "serve-host", "",
+		"with --cluster kind or --kubeconfig: the IP address of this machine where the cluster's API server reaches the\nscenarios' webhooks and gates simctl serves (default: loopback, else the first address of this machine's\ninterfaces, bridges first, that a probe webhook proves it reaches; none: exit 3 at preflight)")
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "",
 		"run on the existing cluster of this kubeconfig (one of 'simctl up', kind, staging) instead of starting one;\nit must run the Trainer (with --trainer, that release), JobSet and the default runtimes (checked first, exit 3 if not)")
 	cmd.Flags().StringVar(&f.context, "context", "", "the --kubeconfig context to use (default: its current context)")
@@ -109,6 +113,14 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 	default:
 		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --cluster %q: envtest or kind", f.provider))
 	}
+	if f.serveHost != "" {
+		if net.ParseIP(f.serveHost) == nil {
+			return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --serve-host %q: an IP address of this machine", f.serveHost))
+		}
+		if f.provider != sim.ClusterKind && f.kubeconfig == "" {
+			return sim.ClusterOptions{}, withCode(ExitUsage, errors.New("--serve-host is for --cluster kind and --kubeconfig: envtest's API server reaches simctl on loopback"))
+		}
+	}
 	if err := f.checkTrainerAs(release); err != nil {
 		return sim.ClusterOptions{}, withCode(ExitUsage, err)
 	}
@@ -129,6 +141,7 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 		o.Trainer = release.Version
 	}
 	o.TrainerAs = f.trainerAs
+	o.ServeHost = f.serveHost
 	o.Components = f.with
 	if f.kubeconfig != "" {
 		abs, err := filepath.Abs(f.kubeconfig)

@@ -196,8 +196,10 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	if len(files) == 0 {
 		return withCode(ExitUsage, errors.New("no scenario selected"))
 	}
-	if o.Provider != sim.ClusterKind && o.Kubeconfig == "" {
+	if o.ClusterName() == cluster.Envtest {
 		o.Components = runner.WithComponents(o.Components, files, o.Trainer)
+	} else {
+		o.Serve = runner.NeedsServing(files, o.ClusterName(), o.Trainer)
 	}
 	if f.reportDir != "" {
 		if err := os.MkdirAll(f.reportDir, 0o755); err != nil {

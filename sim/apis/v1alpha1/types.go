@@ -86,7 +86,8 @@ type ScenarioSpec struct {
 	// Gates hold chosen requests of the real components (or of a user or
 	// an actor) inside the API server until a step releases them: the way
 	// a scenario states the order of controllers whose race decides its
-	// outcome. Clusters simctl starts (envtest) only.
+	// outcome. Served by simctl where the cluster's API server reaches it
+	// (on kind and existing clusters, found at preflight).
 	// +optional
 	Gates []Gate `json:"gates,omitempty"`
 	// Nodes are the simulated nodes this scenario gets for itself. Pods of

@@ -23,10 +23,12 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/gate"
 	"github.com/trainersim/trainersim/sim/internal/checkout"
 	"github.com/trainersim/trainersim/sim/internal/startup"
 	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
 	"github.com/trainersim/trainersim/sim/releases"
+	"github.com/trainersim/trainersim/sim/webhooks"
 )
 
 // Defaults of the kind provider.
@@ -92,6 +94,11 @@ type Kind struct {
 	Progress func(cluster.StepTiming)
 	// Clock measures start times. Nil: the real clock.
 	Clock clock.PassiveClock
+	// Serve and ServeHost are kubeconfig.Kubeconfig's: find at start where
+	// the node's API server reaches this machine (the Docker network's
+	// gateway) to serve the scenarios' webhooks and gates there.
+	Serve     bool
+	ServeHost string
 
 	// scenarios is the cluster as scenarios use it, once installed: a
 	// kubeconfig.Kubeconfig of its admin kubeconfig, which every method of
@@ -104,8 +111,10 @@ type Kind struct {
 }
 
 var (
-	_ cluster.Cluster   = (*Kind)(nil)
-	_ cluster.Isolation = (*Kind)(nil)
+	_ cluster.Cluster        = (*Kind)(nil)
+	_ cluster.Isolation      = (*Kind)(nil)
+	_ cluster.WebhookServing = (*Kind)(nil)
+	_ cluster.GateServing    = (*Kind)(nil)
 )
 
 // Images the kind cluster runs besides the node's own: the controllers'
@@ -221,6 +230,7 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 	k.scenarios = &kubeconfig.Kubeconfig{
 		Path: k.KubeconfigPath, Trainer: k.Trainer, Nodes: k.Nodes, StartTimeout: k.StartTimeout,
 		Progress: k.Progress, Clock: k.Clock, Provider: cluster.Kind, Began: k.progress.Began(),
+		Serve: k.Serve, ServeHost: k.ServeHost,
 	}
 	return k.scenarios.Start(ctx)
 }
@@ -274,6 +284,13 @@ func (k *Kind) Scheme() *apiruntime.Scheme { return k.scenarios.Scheme() }
 
 // Versions says what runs.
 func (k *Kind) Versions() cluster.Versions { return k.scenarios.Versions() }
+
+// ServeWebhooks is cluster.WebhookServing, on the address where the node's
+// API server reaches this machine.
+func (k *Kind) ServeWebhooks() (*webhooks.Server, error) { return k.scenarios.ServeWebhooks() }
+
+// ServeGates is cluster.GateServing, as ServeWebhooks.
+func (k *Kind) ServeGates() (*gate.Server, error) { return k.scenarios.ServeGates() }
 
 // AddNodes creates simulated nodes and waits until each is Ready.
 func (k *Kind) AddNodes(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, error) {

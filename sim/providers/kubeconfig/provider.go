@@ -98,6 +98,15 @@ type Kubeconfig struct {
 	// Began is when the provider that brought the cluster up began its
 	// Start: steps are timed from there. Zero: when this Start began.
 	Began time.Time
+	// Serve makes Start find, at preflight, an address of this machine
+	// that the cluster's API server reaches, where ServeWebhooks and
+	// ServeGates serve the scenarios' webhooks and gates, and fail with a
+	// *PreflightError (ErrUnreachable) when there is none. False: the first
+	// ServeWebhooks or ServeGates looks (serve.go).
+	Serve bool
+	// ServeHost is the address to serve at, checked the same way. Empty:
+	// loopback, else an address of one of this machine's interfaces.
+	ServeHost string
 
 	runID string
 	cfg   *rest.Config
@@ -115,6 +124,7 @@ type Kubeconfig struct {
 	startNodes   []string
 	ownWorkDir   bool
 	progress     startup.Progress
+	serving      serving
 }
 
 var (
@@ -203,6 +213,13 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 		return ErrNoIsolation
 	}
 	k.ready(StepPreflight, since)
+	if k.Serve {
+		since = k.now()
+		if err := k.findServeHost(ctx); err != nil {
+			return err
+		}
+		k.ready(StepServe+" ("+k.serving.host+")", since)
+	}
 
 	k.runID = newRunID()
 	if served {
@@ -273,6 +290,8 @@ func (k *Kubeconfig) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), startup.StopGrace)
 	defer cancel()
 	var errs []error
+	errs = append(errs, k.serving.close())
+	k.serving = serving{}
 	if k.nodes != nil && len(k.startNodes) > 0 {
 		errs = append(errs, k.nodes.Remove(ctx, k.startNodes))
 		k.startNodes = nil
