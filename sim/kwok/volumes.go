@@ -198,7 +198,8 @@ func (v *Volumes) sync(ctx context.Context, key types.NamespacedName) error {
 	}
 	if !managed(node) {
 		// A real node, whose own kubelet mounts the volumes, or a
-		// simulated one whose kubelet is down (a node step's notReady).
+		// simulated one whose kubelet is down (a node step's notReady or
+		// unreachable).
 		return nil
 	}
 	failures := MissingVolumeSources(pod, v.lookup)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -18,9 +19,23 @@ import (
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
+// The node Lease an unreachable step takes over from the simulated kubelet.
+// kwok renews a Lease only while it holds it or once the Lease has expired
+// (tryAcquireOrRenew in sigs.k8s.io/kwok's node lease controller), so a
+// holder of its own with a duration longer than any scenario stops its
+// renewals until ready gives the Lease back.
+const (
+	// unreachableLeaseHolder is the holderIdentity of a Lease taken over.
+	unreachableLeaseHolder = "trainersim-unreachable"
+	// unreachableLeaseDuration is its leaseDurationSeconds: an hour.
+	unreachableLeaseDuration = time.Hour
+)
+
 // nodeWrite is the writer of a node step. Every request it sends is one a
 // kubelet (notReady, ready) or an admin with kubectl (cordon, uncordon,
-// drain, delete) sends; the first refusal ends the step.
+// drain, delete) sends, or the harness's hold on the simulated kubelet
+// (its marker; for unreachable and ready, its Lease: a kubelet that stops
+// sends nothing); the first refusal ends the step.
 func nodeWrite(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) error {
 	n := st.Node
 	ref, err := v1alpha1.ResolveNode(s.sc.Spec.Nodes, n.Name)
@@ -33,6 +48,10 @@ func nodeWrite(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) error {
 		return err
 	}
 	pods, _, err := s.resource(a.client, "v1", "Pod", "")
+	if err != nil {
+		return err
+	}
+	leases, _, err := s.resource(a.client, "coordination.k8s.io/v1", "Lease", corev1.NamespaceNodeLease)
 	if err != nil {
 		return err
 	}
@@ -61,9 +80,26 @@ func nodeWrite(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) error {
 			}
 			return patch(ctx, types.StrategicMergePatchType, notReadyStatus(s.clock.Now()), "status")
 		}
-	case v1alpha1.NodeReady:
+	case v1alpha1.NodeUnreachable:
+		// The Lease first: a refusal there leaves the node as it was.
+		// Without the marker, kwok leaves the node's status alone too,
+		// and the volume manager its Pods.
 		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
-			return patch(ctx, types.MergePatchType, marker(fakegpu.KwokNodeAnnotationValue))
+			if err := takeOverLease(ctx, leases, name, a.fieldManager); err != nil {
+				return nil, err
+			}
+			return patch(ctx, types.MergePatchType, marker(nil))
+		}
+	case v1alpha1.NodeReady:
+		// The marker first: kwok, once it holds the Lease again, manages
+		// the node (its onNodeManaged hook) whatever the marker says,
+		// and from then on acts on the node's events only with it.
+		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
+			node, err := patch(ctx, types.MergePatchType, marker(fakegpu.KwokNodeAnnotationValue))
+			if err != nil {
+				return nil, err
+			}
+			return node, releaseLease(ctx, leases, name, a.fieldManager)
 		}
 	case v1alpha1.NodeCordon, v1alpha1.NodeUncordon:
 		p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
@@ -99,6 +135,70 @@ func notReadyStatus(now time.Time) map[string]any {
 		"lastHeartbeatTime":  ts,
 		"lastTransitionTime": ts,
 	}}}}
+}
+
+// leaseTakeover is the merge patch by which unreachable takes a node's
+// Lease over. RenewTime is left as the kubelet last set it: the
+// node-lifecycle controller takes a later renewTime for a heartbeat, and
+// there is none after the kubelet stops.
+func leaseTakeover() map[string]any {
+	return map[string]any{"spec": map[string]any{
+		"holderIdentity":       unreachableLeaseHolder,
+		"leaseDurationSeconds": int64(unreachableLeaseDuration / time.Second),
+	}}
+}
+
+// leaseRelease is the merge patch by which ready gives a Lease unreachable
+// took back: without a holder, kwok's next renewal (within a quarter of its
+// 40s lease duration) acquires it, and a Lease it acquires makes it manage
+// the node and its Pods again.
+func leaseRelease() map[string]any {
+	return map[string]any{"spec": map[string]any{"holderIdentity": nil}}
+}
+
+// takenOver reports whether an unreachable step holds the Lease.
+func takenOver(lease *unstructured.Unstructured) bool {
+	holder, _, _ := unstructured.NestedString(lease.Object, "spec", "holderIdentity")
+	return holder == unreachableLeaseHolder
+}
+
+// takeOverLease takes the node's Lease from the simulated kubelet, with a
+// merge patch that carries no resourceVersion: a renewal kwok sends with
+// the Lease it read before is refused with a conflict, and the ones after
+// wait for the Lease to expire.
+func takeOverLease(ctx context.Context, leases dynamic.ResourceInterface, node, fieldManager string) error {
+	if err := patchLease(ctx, leases, node, fieldManager, leaseTakeover()); err != nil {
+		return fmt.Errorf("failed to take over the Lease of node %s: %w", node, err)
+	}
+	return nil
+}
+
+// releaseLease gives the node's Lease back when an unreachable step holds
+// it; a Lease kwok holds, or none, is left as it is.
+func releaseLease(ctx context.Context, leases dynamic.ResourceInterface, node, fieldManager string) error {
+	lease, err := leases.Get(ctx, node, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("failed to get the Lease of node %s: %w", node, err)
+	}
+	if !takenOver(lease) {
+		return nil
+	}
+	if err := patchLease(ctx, leases, node, fieldManager, leaseRelease()); err != nil {
+		return fmt.Errorf("failed to release the Lease of node %s: %w", node, err)
+	}
+	return nil
+}
+
+func patchLease(ctx context.Context, leases dynamic.ResourceInterface, node, fieldManager string, body map[string]any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	_, err = leases.Patch(ctx, node, types.MergePatchType, b, metav1.PatchOptions{FieldManager: fieldManager})
+	return err
 }
 
 // evictAll evicts every Pod of the scenario's namespace bound to the node,

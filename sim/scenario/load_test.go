@@ -60,7 +60,7 @@ var invalid = map[string][]string{
 		`testdata/invalid-node-step.yaml:12:11: spec.nodes[2].name: invalid group name "GPU": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
 		`testdata/invalid-node-step.yaml:21:13: spec.steps[0].node.name: node "cpu-0" is ambiguous: two groups of profile cpu, give them names`,
 		`testdata/invalid-node-step.yaml:25:13: spec.steps[1].node.name: unknown node "gpu-3" (nodes: cpu-0, cpu-0 to cpu-1, GPU-0, h100-0 to h100-1)`,
-		`testdata/invalid-node-step.yaml:26:15: spec.steps[1].node.action: unknown action "reboot": must be notReady, ready, cordon, uncordon, drain or delete`,
+		`testdata/invalid-node-step.yaml:26:15: spec.steps[1].node.action: unknown action "reboot": must be notReady, unreachable, ready, cordon, uncordon, drain or delete`,
 		`testdata/invalid-node-step.yaml:29:13: spec.steps[2].node.name: unknown node "h100-2": group h100 has 2 (h100-0 to h100-1)`,
 	},
 	"invalid-lifecycle.yaml": {

@@ -466,7 +466,8 @@ type Step struct {
 	// +optional
 	Kubelet *KubeletAction `json:"kubelet,omitempty"`
 	// Node acts on one of the scenario's nodes: as its kubelet (it reports
-	// NotReady, or Ready again) or as an admin (cordon, drain, delete).
+	// NotReady, stops heartbeating, or is Ready again) or as an admin
+	// (cordon, drain, delete).
 	// +optional
 	Node *NodeAction `json:"node,omitempty"`
 	// FieldValidation is sent with the write: Ignore, Warn or Strict.
@@ -877,12 +878,13 @@ type KubeletAction struct {
 
 // The actions of a node step.
 const (
-	NodeNotReady = "notReady"
-	NodeReady    = "ready"
-	NodeCordon   = "cordon"
-	NodeUncordon = "uncordon"
-	NodeDrain    = "drain"
-	NodeDelete   = "delete"
+	NodeNotReady    = "notReady"
+	NodeUnreachable = "unreachable"
+	NodeReady       = "ready"
+	NodeCordon      = "cordon"
+	NodeUncordon    = "uncordon"
+	NodeDrain       = "drain"
+	NodeDelete      = "delete"
 )
 
 // NodeAction is what a node step does to one node.
@@ -898,14 +900,29 @@ type NodeAction struct {
 	// the taint-eviction controller evicts its Pods once their
 	// tolerationSeconds run out (300s, from the DefaultTolerationSeconds
 	// admission plugin, unless a Pod says otherwise).
-	// ready: the simulated kubelet takes the node back and reports it
-	// Ready.
+	// unreachable: the node's kubelet stops heartbeating: the simulated
+	// kubelet neither renews the node's Lease (the step takes the Lease
+	// over, with a holder of its own and a duration of an hour, its
+	// renewTime left at the kubelet's last renewal) nor posts the node's
+	// status. Once the node-monitor grace period (50s) has passed since
+	// the node-lifecycle controller last saw a renewal, it sets Ready,
+	// MemoryPressure, DiskPressure and PIDPressure Unknown
+	// (NodeStatusUnknown, "Kubelet stopped posting node status."), taints
+	// the node node.kubernetes.io/unreachable (NoSchedule and NoExecute)
+	// and marks its Pods not Ready; the taint-eviction controller deletes
+	// its Pods once their tolerationSeconds run out (300s by default, as
+	// for notReady), and they stay Terminating until the node is ready
+	// again, as no kubelet confirms their end. An expect after it needs a
+	// within of more than a minute.
+	// ready: the simulated kubelet takes the node back (and its Lease,
+	// which it renews again within 10s, when unreachable took it) and
+	// reports it Ready.
 	// cordon, uncordon: spec.unschedulable, as kubectl cordon sets it.
 	// drain: cordon, then evict every Pod on the node through the Eviction
 	// API, as kubectl drain does, in name order; a PodDisruptionBudget's
 	// refusal (429) ends the step and is its result, never retried.
 	// delete: delete the Node object.
-	// +enum=notReady;ready;cordon;uncordon;drain;delete
+	// +enum=notReady;unreachable;ready;cordon;uncordon;drain;delete
 	Action string `json:"action"`
 }
 
