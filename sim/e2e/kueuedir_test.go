@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -32,25 +31,9 @@ var _ = Describe("bringing your own Kueue (make build KUEUE_DIR=...)", func() {
 		root, err := filepath.Abs("../..")
 		Expect(err).NotTo(HaveOccurred())
 
-		// A checkout: the pinned Kueue module copied from the module cache
-		// into a git repository, tagged with its release, one commit after.
-		list := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kueue")
-		list.Dir = filepath.Join(root, "hack", "kueue", releases.KueueVersion)
-		out, err := list.Output()
-		Expect(err).NotTo(HaveOccurred())
-		checkout := filepath.Join(GinkgoT().TempDir(), "kueue")
-		Expect(exec.CommandContext(ctx, "cp", "-r", strings.TrimSpace(string(out)), checkout).Run()).To(Succeed())
-		Expect(exec.CommandContext(ctx, "chmod", "-R", "u+w", checkout).Run()).To(Succeed())
-		git := func(args ...string) {
-			cmd := exec.CommandContext(ctx, "git", append([]string{"-C", checkout}, args...)...)
-			cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-			output, err := cmd.CombinedOutput()
-			Expect(err).NotTo(HaveOccurred(), "git %s: %s", strings.Join(args, " "), output)
-		}
-		git("init", "-q", "-b", "main")
-		git("add", "-A")
-		git("commit", "-q", "-m", "release")
-		git("tag", releases.KueueVersion)
+		// A checkout: the pinned Kueue module in a git repository, tagged
+		// with its release, one commit after.
+		checkout, git := gitCheckout(ctx, filepath.Join(root, "hack", "kueue", releases.KueueVersion), "sigs.k8s.io/kueue", "kueue", releases.KueueVersion)
 		Expect(os.WriteFile(filepath.Join(checkout, "NOTES"), []byte("a commit after the release\n"), 0o644)).To(Succeed())
 		git("add", "NOTES")
 		git("commit", "-q", "-m", "after the release")

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,31 @@ const (
 // >v2.2.1"): the files a checkout taken for the wrong version fails.
 var rangeNarrowerThanNewer = regexp.MustCompile(`versions: "[<=]`)
 
+// gitCheckout copies the module's directory in the module cache (as the
+// main module, or the nested one in pinDir, of root pins it) into a new git
+// repository named name, committed and tagged with release, and returns
+// its directory and a function that runs git in it.
+func gitCheckout(ctx context.Context, pinDir, module, name, release string) (string, func(args ...string)) {
+	list := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", module)
+	list.Dir = pinDir
+	out, err := list.Output()
+	Expect(err).NotTo(HaveOccurred())
+	checkout := filepath.Join(GinkgoT().TempDir(), name)
+	Expect(exec.CommandContext(ctx, "cp", "-r", strings.TrimSpace(string(out)), checkout).Run()).To(Succeed())
+	Expect(exec.CommandContext(ctx, "chmod", "-R", "u+w", checkout).Run()).To(Succeed())
+	git := func(args ...string) {
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", checkout}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		output, err := cmd.CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "git %s: %s", strings.Join(args, " "), output)
+	}
+	git("init", "-q", "-b", "main")
+	git("add", "-A")
+	git("commit", "-q", "-m", "release")
+	git("tag", release)
+	return checkout, git
+}
+
 var _ = Describe("bringing your own trainer (make build TRAINER_DIR=...)", func() {
 	It("runs a git checkout as newer than its release and reports the verdicts it changes as behaviour changes, without touching go.mod", func(ctx SpecContext) {
 		root, err := filepath.Abs("../..")
@@ -41,21 +67,7 @@ var _ = Describe("bringing your own trainer (make build TRAINER_DIR=...)", func(
 		// A checkout: the pinned module copied from the module cache into a
 		// git repository, tagged v2.3.0, with one commit after the tag that
 		// rewords one of the Trainer's refusals.
-		out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", releases.TrainerModule).Output()
-		Expect(err).NotTo(HaveOccurred())
-		checkout := filepath.Join(GinkgoT().TempDir(), "trainer")
-		Expect(exec.CommandContext(ctx, "cp", "-r", strings.TrimSpace(string(out)), checkout).Run()).To(Succeed())
-		Expect(exec.CommandContext(ctx, "chmod", "-R", "u+w", checkout).Run()).To(Succeed())
-		git := func(args ...string) {
-			cmd := exec.CommandContext(ctx, "git", append([]string{"-C", checkout}, args...)...)
-			cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-			output, err := cmd.CombinedOutput()
-			Expect(err).NotTo(HaveOccurred(), "git %s: %s", strings.Join(args, " "), output)
-		}
-		git("init", "-q", "-b", "master")
-		git("add", "-A")
-		git("commit", "-q", "-m", "release")
-		git("tag", releases.TrainerVersion)
+		checkout, git := gitCheckout(ctx, root, releases.TrainerModule, "trainer", releases.TrainerVersion)
 		plugin := filepath.Join(checkout, "pkg", "runtime", "framework", "plugins", "jobset", "jobset.go")
 		code, err := os.ReadFile(plugin)
 		Expect(err).NotTo(HaveOccurred())
