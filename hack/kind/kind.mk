@@ -1,7 +1,7 @@
 # kind.mk: a kind cluster with Kubeflow Trainer and JobSet as Deployments, from
 # images built on this machine with no container registry (hack/kind/README.md).
 # Included by the top Makefile, which defines PROJECT_DIR, BIN_DIR, GO,
-# K8S_VERSION, CONTROLPLANE_MOD and KWOK_MOD.
+# K8S_VERSION, CONTROLPLANE_MOD, KWOK_MOD and KUEUE_VERSION.
 #
 #   make kind-images        every image below; a second run takes seconds
 #   make kind-docker        ensure a usable Docker engine, print its DOCKER_HOST
@@ -25,7 +25,6 @@ KIND_VERSION := $(call gomod_version,$(KIND_DIR)/tools/go.mod,sigs.k8s.io/kind)
 TRAINER_VERSION := $(call gomod_version,$(PROJECT_DIR)/go.mod,github.com/kubeflow/trainer/v2)
 JOBSET_VERSION := $(call gomod_version,$(PROJECT_DIR)/go.mod,sigs.k8s.io/jobset)
 KWOK_VERSION := $(call gomod_version,$(KWOK_MOD)/go.mod,sigs.k8s.io/kwok)
-KUEUE_VERSION := $(shell sed -n 's/^const KueueVersion = "\(v[^"]*\)"$$/\1/p' $(PROJECT_DIR)/sim/releases/versions.go)
 KIND_DEBIAN_SUITE ?= bookworm
 GOMODCACHE_DIR = $(shell $(GO) env GOMODCACHE)
 KIND_ROOT = $(GOMODCACHE_DIR)/sigs.k8s.io/kind@$(KIND_VERSION)
