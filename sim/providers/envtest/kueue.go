@@ -174,7 +174,7 @@ func (e *Environment) startKueue(ctx context.Context) error {
 }
 
 // KueueTrainJobWebhook is cluster.KueueWebhooks.
-func (e *Environment) KueueTrainJobWebhook(namespace, suffix, policy string) (*admissionv1.MutatingWebhookConfiguration, error) {
+func (e *Environment) KueueTrainJobWebhook(_ context.Context, namespace, suffix, policy string) (*admissionv1.MutatingWebhookConfiguration, error) {
 	if e.kueueTrainJob == nil {
 		return nil, fmt.Errorf("the kueue component does not run")
 	}
