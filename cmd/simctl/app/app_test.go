@@ -87,8 +87,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown trainer", []string{"smoke", "--trainer", "v2.0.1"}, `invalid --trainer: unsupported Trainer version v2.0.1: trainersim runs v2.1.0, v2.2.0, v2.2.1, v2.3.0`},
 		{"another trainer on kind", []string{"run", "--trainer", "v2.1.0", "--cluster", "kind", "x.yaml"}, `--trainer v2.1.0: the kind provider has images of the Trainer v2.3.0 only`},
 		{"unknown component", []string{"run", "--with", "volcano", "x.yaml"}, `invalid --with: unknown component "volcano": trainersim runs kueue`},
-		{"component on kind", []string{"smoke", "--with", "kueue", "--cluster", "kind"}, `--with starts components on the clusters simctl starts with envtest`},
-		{"component on an existing cluster", []string{"run", "--with", "kueue", "--kubeconfig", "k", "x.yaml"}, `--with starts components on the clusters simctl starts with envtest`},
+		{"component on an existing cluster", []string{"run", "--with", "kueue", "--kubeconfig", "k", "x.yaml"}, `--with starts components on the clusters simctl starts (envtest, kind); an existing cluster runs what it runs`},
 		{"trainer-as without a checkout", []string{"smoke", "--trainer-as", "v2.3.0"}, `--trainer-as gives the release of the Trainer checkout compiled into simctl: this simctl runs the release v2.3.0, not a checkout`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
