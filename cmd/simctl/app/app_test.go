@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/trainersim/trainersim/internal/golden"
+	"github.com/trainersim/trainersim/sim"
 )
 
 // run runs "simctl args..." with nothing on standard input and returns what
@@ -99,6 +102,19 @@ func TestUsageErrors(t *testing.T) {
 				t.Errorf("stderr %q does not contain %q", stderr, tc.wantStderr)
 			}
 		})
+	}
+}
+
+// TestComponentsOnKind: --with is taken on kind, whose provider installs
+// the components, as on envtest.
+func TestComponentsOnKind(t *testing.T) {
+	f := clusterFlags{provider: sim.ClusterKind, kindName: "k", with: []string{"kueue"}}
+	o, err := f.options("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"kueue"}, o.Components); diff != "" {
+		t.Errorf("components mismatch (-want +got):\n%s", diff)
 	}
 }
 
