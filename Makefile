@@ -33,6 +33,9 @@ TRAINER_RELEASE_BINS := $(foreach v,$(TRAINER_RELEASES),$(BIN_DIR)/trainer/$(v)/
 # nested module hack/kueue/<version>/, built into bin/kueue/<version>/.
 KUEUE_RELEASES := $(notdir $(wildcard $(PROJECT_DIR)/hack/kueue/v*))
 COMPONENT_BINS := $(foreach v,$(KUEUE_RELEASES),$(BIN_DIR)/kueue/$(v)/kueue)
+# The release simctl runs (releases.KueueVersion): the one the kind provider
+# installs from its manifests (fixtures/install/kueue.yaml) and image.
+KUEUE_VERSION := $(shell sed -n 's/^const KueueVersion = "\(v[^"]*\)"$$/\1/p' $(PROJECT_DIR)/sim/releases/versions.go)
 
 SIMCTL := $(BIN_DIR)/simctl
 REPORT_DIR ?= $(PROJECT_DIR)/reports/out
@@ -111,6 +114,7 @@ module_dir = $(shell $(GO) mod download $(1) && $(GO) list -m -f '{{.Dir}}' $(1)
 TRAINER_ROOT = $(call module_dir,github.com/kubeflow/trainer/v2)
 JOBSET_ROOT = $(call module_dir,sigs.k8s.io/jobset)
 SCHEDULER_PLUGINS_ROOT = $(call module_dir,sigs.k8s.io/scheduler-plugins)
+KUEUE_ROOT = $(shell cd $(PROJECT_DIR)/hack/kueue/$(KUEUE_VERSION) && $(GO) mod download sigs.k8s.io/kueue && $(GO) list -m -f '{{.Dir}}' sigs.k8s.io/kueue)
 DEFAULT_RUNTIMES := deepspeed_distributed.yaml jax_distributed.yaml mlx_distributed.yaml \
 	torch_distributed.yaml xgboost_distributed.yaml torchtune/llama3_2/llama3_2_1B.yaml \
 	torchtune/llama3_2/llama3_2_3B.yaml torchtune/qwen2_5/qwen2_5_1.5B.yaml
@@ -128,6 +132,7 @@ fixtures: $(if $(TRAINER_DIR),trainer-workspace) ## Copy CRDs, webhook manifests
 	for f in $(DEFAULT_RUNTIMES); do install -m 0644 $(TRAINER_ROOT)/manifests/base/runtimes/$$f fixtures/runtimes/$$(basename $$f); done
 	mkdir -p fixtures/install
 	$(GO) run ./hack/manifests $(TRAINER_ROOT) $(JOBSET_ROOT) > fixtures/install/trainer-manager.yaml
+	$(GO) run ./hack/manifests -kueue $(KUEUE_ROOT) > fixtures/install/kueue.yaml
 	rm -rf fixtures/rbac
 	mkdir -p fixtures/rbac
 	$(GO) run ./hack/manifests -rbac $(TRAINER_ROOT) $(JOBSET_ROOT) > fixtures/rbac/trainer-manager.yaml

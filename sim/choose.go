@@ -64,8 +64,9 @@ type ClusterOptions struct {
 	// loopback, which its API server reaches).
 	Serve     bool
 	ServeHost string
-	// Components is envtest.Environment.Components: the optional components
-	// to start. Only envtest starts them; the other providers leave them out.
+	// Components is envtest.Environment.Components and kind.Kind.Components:
+	// the optional components to start. An existing cluster runs what it
+	// runs: the kubeconfig provider leaves them out.
 	Components []string
 }
 
@@ -85,7 +86,7 @@ func (o ClusterOptions) ClusterName() string {
 // NewCluster returns the (not yet started) cluster the options describe.
 func NewCluster(o ClusterOptions) cluster.Cluster {
 	if o.Provider == ClusterKind {
-		return &kind.Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, Trainer: o.Trainer, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress, Serve: o.Serve, ServeHost: o.ServeHost}
+		return &kind.Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, Trainer: o.Trainer, Components: o.Components, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress, Serve: o.Serve, ServeHost: o.ServeHost}
 	}
 	if o.Kubeconfig != "" {
 		return &kubeconfig.Kubeconfig{Serve: o.Serve, ServeHost: o.ServeHost, Trainer: o.Trainer, Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}

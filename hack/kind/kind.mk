@@ -1,7 +1,7 @@
 # kind.mk: a kind cluster with Kubeflow Trainer and JobSet as Deployments, from
 # images built on this machine with no container registry (hack/kind/README.md).
 # Included by the top Makefile, which defines PROJECT_DIR, BIN_DIR, GO,
-# K8S_VERSION, CONTROLPLANE_MOD and KWOK_MOD.
+# K8S_VERSION, CONTROLPLANE_MOD, KWOK_MOD and KUEUE_VERSION.
 #
 #   make kind-images        every image below; a second run takes seconds
 #   make kind-docker        ensure a usable Docker engine, print its DOCKER_HOST
@@ -10,7 +10,9 @@
 #
 # Versions come from where they are pinned: Kubernetes from hack/controlplane
 # (K8S_VERSION), Trainer and JobSet from go.mod, KWOK from hack/kwok, kind from
-# hack/kind/tools. kind-verify checks that the nested modules here agree.
+# hack/kind/tools, Kueue from sim/releases (releases.KueueVersion, whose nested
+# module hack/kueue/<version> make assets builds it from). kind-verify checks
+# that the nested modules here agree.
 
 KIND_DIR := $(PROJECT_DIR)/hack/kind
 KIND_BUILD := $(BIN_DIR)/kind-build
@@ -29,9 +31,9 @@ KIND_ROOT = $(GOMODCACHE_DIR)/sigs.k8s.io/kind@$(KIND_VERSION)
 KIND_TRAINER_ROOT = $(GOMODCACHE_DIR)/github.com/kubeflow/trainer/v2@$(TRAINER_VERSION)
 KIND_JOBSET_ROOT = $(GOMODCACHE_DIR)/sigs.k8s.io/jobset@$(JOBSET_VERSION)
 
-# Images. The Trainer, JobSet and KWOK names and tags are exactly the ones their
-# upstream manifests reference (a unit test of sim checks the first two against
-# fixtures/install), so those
+# Images. The Trainer, JobSet, KWOK and Kueue names and tags are exactly the ones
+# their upstream manifests reference (unit tests of sim/providers/kind check the
+# Trainer's, JobSet's and Kueue's against fixtures/install), so those
 # manifests apply unmodified and, the tags not being :latest, use the loaded image
 # without pulling (imagePullPolicy IfNotPresent).
 KIND_BASE_IMAGE := trainersim.dev/kind-base:$(KIND_VERSION)-$(KIND_DEBIAN_SUITE)
@@ -39,6 +41,9 @@ KIND_NODE_IMAGE := trainersim.dev/kind-node:v$(K8S_VERSION)
 TRAINER_IMAGE := ghcr.io/kubeflow/trainer/trainer-controller-manager:$(TRAINER_VERSION)
 JOBSET_IMAGE := registry.k8s.io/jobset/jobset:$(JOBSET_VERSION)
 KWOK_IMAGE := registry.k8s.io/kwok/kwok:$(KWOK_VERSION)
+# Kueue's release manifests name its image so (its release workflow runs make
+# release-artifacts IMAGE_REGISTRY=registry.k8s.io/kueue GIT_TAG=<version>).
+KUEUE_IMAGE := registry.k8s.io/kueue/kueue:$(KUEUE_VERSION)
 # kind's default storage, preloaded in the node: rancher's local-path-provisioner
 # and a helper image with Debian's static busybox (the host's suite, from apt).
 LOCAL_PATH_VERSION := $(call gomod_version,$(KIND_DIR)/images/local-path-provisioner/go.mod,github.com/rancher/local-path-provisioner)
@@ -66,13 +71,15 @@ K8S_NODE_ALL := $(K8S_NODE_BINARIES) $(addprefix $(K8S_NODE_DIR)/,etcd coredns p
 TRAINER_BIN := $(KIND_BUILD)/trainer/$(TRAINER_VERSION)/manager
 JOBSET_BIN := $(KIND_BUILD)/jobset/$(JOBSET_VERSION)/manager
 KWOK_BIN := $(KIND_BUILD)/kwok/$(KWOK_VERSION)/kwok
+# Kueue's manager: the static binary make assets builds (CGO_ENABLED=0).
+KUEUE_BIN := $(BIN_DIR)/kueue/$(KUEUE_VERSION)/kueue
 LOCAL_PATH_BIN := $(KIND_BUILD)/local-path-provisioner/$(LOCAL_PATH_VERSION)/local-path-provisioner
 BUSYBOX_BIN := $(KIND_BUILD)/local-path-helper/busybox
 
 ##@ kind (a cluster from images built offline)
 
 .PHONY: kind-images
-kind-images: kind-node-image kind-controller-images $(KIND) ## Build the kind node image, the Trainer, JobSet and KWOK images and bin/kind (cached).
+kind-images: kind-node-image kind-controller-images $(KIND) ## Build the kind node image, the Trainer, JobSet, KWOK and Kueue images and bin/kind (cached).
 
 .PHONY: kind-docker
 kind-docker: ## Ensure a Docker engine kind can use (the project's private dockerd when needed); print its DOCKER_HOST.
@@ -92,6 +99,8 @@ kind-verify: ## Check that hack/kind's nested modules pin the versions go.mod an
 		|| { echo "hack/kind/images/trainer/go.mod does not require the trainer $(TRAINER_VERSION) of go.mod"; exit 1; }
 	@test "$(call gomod_version,$(KIND_DIR)/images/jobset/go.mod,sigs.k8s.io/jobset)" = "$(JOBSET_VERSION)" \
 		|| { echo "hack/kind/images/jobset/go.mod does not require the JobSet $(JOBSET_VERSION) of go.mod"; exit 1; }
+	@test -n "$(KUEUE_VERSION)" && test "$(call gomod_version,$(PROJECT_DIR)/hack/kueue/$(KUEUE_VERSION)/go.mod,sigs.k8s.io/kueue)" = "$(KUEUE_VERSION)" \
+		|| { echo "hack/kueue/$(KUEUE_VERSION)/go.mod does not require the Kueue $(KUEUE_VERSION) of sim/releases"; exit 1; }
 
 .PHONY: kind-base-image
 kind-base-image: kind-docker
@@ -113,10 +122,11 @@ kind-node-image: kind-k8s-images kind-storage-images ## Build the kind node imag
 		$(LOCAL_PATH_IMAGE) $(LOCAL_PATH_HELPER_IMAGE)
 
 .PHONY: kind-controller-images
-kind-controller-images: kind-docker $(TRAINER_BIN) $(JOBSET_BIN) $(KWOK_BIN)
+kind-controller-images: kind-docker $(TRAINER_BIN) $(JOBSET_BIN) $(KWOK_BIN) $(KUEUE_BIN)
 	$(WITH_DOCKER) $(KIND_DIR)/images/scratch-image.sh $(TRAINER_IMAGE) $(TRAINER_BIN) /manager 65532:65532
 	$(WITH_DOCKER) $(KIND_DIR)/images/scratch-image.sh $(JOBSET_IMAGE) $(JOBSET_BIN) /manager 65532:65532
 	$(WITH_DOCKER) $(KIND_DIR)/images/scratch-image.sh $(KWOK_IMAGE) $(KWOK_BIN) /usr/local/bin/kwok
+	$(WITH_DOCKER) $(KIND_DIR)/images/scratch-image.sh $(KUEUE_IMAGE) $(KUEUE_BIN) /manager 65532:65532
 
 .PHONY: kind-smoke
 kind-smoke: kind-images build ## Create a kind cluster, install Trainer+JobSet, run one GPU TrainJob end to end, delete the cluster.

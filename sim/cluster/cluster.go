@@ -155,13 +155,16 @@ type RequestAuditing interface {
 	ComponentRequests(namespace string) ([]ComponentRequest, error)
 }
 
-// KueueWebhooks is implemented by clusters that run the kueue component.
+// KueueWebhooks is implemented by clusters that may run the kueue component
+// (envtest.Environment, which starts it; kind.Kind, which installs it;
+// kubeconfig.Kubeconfig, which finds it running).
 type KueueWebhooks interface {
 	// KueueTrainJobWebhook returns a configuration, named after Kueue's own
 	// with the suffix, holding Kueue's TrainJob defaulting webhook with
 	// reinvocationPolicy policy, for the namespace only: operators set
-	// IfNeeded so that Kueue sees what later webhooks add.
-	KueueTrainJobWebhook(namespace, suffix, policy string) (*admissionv1.MutatingWebhookConfiguration, error)
+	// IfNeeded so that Kueue sees what later webhooks add. It fails when
+	// the cluster runs no Kueue.
+	KueueTrainJobWebhook(ctx context.Context, namespace, suffix, policy string) (*admissionv1.MutatingWebhookConfiguration, error)
 }
 
 // Isolation is implemented by clusters that may run without isolation

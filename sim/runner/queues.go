@@ -9,6 +9,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -239,9 +240,12 @@ func (s *scenarioRun) installKueueWebhook(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("this cluster cannot give Kueue's webhook a reinvocationPolicy")
 	}
-	cfg, err := kw.KueueTrainJobWebhook(s.ns, s.nsSuffix(), q.KueueWebhookReinvocation)
+	cfg, err := kw.KueueTrainJobWebhook(ctx, s.ns, s.nsSuffix(), q.KueueWebhookReinvocation)
 	if err != nil {
 		return err
+	}
+	for k, v := range s.clusterLabels() { // for simctl clean, on a cluster simctl did not start
+		metav1.SetMetaDataLabel(&cfg.ObjectMeta, k, v)
 	}
 	c := s.cluster.Client()
 	if err := c.Create(ctx, cfg); err != nil {

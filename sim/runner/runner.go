@@ -269,7 +269,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		return res
 	}
 	if usesKueue(sc) && r.Cluster.Versions().Kueue == "" {
-		res.Skipped = "needs component kueue, which runs only on the clusters simctl starts with envtest (simctl run starts it there when a scenario asks for it)"
+		res.Skipped = "needs component kueue, which this cluster does not run (simctl run starts it on the clusters it starts, envtest and kind, when a scenario asks for it; an existing cluster is used as it is, never installed into)"
 		return res
 	}
 	if _, ok := r.Cluster.(cluster.WebhookServing); len(sc.Spec.Webhooks) > 0 && !ok {

@@ -45,6 +45,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -356,8 +357,9 @@ func (p *Provider) LoadImageArchive(_ context.Context, archive string, _ ...stri
 // declare loads scenario files. Before Create, the components they ask
 // for join the options and a load error keeps Create from starting the
 // cluster. After Create, missing names, by file, the components a file
-// asks for that an envtest cluster was started without (only envtest
-// starts components: elsewhere the runner says why it skips the scenario).
+// asks for that an envtest or kind cluster was started without (only the
+// clusters simctl starts start components: on an existing one the runner
+// says why it skips the scenario).
 func (p *Provider) declare(paths []string) (files []*scenario.File, missing map[*scenario.File][]string, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -371,7 +373,7 @@ func (p *Provider) declare(paths []string) (files []*scenario.File, missing map[
 		}
 		return files, nil, err
 	}
-	if p.suite == nil || p.suite.Cluster().Versions().Cluster != cluster.Envtest {
+	if p.suite == nil || !slices.Contains([]string{cluster.Envtest, cluster.Kind}, p.suite.Cluster().Versions().Cluster) {
 		return files, nil, err
 	}
 	missing = map[*scenario.File][]string{}

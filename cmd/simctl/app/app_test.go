@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/trainersim/trainersim/internal/golden"
+	"github.com/trainersim/trainersim/sim"
 )
 
 // run runs "simctl args..." with nothing on standard input and returns what
@@ -87,8 +90,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown trainer", []string{"smoke", "--trainer", "v2.0.1"}, `invalid --trainer: unsupported Trainer version v2.0.1: trainersim runs v2.1.0, v2.2.0, v2.2.1, v2.3.0`},
 		{"another trainer on kind", []string{"run", "--trainer", "v2.1.0", "--cluster", "kind", "x.yaml"}, `--trainer v2.1.0: the kind provider has images of the Trainer v2.3.0 only`},
 		{"unknown component", []string{"run", "--with", "volcano", "x.yaml"}, `invalid --with: unknown component "volcano": trainersim runs kueue`},
-		{"component on kind", []string{"smoke", "--with", "kueue", "--cluster", "kind"}, `--with starts components on the clusters simctl starts with envtest`},
-		{"component on an existing cluster", []string{"run", "--with", "kueue", "--kubeconfig", "k", "x.yaml"}, `--with starts components on the clusters simctl starts with envtest`},
+		{"component on an existing cluster", []string{"run", "--with", "kueue", "--kubeconfig", "k", "x.yaml"}, `--with starts components on the clusters simctl starts (envtest, kind); an existing cluster runs what it runs`},
 		{"trainer-as without a checkout", []string{"smoke", "--trainer-as", "v2.3.0"}, `--trainer-as gives the release of the Trainer checkout compiled into simctl: this simctl runs the release v2.3.0, not a checkout`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,6 +102,19 @@ func TestUsageErrors(t *testing.T) {
 				t.Errorf("stderr %q does not contain %q", stderr, tc.wantStderr)
 			}
 		})
+	}
+}
+
+// TestComponentsOnKind: --with is taken on kind, whose provider installs
+// the components, as on envtest.
+func TestComponentsOnKind(t *testing.T) {
+	f := clusterFlags{provider: sim.ClusterKind, kindName: "k", with: []string{"kueue"}}
+	o, err := f.options("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"kueue"}, o.Components); diff != "" {
+		t.Errorf("components mismatch (-want +got):\n%s", diff)
 	}
 }
 

@@ -63,7 +63,7 @@ func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
 		"directory for kubeconfigs, certificates and component logs (default: a temporary directory removed on exit)")
 	cmd.Flags().DurationVar(&f.timeout, "start-timeout", cluster.DefaultStartTimeout, "how long the cluster may take to start")
 	cmd.Flags().StringSliceVar(&f.with, "with", nil,
-		"components to run besides the Trainer and JobSet: "+strings.Join(releases.Components, ", ")+" (Kueue "+releases.KueueVersion+" as a process 'make assets' builds);\nsimctl run adds those its scenarios ask for (spec.components). envtest only")
+		"components to run besides the Trainer and JobSet: "+strings.Join(releases.Components, ", ")+" (Kueue "+releases.KueueVersion+": on envtest as a process 'make assets'\nbuilds, on kind as a Deployment from its manifests); simctl run adds those its scenarios ask for (spec.components).\nAn existing cluster (--kubeconfig) runs what it runs")
 	cmd.Flags().StringVar(&f.trainer, "trainer", "",
 		"the Kubeflow Trainer release to run: "+strings.Join(releases.TrainerVersions(), ", ")+" (default "+releases.TrainerVersion+");\nthe JobSet its go.mod pins comes with it. "+releases.TrainerVersion+" runs in simctl's process, the others as processes\n'make assets' builds")
 	cmd.Flags().StringVar(&f.trainerAs, "trainer-as", "",
@@ -98,8 +98,8 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 	if err := releases.ValidateComponents(f.with); err != nil {
 		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --with: %w", err))
 	}
-	if len(f.with) > 0 && (f.provider == sim.ClusterKind || f.kubeconfig != "") {
-		return sim.ClusterOptions{}, withCode(ExitUsage, errors.New("--with starts components on the clusters simctl starts with envtest; kind and existing clusters run what they run"))
+	if len(f.with) > 0 && f.kubeconfig != "" {
+		return sim.ClusterOptions{}, withCode(ExitUsage, errors.New("--with starts components on the clusters simctl starts (envtest, kind); an existing cluster runs what it runs"))
 	}
 	switch f.provider {
 	case sim.ClusterEnvtest, "":
@@ -185,6 +185,8 @@ func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (clu
 	switch {
 	case o.Kubeconfig != "":
 		fmt.Fprintf(out, "using the cluster of %s\n", o.Kubeconfig)
+	case o.Provider == sim.ClusterKind && slices.Contains(o.Components, releases.ComponentKueue):
+		fmt.Fprintf(out, "creating kind cluster %s (Kubernetes %s) with Kubeflow Trainer, JobSet and Kueue as Deployments\n", o.KindName, releases.KubernetesVersion)
 	case o.Provider == sim.ClusterKind:
 		fmt.Fprintf(out, "creating kind cluster %s (Kubernetes %s) with Kubeflow Trainer and JobSet as Deployments\n", o.KindName, releases.KubernetesVersion)
 	default:
@@ -211,6 +213,8 @@ func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (clu
 	}
 	if v.KueueCheckout != "" {
 		fmt.Fprintf(out, "kueue: %s\n", v.KueueCheckout)
+	} else if c, ok := releases.KueueCheckout(); ok && v.Kueue != "" {
+		fmt.Fprintf(out, "warning: simctl was built with Kueue from %s, which this cluster does not run: it runs Kueue %s\n", c.Dir, v.Kueue)
 	}
 	if p, ok := c.(cluster.ParentDeath); ok && !p.ParentDeathProtected() {
 		fmt.Fprintln(out, "warning: setpriv(1) with --pdeathsig is not available: if simctl is killed with SIGKILL, kube-apiserver and etcd keep running")

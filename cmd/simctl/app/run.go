@@ -196,9 +196,10 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	if len(files) == 0 {
 		return withCode(ExitUsage, errors.New("no scenario selected"))
 	}
-	if o.ClusterName() == cluster.Envtest {
+	if o.ClusterName() != cluster.Kubeconfig {
 		o.Components = runner.WithComponents(o.Components, files, o.Trainer)
-	} else {
+	}
+	if o.ClusterName() != cluster.Envtest {
 		o.Serve = runner.NeedsServing(files, o.ClusterName(), o.Trainer)
 	}
 	if f.reportDir != "" {

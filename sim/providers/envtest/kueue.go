@@ -8,19 +8,16 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/trainersim/trainersim/fixtures"
-	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/internal/assets"
 	"github.com/trainersim/trainersim/sim/internal/controlplane"
+	"github.com/trainersim/trainersim/sim/internal/kueue"
 	"github.com/trainersim/trainersim/sim/internal/proc"
 	"github.com/trainersim/trainersim/sim/internal/startup"
 	"github.com/trainersim/trainersim/sim/manifests"
@@ -32,30 +29,12 @@ import (
 // its own, with the TrainJob integration only. Its webhooks are served over
 // TLS on loopback with envtest's serving certificate.
 
-// kueueWebhooks are the webhooks of Kueue's manifest that the component
-// installs: the TrainJob integration's and those of the queueing objects.
-// The others (Pods, Deployments, Jobs, ... of the integrations it does not
-// run) would put those objects' writes behind Kueue.
-var kueueWebhooks = []string{
-	"mtrainjob.kb.io", "vtrainjob.kb.io",
-	"mclusterqueue.kb.io", "vclusterqueue.kb.io", "vcohort.kb.io",
-	"mresourceflavor.kb.io", "vresourceflavor.kb.io",
-	"mworkload.kb.io", "vworkload.kb.io",
-}
-
-// kueueNamespaced are the webhooks of namespaced objects, which only the
-// namespaces labelled cluster.KueueNamespaceLabel get.
-var kueueNamespaced = []string{"mtrainjob.kb.io", "vtrainjob.kb.io", "mworkload.kb.io", "vworkload.kb.io"}
-
-// kueueConfig is Kueue's Configuration (config.kueue.x-k8s.io/v1beta2).
-// Kueue manages the jobs of the namespaces labelled cluster.KueueNamespaceLabel only
-// (managedJobsNamespaceSelector), as its webhooks see only theirs: the
-// scripted kueue/ scenarios label their TrainJobs with queue names of their
-// own, which the real Kueue must leave alone.
-// VisibilityOnDemand would start an aggregated API server of its own;
-// waitForPodsReady, on by default in v1beta2, is turned off as a cluster
-// without it would have it.
-const kueueConfig = `apiVersion: config.kueue.x-k8s.io/v1beta2
+// kueueServing is how Kueue is served here (config.kueue.x-k8s.io/v1beta2
+// Configuration, without what it does, which kueue.Configuration adds as on
+// every cluster): its webhook server on loopback with envtest's serving
+// certificate (its own certificate management off), no metrics or health
+// endpoints, no leader election.
+const kueueServing = `apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 namespace: kueue-system
 webhook:
@@ -70,16 +49,6 @@ leaderElection:
   leaderElect: false
 internalCertManagement:
   enable: false
-manageJobsWithoutQueueName: false
-managedJobsNamespaceSelector:
-  matchLabels:
-    %s: "true"
-integrations:
-  frameworks:
-  - trainer.kubeflow.org/trainjob
-featureGates:
-  VisibilityOnDemand: false
-  DisableWaitForPodsReady: true
 clientConnection:
   qps: 200
   burst: 400
@@ -163,25 +132,14 @@ func (e *Environment) startKueue(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, m := range muts {
-		m.Webhooks = slices.DeleteFunc(m.Webhooks, func(w admissionv1.MutatingWebhook) bool { return !slices.Contains(kueueWebhooks, w.Name) })
-		for i := range m.Webhooks {
-			m.Webhooks[i].NamespaceSelector = kueueSelector(m.Webhooks[i].Name)
-		}
-	}
-	for _, v := range vals {
-		v.Webhooks = slices.DeleteFunc(v.Webhooks, func(w admissionv1.ValidatingWebhook) bool { return !slices.Contains(kueueWebhooks, w.Name) })
-		for i := range v.Webhooks {
-			v.Webhooks[i].NamespaceSelector = kueueSelector(v.Webhooks[i].Name)
-		}
-	}
+	kueue.Narrow(muts, vals)
 	opts.MutatingWebhooks, opts.ValidatingWebhooks = muts, vals
 	if err := opts.ModifyWebhookDefinitions(); err != nil {
 		return fmt.Errorf("failed to point Kueue's webhooks at its server: %w", err)
 	}
 	for _, m := range muts {
 		for _, w := range m.Webhooks {
-			if w.Name == kueueTrainJobWebhook {
+			if w.Name == kueue.TrainJobWebhook {
 				e.kueueTrainJob = w.DeepCopy()
 			}
 		}
@@ -195,7 +153,11 @@ func (e *Environment) startKueue(ctx context.Context) error {
 	if err := installRBACFile(ctx, e.client, src.fixtures, "rbac.yaml"); err != nil {
 		return err
 	}
-	p, err := e.startManager(releases.ComponentKueue, identity.Kueue, src.version, src.bin, fmt.Sprintf(kueueConfig, port, hooks.LocalServingCertDir, cluster.KueueNamespaceLabel), nil)
+	config, err := kueue.Configuration(fmt.Appendf(nil, kueueServing, port, hooks.LocalServingCertDir))
+	if err != nil {
+		return err
+	}
+	p, err := e.startManager(releases.ComponentKueue, identity.Kueue, src.version, src.bin, string(config), nil)
 	if err != nil {
 		return err
 	}
@@ -211,36 +173,12 @@ func (e *Environment) startKueue(ctx context.Context) error {
 	return nil
 }
 
-// kueueSelector is the namespace selector of one of Kueue's webhooks: the
-// labelled namespaces for those of namespaced objects, none otherwise.
-func kueueSelector(name string) *metav1.LabelSelector {
-	if !slices.Contains(kueueNamespaced, name) {
-		return nil
-	}
-	sel := &metav1.LabelSelector{MatchLabels: map[string]string{cluster.KueueNamespaceLabel: "true"}}
-	if name == kueueTrainJobWebhook {
-		// A namespace with a policy of its own gets its own copy of the
-		// TrainJob defaulting webhook (KueueTrainJobWebhook).
-		sel.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: cluster.KueueReinvocationLabel, Operator: metav1.LabelSelectorOpDoesNotExist}}
-	}
-	return sel
-}
-
-// kueueTrainJobWebhook is Kueue's TrainJob defaulting webhook.
-const kueueTrainJobWebhook = "mtrainjob.kb.io"
-
 // KueueTrainJobWebhook is cluster.KueueWebhooks.
-func (e *Environment) KueueTrainJobWebhook(namespace, suffix, policy string) (*admissionv1.MutatingWebhookConfiguration, error) {
+func (e *Environment) KueueTrainJobWebhook(_ context.Context, namespace, suffix, policy string) (*admissionv1.MutatingWebhookConfiguration, error) {
 	if e.kueueTrainJob == nil {
 		return nil, fmt.Errorf("the kueue component does not run")
 	}
-	w := e.kueueTrainJob.DeepCopy()
-	w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": namespace}}
-	w.ReinvocationPolicy = ptr.To(admissionv1.ReinvocationPolicyType(policy))
-	return &admissionv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "kueue-mutating-webhook-configuration-" + suffix, Labels: map[string]string{cluster.ManagedByLabel: cluster.ManagedByValue}},
-		Webhooks:   []admissionv1.MutatingWebhook{*w},
-	}, nil
+	return kueue.OwnTrainJobWebhook(e.kueueTrainJob, namespace, suffix, policy), nil
 }
 
 // ensureKueueMetricsCert makes sure kueueMetricsCertDir holds a certificate

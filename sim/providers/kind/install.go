@@ -2,8 +2,8 @@ package kind
 
 // What the kind provider installs into its new cluster: the Trainer and
 // JobSet from their own manifests (fixtures.TrainerInstall), the default
-// runtimes once the webhooks serve, kwok as a Deployment, and the
-// cluster-wide isolation policy.
+// runtimes once the webhooks serve, kwok as a Deployment, the cluster-wide
+// isolation policy, and Kueue when the run needs it (kueue.go).
 
 import (
 	"context"
@@ -50,6 +50,8 @@ var notOnSimulatedNodes = corev1.NodeSelectorRequirement{Key: fakegpu.KwokNodeLa
 type installer struct {
 	client   client.Client
 	progress *startup.Progress
+	// kueue installs Kueue too (kueue.go).
+	kueue bool
 }
 
 func (in *installer) install(ctx context.Context) error {
@@ -84,6 +86,14 @@ func (in *installer) install(ctx context.Context) error {
 			if err := in.apply(ctx, o); err != nil {
 				return err
 			}
+		}
+	}
+	if in.kueue {
+		// Applied once the Trainer's CRDs exist, whose TrainJob
+		// integration Kueue sets up at its start; it becomes ready while
+		// the rest installs.
+		if err := in.applyKueue(ctx); err != nil {
+			return err
 		}
 	}
 	var deployments []client.ObjectKey
@@ -141,6 +151,14 @@ func (in *installer) install(ctx context.Context) error {
 		return err
 	}
 	in.progress.Ready(cluster.StepIsolation, since)
+
+	if in.kueue {
+		since = in.progress.Now()
+		if err := in.waitKueue(ctx); err != nil {
+			return err
+		}
+		in.progress.Ready(releases.ComponentKueue, since)
+	}
 	return nil
 }
 

@@ -60,7 +60,8 @@ var ErrKindNameTaken = errors.New("a kind cluster of this name already exists")
 
 // Kind is a kind cluster that simctl creates (sigs.k8s.io/kind's Go API),
 // with Kubeflow Trainer and JobSet installed as Deployments from their own
-// manifests (fixtures.TrainerInstall), the default runtimes, kwok as a
+// manifests (fixtures.TrainerInstall), Kueue from its own when Components
+// ask for it (fixtures.KueueInstall), the default runtimes, kwok as a
 // Deployment, and the cluster-wide isolation policy; scenarios then run on
 // it as on any existing cluster (Kubeconfig). Everything runs from images
 // `make kind-images` built on this machine. The zero value of every field is
@@ -88,6 +89,10 @@ type Kind struct {
 	Trainer string
 	// Nodes are simulated node groups created by Start.
 	Nodes []fakegpu.NodeGroup
+	// Components are the optional components to install besides the
+	// Trainer and JobSet (releases.Components): kueue installs Kueue
+	// releases.KueueVersion from its own manifests and image. Empty: none.
+	Components []string
 	// StartTimeout bounds Start. Zero: cluster.DefaultStartTimeout.
 	StartTimeout time.Duration
 	// Progress, when set, is called once per step of Start as it is done.
@@ -151,6 +156,9 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 	if !release.InProcess() {
 		return fmt.Errorf("cannot run the Trainer %s: %w", release.Version, ErrKindTrainer)
 	}
+	if err := releases.ValidateComponents(k.Components); err != nil {
+		return err
+	}
 	// The Trainer runs in the cluster: what this process logs through klog
 	// and its other global loggers (the runner's watches, readiness checks)
 	// is dropped; the runner records the server's warnings on its writes
@@ -171,7 +179,8 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 		return err
 	}
 	k.provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(kindlog.NoopLogger{}))
-	images := append([]string{k.nodeImage()}, kindControllerImages()...)
+	loaded := append(kindControllerImages(), k.componentImages()...)
+	images := append([]string{k.nodeImage()}, loaded...)
 	// Nothing is pulled: where a registry is reachable, pull them first.
 	if missing := missingImages(ctx, images); len(missing) > 0 {
 		return fmt.Errorf("docker has no image %s: run 'make kind-images' in the trainersim checkout", strings.Join(missing, ", "))
@@ -209,7 +218,7 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 	k.ready(StepKindCreate, since)
 
 	since = k.now()
-	if err := k.loadImages(ctx, kindControllerImages()); err != nil {
+	if err := k.loadImages(ctx, loaded); err != nil {
 		return err
 	}
 	k.ready(StepImages, since)
@@ -222,7 +231,7 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	in := &installer{client: c, progress: &k.progress}
+	in := &installer{client: c, progress: &k.progress, kueue: k.runsKueue()}
 	if err := in.install(ctx); err != nil {
 		return err
 	}

@@ -21,7 +21,8 @@ import (
 
 // Clean deletes from a cluster what runs against it (Kubeconfig) created and
 // a killed run left behind: the namespaces and nodes of its scenarios, its
-// isolation and lifecycle policies and bindings (each carries cluster.ManagedByLabel and
+// isolation and lifecycle policies and bindings, its Kueue queueing objects
+// and copies of Kueue's webhook (each carries cluster.ManagedByLabel and
 // cluster.RunLabel), and the kwok lease once it has expired. It waits for nothing
 // to be gone. It returns one line per object it deleted. Objects of a run
 // still going are deleted too: run it when no simctl uses the cluster.
@@ -67,6 +68,7 @@ func Clean(ctx context.Context, c client.Client, clk clock.PassiveClock) ([]stri
 			}
 		}
 	}
+	errs = append(errs, cleanKueue(ctx, c, sel, del))
 	lease := &coordinationv1.Lease{}
 	err := c.Get(ctx, client.ObjectKey{Namespace: kwok.LeaseNamespace, Name: kwok.LeaseName}, lease)
 	switch {

@@ -199,6 +199,9 @@ func (k *Kubeconfig) Start(ctx context.Context) (err error) {
 	}
 	k.versions = cluster.Versions{Cluster: cluster.Kubeconfig, Kubernetes: info.GitVersion}
 	k.versions.Trainer, k.versions.JobSet = controllerVersions(ctx, k.client, lease)
+	if k.versions.Kueue, err = runningKueue(ctx, k.client); err != nil {
+		return err
+	}
 	if k.Trainer != "" && k.versions.Trainer != release.Version {
 		return &TrainerMismatchError{Running: k.versions.Trainer, Want: release.Version}
 	}
