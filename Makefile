@@ -127,7 +127,7 @@ fixtures: $(if $(TRAINER_DIR),trainer-workspace) ## Copy CRDs, webhook manifests
 	install -m 0644 $(TRAINER_ROOT)/manifests/base/crds/trainer.kubeflow.org_*.yaml fixtures/crds/trainer/
 	install -m 0644 $(JOBSET_ROOT)/config/components/crd/bases/*.yaml fixtures/crds/jobset/
 	install -m 0644 $(SCHEDULER_PLUGINS_ROOT)/manifests/coscheduling/crd.yaml fixtures/crds/scheduler-plugins/
-	install -m 0644 $(TRAINER_ROOT)/manifests/base/webhook/manifests.yaml fixtures/webhooks/trainer.yaml
+	$(GO) run ./hack/manifests -webhooks $(TRAINER_ROOT)/manifests/base/webhook > fixtures/webhooks/trainer.yaml
 	install -m 0644 $(JOBSET_ROOT)/config/components/webhook/manifests.yaml fixtures/webhooks/jobset.yaml
 	for f in $(DEFAULT_RUNTIMES); do install -m 0644 $(TRAINER_ROOT)/manifests/base/runtimes/$$f fixtures/runtimes/$$(basename $$f); done
 	mkdir -p fixtures/install

@@ -19,7 +19,10 @@ mkdir -p "$out"/crds/trainer "$out"/crds/jobset "$out"/crds/scheduler-plugins "$
 install -m 0644 "$trainer"/manifests/base/crds/trainer.kubeflow.org_*.yaml "$out"/crds/trainer/
 install -m 0644 "$jobset"/config/components/crd/bases/*.yaml "$out"/crds/jobset/
 install -m 0644 "$scheduler_plugins"/manifests/coscheduling/crd.yaml "$out"/crds/scheduler-plugins/
-install -m 0644 "$trainer"/manifests/base/webhook/manifests.yaml "$out"/webhooks/trainer.yaml
+root=$(cd "$(dirname "$0")/../.." && pwd)
+# The Trainer's webhook configurations as its manifests install them
+# (manifests/base/webhook's patches name and select them).
+(cd "$root" && go run ./hack/manifests -webhooks "$trainer"/manifests/base/webhook) > "$out"/webhooks/trainer.yaml
 install -m 0644 "$jobset"/config/components/webhook/manifests.yaml "$out"/webhooks/jobset.yaml
 for f in "$@"; do
 	if [ -f "$trainer/manifests/base/runtimes/$f" ]; then
@@ -29,5 +32,4 @@ done
 # The identities and RBAC of the release's manifests/overlays/manager (with the
 # JobSet it pins): the users its managers run as on an envtest cluster.
 mkdir -p "$out"/rbac
-root=$(cd "$(dirname "$0")/../.." && pwd)
 (cd "$root" && go run ./hack/manifests -rbac "$trainer" "$jobset") > "$out"/rbac/trainer-manager.yaml

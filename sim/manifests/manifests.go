@@ -102,8 +102,9 @@ func ReadCRDs(fsys fs.FS, dir string) ([]*apiextensionsv1.CustomResourceDefiniti
 }
 
 // ReadWebhooks reads the webhook configurations in file and renames each to
-// prefix + name: the Trainer's and JobSet's manifests both call theirs
-// "mutating-webhook-configuration" and "validating-webhook-configuration".
+// prefix + name: JobSet's config/components call theirs
+// "mutating-webhook-configuration" and "validating-webhook-configuration",
+// which its config/default prefixes with "jobset-".
 func ReadWebhooks(fsys fs.FS, file, prefix string) ([]*admissionv1.MutatingWebhookConfiguration, []*admissionv1.ValidatingWebhookConfiguration, error) {
 	objs, err := ReadObjects(fsys, file)
 	if err != nil {

@@ -143,9 +143,10 @@ var ClusterProviders = []string{"envtest", "kubeconfig", "kind"}
 type AdmissionWebhook struct {
 	// Name of its MutatingWebhookConfiguration (with the namespace's
 	// suffix, unique in the cluster). The API server calls mutating
-	// webhooks in the order of their configurations' names: Kueue's is
-	// kueue-mutating-webhook-configuration, the Trainer's
-	// trainer-mutating-webhook-configuration.
+	// webhooks in the order of their configurations' names: the
+	// Trainer's is defaulter.trainer.kubeflow.org (as its manifests
+	// install it), Kueue's kueue-mutating-webhook-configuration, JobSet's
+	// jobset-mutating-webhook-configuration.
 	Name string `json:"name"`
 	// Object is the kind it intercepts: TrainJob.
 	Object string `json:"object"`

@@ -128,7 +128,11 @@ func (e *Environment) installWebhookConfigs(done chan struct{}) error {
 	// envtest's Start already chose the serving host, port and certificate
 	// (with no webhooks to install); point the configurations at them.
 	opts := &e.env.WebhookInstallOptions
-	for file, prefix := range map[string]string{fixtures.TrainerWebhooks: "trainer-", fixtures.JobSetWebhooks: "jobset-"} {
+	// The Trainer's are named as its manifests install them
+	// (defaulter.trainer.kubeflow.org, validator.trainer.kubeflow.org), JobSet's
+	// as its config/default's namePrefix makes them: names order the mutating
+	// webhooks the API server calls.
+	for file, prefix := range map[string]string{fixtures.TrainerWebhooks: "", fixtures.JobSetWebhooks: "jobset-"} {
 		muts, vals, err := manifests.ReadWebhooks(e.release.Fixtures(), file, prefix)
 		if err != nil {
 			return err
