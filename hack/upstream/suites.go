@@ -99,6 +99,6 @@ var suites = []suite{
 		PinDir:    "hack/kueue/v0.19.1",
 		Package:   "./test/e2e/singlecluster/extended",
 		FocusFile: "trainjob_test.go",
-		NotRun:    "its BeforeSuite waits for the kueue-controller-manager, JobSet and Trainer Deployments: on envtest they run as processes; a kind cluster has them with --with kueue, but its Kueue manages only namespaces labelled trainersim.dev/kueue=true and the suite has not been tried there",
+		NotRun:    "its set-up is Kueue's hack/testing/e2e-common.sh, not simctl's: its BeforeSuite waits for JobSet in jobset-system (installed from JobSet's own release manifest, the Trainer's overlay without its third-party JobSet) and it runs Kueue with test/e2e/config/extended (every namespace managed), where a kind cluster of simctl has JobSet in kubeflow-system and a Kueue narrowed to the scenarios' namespaces",
 	},
 }
