@@ -104,3 +104,29 @@ func TestRunLocksNames(t *testing.T) {
 		t.Fatal("the second run never got WorkloadPriorityClass/low")
 	}
 }
+
+// TestWritersDone: each exclusive component counts the plans whose gates
+// hold it, for the runs that only use it to wait for.
+func TestWritersDone(t *testing.T) {
+	plan := func(gates ...string) Plan {
+		s := &v1alpha1.Scenario{}
+		for _, c := range gates {
+			s.Spec.Gates = append(s.Spec.Gates, v1alpha1.Gate{Component: c})
+		}
+		return Plan{File: &scenario.File{Scenario: s}}
+	}
+	done := writersDone([]Plan{plan("jobset"), plan("jobset", "kueue"), plan(), plan("trainer")})
+	for c, n := range map[string]int{"jobset": 2, "kueue": 1, gateOfTrainer: 1} {
+		wg := done[c]
+		for range n {
+			wg.Done() // panics if fewer than n were counted
+		}
+		waited := make(chan struct{})
+		go func() { wg.Wait(); close(waited) }()
+		select {
+		case <-waited:
+		case <-time.After(time.Second):
+			t.Errorf("%s: more than %d plans counted", c, n)
+		}
+	}
+}

@@ -135,12 +135,30 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 	byPlan := make([]*results.Scenario, len(plans))
 	sem := make(chan struct{}, parallel)
 	locks := &Locks{}
+	gatesDone := writersDone(plans)
 	var wg sync.WaitGroup
 	for _, i := range startOrder(plans) {
 		p := plans[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			read, write := componentNeeds(p)
+			if len(write) > 0 {
+				for _, c := range write {
+					defer gatesDone[c].Done()
+				}
+			} else {
+				// A run that gates a component waits for the runs that
+				// use it (a read lock), and every run that asks for the
+				// lock after it waits behind it (a waiting writer comes
+				// first): a run that only uses components starts once
+				// the runs that gate them are done, so that a long run
+				// (a node that turns Unknown after a minute) does not
+				// keep a gating run and every run behind it waiting.
+				for _, c := range read {
+					gatesDone[c].Wait()
+				}
+			}
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
@@ -171,6 +189,23 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 		}
 	}
 	return done, len(done) == len(plans)
+}
+
+// writersDone returns, for each exclusive component, a WaitGroup of the
+// plans whose gates hold it (componentNeeds' write locks): done when they
+// all are.
+func writersDone(plans []Plan) map[string]*sync.WaitGroup {
+	done := map[string]*sync.WaitGroup{}
+	for _, c := range append(slices.Clone(exclusiveComponents), gateOfTrainer) {
+		done[c] = &sync.WaitGroup{}
+	}
+	for _, p := range plans {
+		_, write := componentNeeds(p)
+		for _, c := range write {
+			done[c].Add(1)
+		}
+	}
+	return done
 }
 
 // clusterNames are the names of the cluster-scoped objects a plan creates
