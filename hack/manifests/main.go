@@ -177,19 +177,7 @@ func render(trainerDir, jobsetDir string, rbac bool) ([]byte, error) {
 	}
 
 	mem := filesys.MakeFsInMemory()
-	root := filepath.Join(trainerDir, "manifests")
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return mem.WriteFile(path.Join("/manifests", filepath.ToSlash(rel)), data)
-	})
-	if err != nil {
+	if err := copyToMemory(mem, filepath.Join(trainerDir, "manifests"), "/manifests"); err != nil {
 		return nil, fmt.Errorf("failed to read the Trainer's manifests: %w", err)
 	}
 	kustomization := "/manifests/third-party/jobset/kustomization.yaml"
@@ -251,19 +239,7 @@ func renderKueue(kueueDir string) ([]byte, error) {
 	}
 	version := kueueDir[at+1:]
 	mem := filesys.MakeFsInMemory()
-	root := filepath.Join(kueueDir, "config")
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return mem.WriteFile(path.Join("/config", filepath.ToSlash(rel)), data)
-	})
-	if err != nil {
+	if err := copyToMemory(mem, filepath.Join(kueueDir, "config"), "/config"); err != nil {
 		return nil, fmt.Errorf("failed to read Kueue's config: %w", err)
 	}
 	if err := setImage(mem, "/config/components/manager/kustomization.yaml", "controller", kueueRegistry+"/kueue", version); err != nil {
@@ -306,4 +282,21 @@ func setImage(fsys filesys.FileSystem, file, name, newName, newTag string) error
 		return err
 	}
 	return fsys.WriteFile(file, data)
+}
+
+// copyToMemory copies the files under root into mem under dir, for an
+// in-memory kustomization to be edited before it is rendered: the module
+// cache is read-only.
+func copyToMemory(mem filesys.FileSystem, root, dir string) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return mem.WriteFile(path.Join(dir, filepath.ToSlash(rel)), data)
+	})
 }
