@@ -133,6 +133,10 @@ fixtures: $(if $(TRAINER_DIR),trainer-workspace) ## Copy CRDs, webhook manifests
 	mkdir -p fixtures/install
 	$(GO) run ./hack/manifests $(TRAINER_ROOT) $(JOBSET_ROOT) > fixtures/install/trainer-manager.yaml
 	$(GO) run ./hack/manifests -kueue $(KUEUE_ROOT) > fixtures/install/kueue.yaml
+	mkdir -p fixtures/install/kueue-e2e
+	$(GO) run ./hack/manifests -jobset $(JOBSET_ROOT) > fixtures/install/kueue-e2e/jobset.yaml
+	$(GO) run ./hack/manifests -trainer-without-jobset $(TRAINER_ROOT) > fixtures/install/kueue-e2e/trainer.yaml
+	$(GO) run ./hack/manifests -kueue-e2e $(KUEUE_ROOT) > fixtures/install/kueue-e2e/kueue.yaml
 	rm -rf fixtures/rbac
 	mkdir -p fixtures/rbac
 	$(GO) run ./hack/manifests -rbac $(TRAINER_ROOT) $(JOBSET_ROOT) > fixtures/rbac/trainer-manager.yaml

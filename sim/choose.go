@@ -68,6 +68,9 @@ type ClusterOptions struct {
 	// the optional components to start. An existing cluster runs what it
 	// runs: the kubeconfig provider leaves them out.
 	Components []string
+	// Layout is kind.Kind.Layout: where what is installed on a kind
+	// cluster. Empty: the Trainer's own install.
+	Layout string
 }
 
 // ClusterName is the name of the provider the options choose, as
@@ -86,7 +89,7 @@ func (o ClusterOptions) ClusterName() string {
 // NewCluster returns the (not yet started) cluster the options describe.
 func NewCluster(o ClusterOptions) cluster.Cluster {
 	if o.Provider == ClusterKind {
-		return &kind.Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, Trainer: o.Trainer, Components: o.Components, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress, Serve: o.Serve, ServeHost: o.ServeHost}
+		return &kind.Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, Trainer: o.Trainer, Components: o.Components, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress, Serve: o.Serve, ServeHost: o.ServeHost, Layout: o.Layout}
 	}
 	if o.Kubeconfig != "" {
 		return &kubeconfig.Kubeconfig{Serve: o.Serve, ServeHost: o.ServeHost, Trainer: o.Trainer, Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}

@@ -31,6 +31,17 @@
 // Kueue:
 //
 //	go run ./hack/manifests -kueue KUEUE_DIR > fixtures/install/kueue.yaml
+//
+// The kind provider's kueue-e2e layout is the cluster of Kueue's own e2e
+// set-up (hack/testing/e2e-common.sh): JobSet from its release manifest
+// (-jobset: config/default, its image set as its release sets it), the
+// Trainer's overlays/manager without its third-party JobSet
+// (-trainer-without-jobset), and Kueue's test/e2e/config/extended
+// (-kueue-e2e, the image set as -kueue sets it):
+//
+//	go run ./hack/manifests -jobset JOBSET_DIR > fixtures/install/kueue-e2e/jobset.yaml
+//	go run ./hack/manifests -trainer-without-jobset TRAINER_DIR > fixtures/install/kueue-e2e/trainer.yaml
+//	go run ./hack/manifests -kueue-e2e KUEUE_DIR > fixtures/install/kueue-e2e/kueue.yaml
 package main
 
 import (
@@ -63,31 +74,32 @@ var rbacKinds = map[string]bool{
 
 func main() {
 	args := os.Args[1:]
-	rbac := len(args) > 0 && args[0] == "-rbac"
-	if rbac {
-		args = args[1:]
-	}
-	kueue := !rbac && len(args) > 0 && args[0] == "-kueue"
-	if kueue {
-		args = args[1:]
-	}
-	webhooks := !rbac && !kueue && len(args) > 0 && args[0] == "-webhooks"
-	if webhooks {
-		args = args[1:]
+	mode := ""
+	if len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		mode, args = args[0], args[1:]
 	}
 	var out []byte
 	var err error
 	switch {
-	case webhooks && len(args) == 1:
-		out, err = renderWebhooks(args[0])
-	case kueue && len(args) == 1:
-		out, err = renderKueue(args[0])
-	case !kueue && rbac && len(args) == 1:
+	case mode == "" && len(args) == 2:
+		out, err = render(args[0], args[1], false)
+	case mode == "-rbac" && len(args) == 2:
+		out, err = render(args[0], args[1], true)
+	case mode == "-rbac" && len(args) == 1:
 		out, err = renderRBAC(args[0])
-	case !kueue && !webhooks && len(args) == 2:
-		out, err = render(args[0], args[1], rbac)
+	case mode == "-webhooks" && len(args) == 1:
+		out, err = renderWebhooks(args[0])
+	case mode == "-kueue" && len(args) == 1:
+		out, err = renderKueue(args[0], kueueRelease)
+	case mode == "-kueue-e2e" && len(args) == 1:
+		out, err = renderKueue(args[0], kueueE2E)
+	case mode == "-jobset" && len(args) == 1:
+		out, err = renderJobSet(args[0])
+	case mode == "-trainer-without-jobset" && len(args) == 1:
+		out, err = renderTrainerWithoutJobSet(args[0])
 	default:
-		fmt.Fprintln(os.Stderr, "usage: manifests [-rbac] TRAINER_DIR JOBSET_DIR | manifests -rbac KUSTOMIZATION_DIR | manifests -kueue KUEUE_DIR | manifests -webhooks KUSTOMIZATION_DIR")
+		fmt.Fprintln(os.Stderr, "usage: manifests [-rbac] TRAINER_DIR JOBSET_DIR | manifests -rbac KUSTOMIZATION_DIR | manifests -webhooks KUSTOMIZATION_DIR\n"+
+			"       manifests -kueue KUEUE_DIR | manifests -kueue-e2e KUEUE_DIR | manifests -jobset JOBSET_DIR | manifests -trainer-without-jobset TRAINER_DIR")
 		os.Exit(2)
 	}
 	if err != nil {
@@ -228,35 +240,150 @@ func render(trainerDir, jobsetDir string, rbac bool) ([]byte, error) {
 // names the image $(IMAGE_REGISTRY)/kueue:$(GIT_TAG).
 const kueueRegistry = "registry.k8s.io/kueue"
 
-// renderKueue builds config/default of the Kueue module at kueueDir with the
-// manager's image set as Kueue's release sets it (its Makefile's
+// kueueKustomization is a kustomization of the Kueue module that -kueue and
+// -kueue-e2e render.
+type kueueKustomization struct {
+	// dir is its directory in the module.
+	dir string
+	// flag is hack/manifests' flag that renders it, what says in the
+	// header what it is.
+	flag, what string
+}
+
+var (
+	// kueueRelease is Kueue's release manifest (config/default).
+	kueueRelease = kueueKustomization{dir: "config/default", flag: "-kueue", what: "config/default"}
+	// kueueE2E is the Kueue of Kueue's own extended e2e suite
+	// (test/e2e/config/extended: config/dev with its e2e patches, one
+	// replica, the configuration of every integration), which its
+	// hack/testing/e2e-common.sh applies with E2E_CONFIG_FOLDER=extended.
+	kueueE2E = kueueKustomization{dir: "test/e2e/config/extended", flag: "-kueue-e2e", what: "test/e2e/config/extended (its extended e2e suite's)"}
+)
+
+// renderKueue builds the kustomization k of the Kueue module at kueueDir
+// with the manager's image set as Kueue's release sets it (its Makefile's
 // prepare-manifests: kustomize edit set image controller=IMAGE in
 // config/components/manager), in memory.
-func renderKueue(kueueDir string) ([]byte, error) {
-	at := strings.LastIndex(kueueDir, "@")
-	if at < 0 {
-		return nil, fmt.Errorf("%s is not a Kueue module in the module cache (module@version)", kueueDir)
+func renderKueue(kueueDir string, k kueueKustomization) ([]byte, error) {
+	version, err := moduleVersion(kueueDir, "Kueue")
+	if err != nil {
+		return nil, err
 	}
-	version := kueueDir[at+1:]
 	mem := filesys.MakeFsInMemory()
-	if err := copyToMemory(mem, filepath.Join(kueueDir, "config"), "/config"); err != nil {
-		return nil, fmt.Errorf("failed to read Kueue's config: %w", err)
+	for _, dir := range []string{"config", "test/e2e/config"} {
+		if err := copyToMemory(mem, filepath.Join(kueueDir, dir), "/"+dir); err != nil {
+			return nil, fmt.Errorf("failed to read Kueue's %s: %w", dir, err)
+		}
 	}
 	if err := setImage(mem, "/config/components/manager/kustomization.yaml", "controller", kueueRegistry+"/kueue", version); err != nil {
 		return nil, err
 	}
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	res, err := k.Run(mem, "/config/default")
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, "/"+k.dir)
 	if err != nil {
-		return nil, fmt.Errorf("failed to render Kueue's config/default: %w", err)
+		return nil, fmt.Errorf("failed to render Kueue's %s: %w", k.dir, err)
 	}
 	out, err := res.AsYaml()
 	if err != nil {
 		return nil, err
 	}
-	header := fmt.Sprintf("# Generated by hack/manifests -kueue (make fixtures): Kueue %s config/default, its image set as\n# its release sets it (controller=%s/kueue:%s in config/components/manager). DO NOT EDIT.\n",
-		version, kueueRegistry, version)
+	header := fmt.Sprintf("# Generated by hack/manifests %s (make fixtures): Kueue %s %s, its image set as\n# its release sets it (controller=%s/kueue:%s in config/components/manager). DO NOT EDIT.\n",
+		k.flag, version, k.what, kueueRegistry, version)
 	return append([]byte(header), out...), nil
+}
+
+// jobsetRegistry is where JobSet's releases put its image: its release
+// (make artifacts IMAGE_REGISTRY=registry.k8s.io/jobset) names it
+// $(IMAGE_REGISTRY)/jobset:$(GIT_TAG), as the Trainer's third-party/jobset
+// renames it too.
+const jobsetRegistry = "registry.k8s.io/jobset"
+
+// renderJobSet builds JobSet's release manifest from the JobSet module at
+// jobsetDir as its Makefile's artifacts target does: config/components/
+// manager's image set to the release's, then config/default built (JobSet
+// in jobset-system).
+func renderJobSet(jobsetDir string) ([]byte, error) {
+	version, err := moduleVersion(jobsetDir, "JobSet")
+	if err != nil {
+		return nil, err
+	}
+	mem := filesys.MakeFsInMemory()
+	if err := copyToMemory(mem, filepath.Join(jobsetDir, "config"), "/config"); err != nil {
+		return nil, fmt.Errorf("failed to read JobSet's config: %w", err)
+	}
+	if err := setImage(mem, "/config/components/manager/kustomization.yaml", "controller", jobsetRegistry+"/jobset", version); err != nil {
+		return nil, err
+	}
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, "/config/default")
+	if err != nil {
+		return nil, fmt.Errorf("failed to render JobSet's config/default: %w", err)
+	}
+	out, err := res.AsYaml()
+	if err != nil {
+		return nil, err
+	}
+	header := fmt.Sprintf("# Generated by hack/manifests -jobset (make fixtures): JobSet %s's release manifest, config/default\n# with its image set as its release sets it (controller=%s/jobset:%s). DO NOT EDIT.\n",
+		version, jobsetRegistry, version)
+	return append([]byte(header), out...), nil
+}
+
+// trainerThirdPartyJobSet is the resource of the Trainer's overlays/manager
+// that installs JobSet with it.
+const trainerThirdPartyJobSet = "../../third-party/jobset"
+
+// renderTrainerWithoutJobSet builds the Trainer's overlays/manager of the
+// module at trainerDir without its third-party JobSet, as its kustomization
+// says to install it on a cluster that runs JobSet already ("Comment this
+// line if JobSet is installed") and as Kueue's e2e set-up installs it
+// (install_kubeflow_trainer removes that resource).
+func renderTrainerWithoutJobSet(trainerDir string) ([]byte, error) {
+	version, err := moduleVersion(trainerDir, "Trainer")
+	if err != nil {
+		return nil, err
+	}
+	mem := filesys.MakeFsInMemory()
+	if err := copyToMemory(mem, filepath.Join(trainerDir, "manifests"), "/manifests"); err != nil {
+		return nil, fmt.Errorf("failed to read the Trainer's manifests: %w", err)
+	}
+	file := "/manifests/overlays/manager/kustomization.yaml"
+	data, err := mem.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var k types.Kustomization
+	if err := yaml.UnmarshalStrict(data, &k); err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", file, err)
+	}
+	i := slices.Index(k.Resources, trainerThirdPartyJobSet)
+	if i < 0 {
+		return nil, fmt.Errorf("%s lists no %s", file, trainerThirdPartyJobSet)
+	}
+	k.Resources = slices.Delete(k.Resources, i, i+1)
+	if data, err = yaml.Marshal(&k); err != nil {
+		return nil, err
+	}
+	if err := mem.WriteFile(file, data); err != nil {
+		return nil, err
+	}
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, "/manifests/overlays/manager")
+	if err != nil {
+		return nil, fmt.Errorf("failed to render the Trainer's overlays/manager: %w", err)
+	}
+	out, err := res.AsYaml()
+	if err != nil {
+		return nil, err
+	}
+	header := fmt.Sprintf("# Generated by hack/manifests -trainer-without-jobset (make fixtures): Kubeflow Trainer %s\n# manifests/overlays/manager without %s. DO NOT EDIT.\n", version, trainerThirdPartyJobSet)
+	return append([]byte(header), out...), nil
+}
+
+// moduleVersion is the version of the module at dir in the module cache
+// (module@version).
+func moduleVersion(dir, project string) (string, error) {
+	at := strings.LastIndex(dir, "@")
+	if at < 0 {
+		return "", fmt.Errorf("%s is not a %s module in the module cache (module@version)", dir, project)
+	}
+	return dir[at+1:], nil
 }
 
 // setImage does what kustomize edit set image name=newName:newTag does to

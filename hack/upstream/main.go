@@ -68,6 +68,10 @@ func main() {
 		os.Exit(1)
 	}
 	simctlPath, err := filepath.Abs(*simctl)
+	if err == nil {
+		// The suites run in their packages' directories.
+		*reportDir, err = filepath.Abs(*reportDir)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "upstream: %v\n", err)
 		os.Exit(1)
@@ -103,10 +107,6 @@ func suiteNames() []string {
 // runSuite builds, starts a cluster for, and runs one suite.
 func runSuite(ctx context.Context, s suite, simctl, reportDir string) figure {
 	f := figure{suite: s}
-	if s.NotRun != "" {
-		f.notRun = s.NotRun
-		return f
-	}
 	dir, version, err := moduleDir(ctx, s)
 	if err != nil {
 		f.err = err
@@ -135,10 +135,10 @@ func runSuite(ctx context.Context, s suite, simctl, reportDir string) figure {
 		return f
 	}
 	jsonReport := filepath.Join(reportDir, s.Name+".json")
-	if err := runTests(ctx, s, bin, kubeconfig, jsonReport, filepath.Join(reportDir, s.Name+".log")); err != nil {
+	if err := runTests(ctx, s, bin, filepath.Join(dir, s.Package), kubeconfig, jsonReport, filepath.Join(reportDir, s.Name+".log")); err != nil {
 		f.err = err
 	}
-	specs, err := readReport(jsonReport)
+	specs, err := readReport(jsonReport, s.LabelFilter)
 	if err != nil {
 		if f.err == nil {
 			f.err = err
@@ -322,7 +322,7 @@ func taintRealNodes(ctx context.Context, c client.Client) error {
 
 // runTests runs the suite's binary against the cluster, with the specs
 // that cannot run here skipped by name.
-func runTests(ctx context.Context, s suite, bin, kubeconfig, jsonReport, logPath string) error {
+func runTests(ctx context.Context, s suite, bin, pkgDir, kubeconfig, jsonReport, logPath string) error {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return err
@@ -332,14 +332,17 @@ func runTests(ctx context.Context, s suite, bin, kubeconfig, jsonReport, logPath
 	if re := skipPattern(s.CannotRun); re != "" {
 		args = append(args, "-ginkgo.skip", re)
 	}
-	if s.FocusFile != "" {
-		args = append(args, "-ginkgo.focus-file", s.FocusFile)
+	if s.LabelFilter != "" {
+		args = append(args, "-ginkgo.label-filter", s.LabelFilter)
 	}
 	abs, err := filepath.Abs(bin)
 	if err != nil {
 		return err
 	}
 	cmd := exec.CommandContext(ctx, abs, args...)
+	// go test runs a test binary in its package's directory: suites find
+	// their module's files from there (Kueue's, its test images).
+	cmd.Dir = pkgDir
 	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+kubeconfig), s.Env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	fmt.Printf("running %s (log: %s)\n", filepath.Base(bin), logPath)

@@ -8,16 +8,20 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+
+	"github.com/onsi/ginkgo/v2/types"
 )
 
 // spec is one spec of a suite's run, read from ginkgo's JSON report (the
 // fields of ginkgo's types.SpecReport this command needs).
 type spec struct {
-	ContainerHierarchyTexts []string
-	LeafNodeType            string
-	LeafNodeText            string
-	State                   string
-	Failure                 struct {
+	ContainerHierarchyTexts  []string
+	ContainerHierarchyLabels [][]string
+	LeafNodeLabels           []string
+	LeafNodeType             string
+	LeafNodeText             string
+	State                    string
+	Failure                  struct {
 		Message  string
 		Location struct {
 			FileName   string
@@ -31,6 +35,15 @@ func (s spec) FullText() string {
 	return strings.Join(append(append([]string{}, s.ContainerHierarchyTexts...), s.LeafNodeText), " ")
 }
 
+// labels are the spec's own labels and its containers'.
+func (s spec) labels() []string {
+	labels := slices.Clone(s.LeafNodeLabels)
+	for _, l := range s.ContainerHierarchyLabels {
+		labels = append(labels, l...)
+	}
+	return labels
+}
+
 // failed reports whether the state is one of ginkgo's failure states.
 func (s spec) failed() bool {
 	switch s.State {
@@ -40,9 +53,19 @@ func (s spec) failed() bool {
 	return false
 }
 
-// readReport reads ginkgo's JSON report: the specs (It nodes) and the
-// suite-level nodes (BeforeSuite and the like) that failed.
-func readReport(path string) ([]spec, error) {
+// readReport reads ginkgo's JSON report: the specs (It nodes) that
+// labelFilter (ginkgo's --label-filter; empty: every spec) selects, and the
+// suite-level nodes (BeforeSuite and the like) that failed. The specs the
+// filter leaves out are other suites' of the package, not specs not run.
+func readReport(path, labelFilter string) ([]spec, error) {
+	selects := func([]string) bool { return true }
+	if labelFilter != "" {
+		filter, err := types.ParseLabelFilter(labelFilter)
+		if err != nil {
+			return nil, fmt.Errorf("invalid label filter %q: %w", labelFilter, err)
+		}
+		selects = filter
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("the suite left no report: %w", err)
@@ -54,7 +77,7 @@ func readReport(path string) ([]spec, error) {
 	var specs []spec
 	for _, r := range reports {
 		for _, s := range r.SpecReports {
-			if s.LeafNodeType == "It" || s.failed() {
+			if s.LeafNodeType == "It" && selects(s.labels()) || s.LeafNodeType != "It" && s.failed() {
 				specs = append(specs, s)
 			}
 		}
@@ -69,8 +92,6 @@ type figure struct {
 	specs   []spec
 	// err: the suite could not be built or run.
 	err error
-	// notRun: why the suite is not run at all.
-	notRun string
 }
 
 // counts returns the specs passed and failed, those that could not run
@@ -102,20 +123,14 @@ func (f figure) ok() bool {
 	if f.err != nil {
 		return false
 	}
-	if f.notRun != "" {
-		return true
-	}
 	passed, failed, _, notRun := f.counts()
 	return len(failed) == 0 && notRun == 0 && passed > 0
 }
 
 // line is the figure in one line.
 func (f figure) line() string {
-	switch {
-	case f.err != nil:
+	if f.err != nil {
 		return fmt.Sprintf("%s: not run: %v", f.suite.Name, f.err)
-	case f.notRun != "":
-		return fmt.Sprintf("%s: not run: %s", f.suite.Name, f.notRun)
 	}
 	passed, failed, cannot, notRun := f.counts()
 	n := 0

@@ -25,7 +25,7 @@ var testSuite = suite{
 // skipped because it cannot run here, and a passed BeforeSuite that is not
 // a spec) and checks the figures and the summary.
 func TestFigures(t *testing.T) {
-	specs, err := readReport(filepath.Join("testdata", "report.json"))
+	specs, err := readReport(filepath.Join("testdata", "report.json"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,5 +104,32 @@ func TestSkipPattern(t *testing.T) {
 	got := skipPattern([]cannotRun{{Spec: regexp.MustCompile(`a b`)}, {Spec: regexp.MustCompile(`c|d`)}})
 	if want := "(a b)|(c|d)"; got != want {
 		t.Errorf("skipPattern() = %q, want %q", got, want)
+	}
+}
+
+// TestLabelFilter: of a package's specs, those the suite's label filter
+// leaves out (another feature's) are not the suite's, where a selected
+// spec that was skipped is one the run did not reach.
+func TestLabelFilter(t *testing.T) {
+	report := `[{"SpecReports": [
+	{"LeafNodeType": "BeforeSuite", "State": "passed"},
+	{"ContainerHierarchyTexts": ["TrainJob"], "ContainerHierarchyLabels": [["area:singlecluster", "feature:trainjob"]], "LeafNodeText": "runs", "LeafNodeType": "It", "State": "passed"},
+	{"ContainerHierarchyTexts": ["JobSet"], "ContainerHierarchyLabels": [["area:singlecluster", "feature:jobset"]], "LeafNodeText": "runs", "LeafNodeType": "It", "State": "skipped"},
+	{"ContainerHierarchyTexts": ["Other"], "LeafNodeLabels": ["feature:trainjob"], "LeafNodeText": "suspends", "LeafNodeType": "It", "State": "skipped"}
+]}]`
+	path := filepath.Join(t.TempDir(), "report.json")
+	if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	specs, err := readReport(path, "feature:trainjob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := figure{suite: suite{Name: "kueue"}, version: "v0.19.1", specs: specs}
+	if got, want := f.line(), "kueue v0.19.1: 1 passed, 0 failed of 2 runnable; 0 cannot run here; 1 runnable not run (the run stopped first)"; got != want {
+		t.Errorf("line() = %q, want %q", got, want)
+	}
+	if _, err := readReport(path, "feature:("); err == nil {
+		t.Error("readReport with an invalid label filter: no error")
 	}
 }

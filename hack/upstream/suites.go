@@ -17,9 +17,9 @@ type suite struct {
 	PinDir string
 	// Package is the suite's package in the module.
 	Package string
-	// FocusFile, when set, runs only the specs of that file of the package
-	// (ginkgo's --focus-file).
-	FocusFile string
+	// LabelFilter, when set, runs only the specs it matches (ginkgo's
+	// --label-filter), as the project's own e2e target filters them.
+	LabelFilter string
 	// Up are simctl up's flags for the suite's cluster.
 	Up []string
 	// Env are variables the suite reads (NAME=value).
@@ -36,9 +36,6 @@ type suite struct {
 	// CannotRun are the specs that cannot run here, with the reason: they
 	// are not run, and the figures list them.
 	CannotRun []cannotRun
-	// NotRun, when set, is why the whole suite cannot run yet: it is not
-	// built nor run, and the figures say why.
-	NotRun string
 }
 
 // cannotRun is a spec that needs what no simulated node has.
@@ -93,12 +90,21 @@ var suites = []suite{
 			Reason: noContainer + ": its container fails on the first attempt and succeeds on the next, deciding by itself",
 		}},
 	}, {
-		Name:      "kueue",
-		Title:     "Kueue TrainJob e2e (test/e2e/singlecluster/extended)",
-		Module:    "sigs.k8s.io/kueue",
-		PinDir:    "hack/kueue/v0.19.1",
-		Package:   "./test/e2e/singlecluster/extended",
-		FocusFile: "trainjob_test.go",
-		NotRun:    "its set-up is Kueue's hack/testing/e2e-common.sh, not simctl's: its BeforeSuite waits for JobSet in jobset-system (installed from JobSet's own release manifest, the Trainer's overlay without its third-party JobSet) and it runs Kueue with test/e2e/config/extended (every namespace managed), where a kind cluster of simctl has JobSet in kubeflow-system and a Kueue narrowed to the scenarios' namespaces",
+		Name:    "kueue",
+		Title:   "Kueue TrainJob e2e (test/e2e/singlecluster/extended, feature:trainjob)",
+		Module:  "sigs.k8s.io/kueue",
+		PinDir:  "hack/kueue/v0.19.1",
+		Package: "./test/e2e/singlecluster/extended",
+		// Kueue's Makefile runs the TrainJob specs with
+		// GINKGO_ARGS=--label-filter=feature:trainjob make test-e2e-extended;
+		// its BeforeSuite waits for the controllers the filter needs.
+		LabelFilter: "feature:trainjob",
+		// Its BeforeSuite waits for Kueue, JobSet in jobset-system and the
+		// Trainer as Deployments, and its specs create TrainJobs in
+		// namespaces of their own, which Kueue manages: the cluster of
+		// Kueue's own e2e set-up, the kueue-e2e layout. One spec waits for
+		// its TrainJob to complete (its container exits at once).
+		Up:             []string{"--cluster", "kind", "--layout", "kueue-e2e", "--nodes", "cpu=4", "--pods-start-after", "5s", "--pods-succeed-after", "20s"},
+		TaintRealNodes: true,
 	},
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/trainersim/trainersim/internal/golden"
 	"github.com/trainersim/trainersim/sim"
+	"github.com/trainersim/trainersim/sim/providers/kind"
 )
 
 // run runs "simctl args..." with nothing on standard input and returns what
@@ -91,6 +92,9 @@ func TestUsageErrors(t *testing.T) {
 		{"another trainer on kind", []string{"run", "--trainer", "v2.1.0", "--cluster", "kind", "x.yaml"}, `--trainer v2.1.0: the kind provider has images of the Trainer v2.3.0 only`},
 		{"unknown component", []string{"run", "--with", "volcano", "x.yaml"}, `invalid --with: unknown component "volcano": trainersim runs kueue`},
 		{"component on an existing cluster", []string{"run", "--with", "kueue", "--kubeconfig", "k", "x.yaml"}, `--with starts components on the clusters simctl starts (envtest, kind); an existing cluster runs what it runs`},
+		{"unknown layout", []string{"up", "--kubeconfig", "k", "--cluster", "kind", "--layout", "kueue"}, `invalid --layout: unknown layout "kueue": the kind cluster's layouts are trainer, kueue-e2e`},
+		{"kind layout on envtest", []string{"up", "--kubeconfig", "k", "--layout", "kueue-e2e"}, `--layout kueue-e2e is a kind cluster's: use it with --cluster kind`},
+		{"layout on run", []string{"run", "--cluster", "kind", "--layout", "kueue-e2e", "x.yaml"}, `unknown flag: --layout`},
 		{"trainer-as without a checkout", []string{"smoke", "--trainer-as", "v2.3.0"}, `--trainer-as gives the release of the Trainer checkout compiled into simctl: this simctl runs the release v2.3.0, not a checkout`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,6 +119,21 @@ func TestComponentsOnKind(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"kueue"}, o.Components); diff != "" {
 		t.Errorf("components mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestLayoutOnKind: up's --layout reaches the kind provider; the default
+// layout is the provider's default.
+func TestLayoutOnKind(t *testing.T) {
+	for flag, want := range map[string]string{kind.LayoutTrainer: "", kind.LayoutKueueE2E: kind.LayoutKueueE2E} {
+		f := clusterFlags{provider: sim.ClusterKind, kindName: "k", layout: flag}
+		o, err := f.options("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sim.NewCluster(o).(*kind.Kind).Layout; got != want {
+			t.Errorf("--layout %s: the kind cluster's layout is %q, want %q", flag, got, want)
+		}
 	}
 }
 

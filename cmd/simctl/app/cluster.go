@@ -42,6 +42,7 @@ type clusterFlags struct {
 	trainerAs  string
 	serveHost  string
 	with       []string
+	layout     string
 }
 
 // register adds the cluster flags and --nodes.
@@ -68,6 +69,12 @@ func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
 		"the Kubeflow Trainer release to run: "+strings.Join(releases.TrainerVersions(), ", ")+" (default "+releases.TrainerVersion+");\nthe JobSet its go.mod pins comes with it. "+releases.TrainerVersion+" runs in simctl's process, the others as processes\n'make assets' builds")
 	cmd.Flags().StringVar(&f.trainerAs, "trainer-as", "",
 		"for a simctl built against a local Trainer checkout (make build TRAINER_DIR=...): the release vX.Y.Z the checkout\ndescends from, which it runs as newer than for version ranges (default: the release make found in its git\ntags or module version; a checkout without one must be given it)")
+}
+
+// registerLayout adds --layout: what a kind cluster installs where.
+func (f *clusterFlags) registerLayout(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.layout, "layout", kind.LayoutTrainer,
+		"with --cluster kind: where what is installed. trainer: the Trainer's own install (its manifests/overlays/manager,\nJobSet included, in kubeflow-system). kueue-e2e: the cluster of Kueue's own e2e set-up, for its test suites:\nJobSet from its release manifest in jobset-system, the Trainer without it, and Kueue of its test/e2e/config/extended,\nmanaging every namespace but kube-system and kueue-system")
 }
 
 // registerExisting adds --kubeconfig and --context: run on a cluster that
@@ -113,6 +120,12 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 	default:
 		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --cluster %q: envtest or kind", f.provider))
 	}
+	if err := kind.ValidateLayout(f.layout); err != nil {
+		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --layout: %w", err))
+	}
+	if f.layout != "" && f.layout != kind.LayoutTrainer && f.provider != sim.ClusterKind {
+		return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("--layout %s is a kind cluster's: use it with --cluster kind", f.layout))
+	}
 	if f.serveHost != "" {
 		if net.ParseIP(f.serveHost) == nil {
 			return sim.ClusterOptions{}, withCode(ExitUsage, fmt.Errorf("invalid --serve-host %q: an IP address of this machine", f.serveHost))
@@ -143,6 +156,9 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 	o.TrainerAs = f.trainerAs
 	o.ServeHost = f.serveHost
 	o.Components = f.with
+	if f.layout != kind.LayoutTrainer {
+		o.Layout = f.layout
+	}
 	if f.kubeconfig != "" {
 		abs, err := filepath.Abs(f.kubeconfig)
 		if err != nil {
@@ -185,6 +201,8 @@ func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (clu
 	switch {
 	case o.Kubeconfig != "":
 		fmt.Fprintf(out, "using the cluster of %s\n", o.Kubeconfig)
+	case o.Provider == sim.ClusterKind && o.Layout == kind.LayoutKueueE2E:
+		fmt.Fprintf(out, "creating kind cluster %s (Kubernetes %s) laid out as Kueue's e2e set-up: JobSet in jobset-system, Kubeflow Trainer, then Kueue of its test/e2e/config/extended, as Deployments\n", o.KindName, releases.KubernetesVersion)
 	case o.Provider == sim.ClusterKind && slices.Contains(o.Components, releases.ComponentKueue):
 		fmt.Fprintf(out, "creating kind cluster %s (Kubernetes %s) with Kubeflow Trainer, JobSet and Kueue as Deployments\n", o.KindName, releases.KubernetesVersion)
 	case o.Provider == sim.ClusterKind:

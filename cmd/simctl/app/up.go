@@ -10,6 +10,7 @@ import (
 	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/policy"
+	"github.com/trainersim/trainersim/sim/providers/kind"
 )
 
 func newUpCommand(streams Streams) *cobra.Command {
@@ -31,10 +32,17 @@ any namespace but kube-system and the scenarios') succeed that long after it
 starts, and --pods-start-after holds it in Pending that long first, as a
 kubelet pulling images does, so that a test suite written for a real cluster
 sees its jobs start and complete. A Pod that carries its own
-lifecycle.trainersim.dev annotations keeps them.`,
+lifecycle.trainersim.dev annotations keeps them.
+
+--cluster kind --layout kueue-e2e lays the kind cluster out as Kueue's own e2e
+set-up does, for Kueue's test suites: JobSet in jobset-system, the Trainer
+without it, then Kueue managing every namespace. Scenarios written for the
+default layout (Kueue only where they ask for it) see its entry on their
+TrainJobs there.`,
 		Example: `  simctl up --kubeconfig /tmp/sim.kubeconfig --nodes nvidia-h100-80gb=2,cpu=1
   kubectl --kubeconfig /tmp/sim.kubeconfig get nodes -o wide
-  simctl up --kubeconfig /tmp/sim.kubeconfig --pods-start-after 3s --pods-succeed-after 20s`,
+  simctl up --kubeconfig /tmp/sim.kubeconfig --pods-start-after 3s --pods-succeed-after 20s
+  simctl up --kubeconfig /tmp/kueue.kubeconfig --cluster kind --layout kueue-e2e --nodes cpu=4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			abs, err := filepath.Abs(kubeconfig)
@@ -56,6 +64,7 @@ lifecycle.trainersim.dev annotations keeps them.`,
 	cmd.Flags().DurationVar(&pods.StartAfter, "pods-start-after", 0, "hold every Pod no scenario owns in Pending this long after it is bound, as an image pull would (default: start at once)")
 	cmd.Flags().DurationVar(&pods.SucceedAfter, "pods-succeed-after", 0, "make every Pod no scenario owns succeed this long after it starts running (default: run until deleted)")
 	flags.register(cmd)
+	flags.registerLayout(cmd)
 	return cmd
 }
 
@@ -76,7 +85,13 @@ func runUp(ctx context.Context, streams Streams, o sim.ClusterOptions, pods poli
 	}
 	fmt.Fprintf(streams.Out, "kubeconfig: %s\n", env.AdminKubeconfig())
 	fmt.Fprintf(streams.Out, "  kubectl --kubeconfig %s get nodes -L nvidia.com/gpu.product\n", env.AdminKubeconfig())
-	fmt.Fprintf(streams.Out, "  simctl run --kubeconfig %s scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml\n", env.AdminKubeconfig())
+	if o.Layout == kind.LayoutKueueE2E {
+		// Its Kueue manages every namespace: it adds its entry to the
+		// TrainJobs of scenarios written for a Kueue that does not.
+		fmt.Fprintf(streams.Out, "  KUBECONFIG=%s go test ./test/e2e/singlecluster/extended -args -ginkgo.label-filter=feature:trainjob   # in a Kueue checkout\n", env.AdminKubeconfig())
+	} else {
+		fmt.Fprintf(streams.Out, "  simctl run --kubeconfig %s scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml\n", env.AdminKubeconfig())
+	}
 	if l, ok := env.(cluster.Logs); ok {
 		fmt.Fprintf(streams.Out, "component logs: %s\n", l.LogDir())
 	}

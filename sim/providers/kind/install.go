@@ -52,6 +52,8 @@ type installer struct {
 	progress *startup.Progress
 	// kueue installs Kueue too (kueue.go).
 	kueue bool
+	// layout is Kind.Layout (layout.go).
+	layout string
 }
 
 func (in *installer) install(ctx context.Context) error {
@@ -65,45 +67,26 @@ func (in *installer) install(ctx context.Context) error {
 	if err := in.waitAvailable(ctx, []client.ObjectKey{{Namespace: metav1.NamespaceSystem, Name: "coredns"}}); err != nil {
 		return err
 	}
-	objs, err := manifests.ReadObjects(fixtures.FS, fixtures.TrainerInstall)
-	if err != nil {
-		return err
-	}
-	// Namespaces and CRDs first, as kubectl orders them.
-	first := func(o *unstructured.Unstructured) bool {
-		return o.GetKind() == "Namespace" || o.GetKind() == "CustomResourceDefinition"
-	}
-	for _, pass := range []bool{true, false} {
-		for _, o := range objs {
-			if first(o) != pass {
-				continue
-			}
-			if o.GetKind() == "Deployment" {
-				if err := avoidSimulatedNodes(o); err != nil {
-					return err
-				}
-			}
-			if err := in.apply(ctx, o); err != nil {
+	if in.layout == LayoutKueueE2E {
+		if err := in.installKueueE2E(ctx); err != nil {
+			return err
+		}
+	} else {
+		deployments, err := in.applyFile(ctx, fixtures.TrainerInstall)
+		if err != nil {
+			return err
+		}
+		if in.kueue {
+			// Applied once the Trainer's CRDs exist, whose TrainJob
+			// integration Kueue sets up at its start; it becomes ready
+			// while the rest installs.
+			if err := in.applyKueue(ctx); err != nil {
 				return err
 			}
 		}
-	}
-	if in.kueue {
-		// Applied once the Trainer's CRDs exist, whose TrainJob
-		// integration Kueue sets up at its start; it becomes ready while
-		// the rest installs.
-		if err := in.applyKueue(ctx); err != nil {
+		if err := in.waitAvailable(ctx, deployments); err != nil {
 			return err
 		}
-	}
-	var deployments []client.ObjectKey
-	for _, o := range objs {
-		if o.GetKind() == "Deployment" {
-			deployments = append(deployments, client.ObjectKeyFromObject(o))
-		}
-	}
-	if err := in.waitAvailable(ctx, deployments); err != nil {
-		return err
 	}
 	in.progress.Ready(StepInstall, since)
 
@@ -152,12 +135,54 @@ func (in *installer) install(ctx context.Context) error {
 	}
 	in.progress.Ready(cluster.StepIsolation, since)
 
-	if in.kueue {
+	if in.kueue && in.layout != LayoutKueueE2E {
 		since = in.progress.Now()
 		if err := in.waitKueue(ctx); err != nil {
 			return err
 		}
 		in.progress.Ready(releases.ComponentKueue, since)
+	}
+	return nil
+}
+
+// applyFile applies the manifest file of fixtures.FS, its Namespaces and
+// CRDs first as kubectl orders them, each Deployment kept off the simulated
+// nodes (avoidSimulatedNodes), and returns its Deployments.
+func (in *installer) applyFile(ctx context.Context, file string) ([]client.ObjectKey, error) {
+	objs, err := manifests.ReadObjects(fixtures.FS, file)
+	if err != nil {
+		return nil, err
+	}
+	var deployments []client.ObjectKey
+	list := make([]client.Object, 0, len(objs))
+	for _, o := range objs {
+		if o.GetKind() == "Deployment" {
+			if err := avoidSimulatedNodes(o); err != nil {
+				return nil, err
+			}
+			deployments = append(deployments, client.ObjectKeyFromObject(o))
+		}
+		list = append(list, o)
+	}
+	return deployments, in.applyInOrder(ctx, list)
+}
+
+// applyInOrder applies objs, their Namespaces and CRDs first, as kubectl
+// orders them.
+func (in *installer) applyInOrder(ctx context.Context, objs []client.Object) error {
+	first := func(o client.Object) bool {
+		kind := o.GetObjectKind().GroupVersionKind().Kind
+		return kind == "Namespace" || kind == "CustomResourceDefinition"
+	}
+	for _, pass := range []bool{true, false} {
+		for _, o := range objs {
+			if first(o) != pass {
+				continue
+			}
+			if err := in.apply(ctx, o); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -44,8 +44,10 @@ const (
 
 var _ cluster.KueueWebhooks = (*Kind)(nil)
 
-// runsKueue reports whether the run needs Kueue.
-func (k *Kind) runsKueue() bool { return slices.Contains(k.Components, releases.ComponentKueue) }
+// runsKueue reports whether the run needs Kueue, or its layout runs it.
+func (k *Kind) runsKueue() bool {
+	return slices.Contains(k.Components, releases.ComponentKueue) || slices.Contains(layoutComponents(k.Layout), releases.ComponentKueue)
+}
 
 // componentImages are the images of Components, loaded only when a run
 // needs them.
@@ -179,21 +181,7 @@ func (in *installer) applyKueue(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	first := func(o client.Object) bool {
-		kind := o.GetObjectKind().GroupVersionKind().Kind
-		return kind == "Namespace" || kind == "CustomResourceDefinition"
-	}
-	for _, pass := range []bool{true, false} {
-		for _, o := range objs {
-			if first(o) != pass {
-				continue
-			}
-			if err := in.apply(ctx, o); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return in.applyInOrder(ctx, objs)
 }
 
 // waitKueue waits until Kueue's Deployment is Available and its webhooks

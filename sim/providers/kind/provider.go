@@ -93,6 +93,10 @@ type Kind struct {
 	// Trainer and JobSet (releases.Components): kueue installs Kueue
 	// releases.KueueVersion from its own manifests and image. Empty: none.
 	Components []string
+	// Layout is where what is installed from which manifests: LayoutTrainer
+	// or LayoutKueueE2E (layout.go), which runs Kueue whatever Components
+	// say. Empty: LayoutTrainer.
+	Layout string
 	// StartTimeout bounds Start. Zero: cluster.DefaultStartTimeout.
 	StartTimeout time.Duration
 	// Progress, when set, is called once per step of Start as it is done.
@@ -157,6 +161,9 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("cannot run the Trainer %s: %w", release.Version, ErrKindTrainer)
 	}
 	if err := releases.ValidateComponents(k.Components); err != nil {
+		return err
+	}
+	if err := ValidateLayout(k.Layout); err != nil {
 		return err
 	}
 	// The Trainer runs in the cluster: what this process logs through klog
@@ -231,7 +238,7 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	in := &installer{client: c, progress: &k.progress, kueue: k.runsKueue()}
+	in := &installer{client: c, progress: &k.progress, kueue: k.runsKueue(), layout: k.Layout}
 	if err := in.install(ctx); err != nil {
 		return err
 	}
