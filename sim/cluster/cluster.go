@@ -148,7 +148,7 @@ type WebhookServing interface {
 }
 
 // RequestAuditing is implemented by clusters whose API server records the
-// components' requests (envtest.Environment).
+// components' requests (envtest.Environment, kind.Kind).
 type RequestAuditing interface {
 	// ComponentRequests returns the writes of components to objects of a
 	// namespace recorded so far, in the order they were answered.

@@ -351,7 +351,7 @@ func (s *scenarioRun) prepareRelease(st *v1alpha1.Step) *prepared {
 func (s *scenarioRun) answers(ctx context.Context, held []gate.Request, since time.Time) ([]cluster.ComponentRequest, error) {
 	auditing, ok := s.cluster.(cluster.RequestAuditing)
 	if !ok {
-		return nil, errors.New("this cluster records no requests of components (a release in a concurrently group needs envtest)")
+		return nil, errors.New("this cluster records no requests of components (a release in a concurrently group needs a cluster simctl starts: envtest or kind)")
 	}
 	out := make([]cluster.ComponentRequest, len(held))
 	var last error

@@ -17,7 +17,7 @@ import (
 // The components' requests, as the API server's audit log records them.
 
 // noAuditLog says that a cluster records no requests of components.
-const noAuditLog = "this cluster records no requests of components (expect.requests needs a cluster simctl starts: envtest)"
+const noAuditLog = "this cluster records no requests of components (expect.requests needs a cluster simctl starts: envtest or kind)"
 
 // componentRequests returns the requests of the scenario's components
 // (spec.components: Kueue) to TrainJobs of the scenario's namespace; false

@@ -737,7 +737,7 @@ type Expect struct {
 	// Requests asserts requests that a component the harness runs sent
 	// about an object of the scenario, and how the API server answered
 	// them, as its audit log records them (clusters simctl starts:
-	// envtest). A component's request that was refused is a result:
+	// envtest, kind). A component's request that was refused is a result:
 	// this is how a scenario says so.
 	// +optional
 	Requests []RequestExpectation `json:"requests,omitempty"`

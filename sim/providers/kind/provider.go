@@ -212,8 +212,13 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 	if k.KubeconfigPath == "" {
 		k.KubeconfigPath = filepath.Join(k.WorkDir, "kubeconfig")
 	}
+	if err := k.writeAuditPolicy(); err != nil {
+		return err
+	}
+	kindCfg := KindConfig(k.name(), k.nodeImage())
+	withAuditLog(kindCfg, k.auditDir())
 	err = k.provider.Create(k.name(),
-		kindcluster.CreateWithV1Alpha4Config(KindConfig(k.name(), k.nodeImage())),
+		kindcluster.CreateWithV1Alpha4Config(kindCfg),
 		kindcluster.CreateWithKubeconfigPath(k.KubeconfigPath),
 		kindcluster.CreateWithWaitForReady(kindCreateWait),
 		kindcluster.CreateWithDisplayUsage(false),

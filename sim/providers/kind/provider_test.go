@@ -1,13 +1,17 @@
 package kind
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+	"sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/fixtures"
 	"github.com/trainersim/trainersim/sim/manifests"
@@ -96,5 +100,67 @@ func TestKindRefusesAnotherTrainer(t *testing.T) {
 	k := &Kind{Name: "never-created", Trainer: releases.Trainers[0].Version}
 	if err := k.Start(t.Context()); !errors.Is(err, ErrKindTrainer) {
 		t.Errorf("Start with the Trainer %s: got %v, want ErrKindTrainer", k.Trainer, err)
+	}
+}
+
+// TestWithAuditLog: the node mounts the audit directory, and the JSON patch
+// kind applies to its kubeadm ClusterConfiguration (v1beta4, for Kubernetes
+// 1.36) adds the audit flags to the API server's arguments, keeping kind's,
+// and mounts the directory into its static Pod.
+func TestWithAuditLog(t *testing.T) {
+	cfg := KindConfig("x", KindNodeImage)
+	withAuditLog(cfg, "/work/audit")
+	if diff := cmp.Diff([]v1alpha4.Mount{{HostPath: "/work/audit", ContainerPath: auditNodeDir}}, cfg.Nodes[0].ExtraMounts); diff != "" {
+		t.Errorf("node mounts mismatch (-want +got):\n%s", diff)
+	}
+	if len(cfg.KubeadmConfigPatchesJSON6902) != 1 {
+		t.Fatalf("%d JSON patches, want 1", len(cfg.KubeadmConfigPatchesJSON6902))
+	}
+	p := cfg.KubeadmConfigPatchesJSON6902[0]
+	if p.Group != "kubeadm.k8s.io" || p.Version != "v1beta4" || p.Kind != "ClusterConfiguration" {
+		t.Errorf("the patch targets %s/%s %s, want kubeadm.k8s.io/v1beta4 ClusterConfiguration", p.Group, p.Version, p.Kind)
+	}
+	ops, err := yaml.YAMLToJSON([]byte(p.Patch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := jsonpatch.DecodePatch(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// kind's template gives the API server one argument of its own.
+	out, err := patch.Apply([]byte(`{"apiServer":{"extraArgs":[{"name":"runtime-config","value":""}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		APIServer struct {
+			ExtraArgs    []struct{ Name, Value string } `json:"extraArgs"`
+			ExtraVolumes []struct {
+				Name      string `json:"name"`
+				HostPath  string `json:"hostPath"`
+				MountPath string `json:"mountPath"`
+			} `json:"extraVolumes"`
+		} `json:"apiServer"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]string{}
+	for _, a := range got.APIServer.ExtraArgs {
+		args[a.Name] = a.Value
+	}
+	want := map[string]string{
+		"runtime-config":    "",
+		"audit-policy-file": auditNodeDir + "/policy.yaml",
+		"audit-log-path":    auditNodeDir + "/audit.log",
+		"audit-log-format":  "json",
+		"audit-log-mode":    "blocking",
+	}
+	if diff := cmp.Diff(want, args); diff != "" {
+		t.Errorf("API server arguments mismatch (-want +got):\n%s", diff)
+	}
+	if len(got.APIServer.ExtraVolumes) != 1 || got.APIServer.ExtraVolumes[0].HostPath != auditNodeDir || got.APIServer.ExtraVolumes[0].MountPath != auditNodeDir {
+		t.Errorf("API server volumes %+v, want the node's %s at the same path", got.APIServer.ExtraVolumes, auditNodeDir)
 	}
 }

@@ -1,4 +1,4 @@
-package envtest
+package audit
 
 import (
 	"slices"
@@ -22,7 +22,7 @@ func TestReadComponentRequests(t *testing.T) {
 {"kind":"Event","verb":"patch","user":{"username":"system:serviceaccount:kueue-system:kueue-controller-manager"},"objectRef":{"resource":"trainjobs","namespace":"other","name":"llm"},"responseStatus":{"metadata":{},"code":200},"stageTimestamp":"2026-11-24T10:00:01Z"}
 {"kind":"Event","verb":"patch","user":{"username":"admin"},"objectRef":{"resource":"trainjobs","namespace":"ns","name":"llm"},"responseStatus":{"metadata":{},"code":200},"stageTimestamp":"2026-11-24T10:00:01Z"}
 {"kind":"Event","verb":"patch","user":{"username":"system:serviceaccount:kueue-system:kueue-controller-manager"},"objectRef":{"resource":"trainjobs","namespace":"ns","na`
-	got, err := readComponentRequests(strings.NewReader(log), "ns")
+	got, err := Read(strings.NewReader(log), "ns")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestReadComponentRequests(t *testing.T) {
 
 	// A line that is not an event, other than one being written, is an
 	// error that names it: requests are not lost in silence.
-	_, err = readComponentRequests(strings.NewReader("{\"verb\":\"patch\"}\nnot json\n{}\n"), "ns")
+	_, err = Read(strings.NewReader("{\"verb\":\"patch\"}\nnot json\n{}\n"), "ns")
 	if err == nil || !strings.Contains(err.Error(), "audit log line 2") {
 		t.Errorf("a corrupt line: error %v, want one naming line 2", err)
 	}
@@ -49,7 +49,7 @@ func TestReadComponentRequests(t *testing.T) {
 // their leases, events and node heartbeats, nor anybody else's requests. The policy is checked with the
 // API server's own evaluator.
 func TestAuditPolicy(t *testing.T) {
-	policy, err := auditpolicy.LoadPolicyFromBytes([]byte(auditPolicy()))
+	policy, err := auditpolicy.LoadPolicyFromBytes([]byte(Policy()))
 	if err != nil {
 		t.Fatal(err)
 	}
