@@ -73,7 +73,11 @@ type htmlRun struct {
 	KueueVersion       string
 	TrainerCheckout    string
 	KueueCheckout      string
-	FailedSteps        []htmlFailedStep
+	// Shard, Shards and MissingShards are the Run's.
+	Shard         string
+	Shards        []string
+	MissingShards []string
+	FailedSteps   []htmlFailedStep
 	// OrderDependent are the shaker's findings: a line and a replay each.
 	OrderDependent        []htmlOrderDependent
 	Scenarios             []htmlScenario
@@ -189,6 +193,9 @@ func newHTMLRun(run *results.Run) htmlRun {
 		KueueVersion:      run.KueueVersion,
 		TrainerCheckout:   run.TrainerCheckout,
 		KueueCheckout:     run.KueueCheckout,
+		Shard:             run.Shard,
+		Shards:            run.Shards,
+		MissingShards:     run.MissingShards,
 	}
 	for _, f := range run.OrderDependent() {
 		v.OrderDependent = append(v.OrderDependent, htmlOrderDependent{Line: OrderDependentLine(f), Failure: f.Failure, Replay: orderDependentReplay(run, f)})
@@ -196,6 +203,8 @@ func newHTMLRun(run *results.Run) htmlRun {
 	switch {
 	case v.Passed:
 		v.Verdict = "passed"
+	case len(run.MissingShards) > 0:
+		v.Verdict = "incomplete"
 	case run.Unfinished:
 		v.Verdict = "unfinished"
 	case run.Interrupted:

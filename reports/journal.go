@@ -57,6 +57,8 @@ type JournalStart struct {
 	KueueCheckout     string    `json:"kueueCheckout,omitempty"`
 	// Paths are the scenario paths the run was given.
 	Paths []string `json:"paths,omitempty"`
+	// Shard is the Run's.
+	Shard string `json:"shard,omitempty"`
 	// Runs are the runs the run is to make, in order: one per scenario,
 	// one per explored order of a scenario that explores interleavings.
 	Runs []PlannedRun `json:"runs"`
@@ -266,6 +268,7 @@ func journalRun(start *JournalStart, done []results.Scenario, end *JournalEnd) *
 		KueueVersion:      start.KueueVersion,
 		TrainerCheckout:   start.TrainerCheckout,
 		KueueCheckout:     start.KueueCheckout,
+		Shard:             start.Shard,
 		Scenarios:         slices.Clone(done),
 	}
 	order := make(map[string]int, len(start.Runs))

@@ -88,7 +88,9 @@ type junitFailure struct {
 // unfinished run did not finish are not in the Run and have no <testcase>;
 // the suite has an "interrupted" or "unfinished" property instead, a
 // "notReported" property with their count, and a <system-out> that says so
-// (Run.Incomplete), names them and lists the Run's Problems. Runes that XML
+// (Run.Incomplete), names them and lists the Run's Problems. A shard's run
+// has a "shard" property (K/N); a merged one "shards", and "missingShards"
+// with the <system-out> when it lacks some. Runes that XML
 // 1.0 forbids are replaced with U+FFFD, so the output is always
 // well-formed.
 func WriteJUnit(w io.Writer, run *results.Run) error {
@@ -121,6 +123,15 @@ func WriteJUnit(w io.Writer, run *results.Run) error {
 	}
 	if run.Unfinished {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "unfinished", Value: "true"})
+	}
+	if run.Shard != "" {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "shard", Value: xmlSafe(run.Shard)})
+	}
+	if len(run.Shards) > 0 {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "shards", Value: xmlSafe(strings.Join(run.Shards, ","))})
+	}
+	if len(run.MissingShards) > 0 {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "missingShards", Value: xmlSafe(strings.Join(run.MissingShards, ","))})
 	}
 	if incomplete := run.Incomplete(); incomplete != "" {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "notReported", Value: fmt.Sprint(len(run.NotReported))})

@@ -53,6 +53,13 @@ type Run struct {
 	// report.jsonl: the lines it could not read and skipped, each as
 	// FILE:LINE: what was wrong.
 	Problems []string `json:"problems,omitempty"`
+	// Shard is K/N for a run of one shard of the scenarios (simctl run
+	// --shard); empty for a whole run.
+	Shard string `json:"shard,omitempty"`
+	// Shards are the shards a merged run was made of (simctl report
+	// --merge), in order; MissingShards those of its N that it lacks.
+	Shards        []string `json:"shards,omitempty"`
+	MissingShards []string `json:"missingShards,omitempty"`
 	// Scenarios in the order they were given.
 	Scenarios []Scenario `json:"scenarios"`
 }
@@ -409,7 +416,7 @@ type Pod struct {
 
 // Passed reports whether every scenario passed and the run was complete.
 func (r *Run) Passed() bool {
-	if r.Interrupted || r.Unfinished {
+	if r.Interrupted || r.Unfinished || len(r.MissingShards) > 0 {
 		return false
 	}
 	for i := range r.Scenarios {
@@ -426,6 +433,8 @@ func (r *Run) Passed() bool {
 func (r *Run) Incomplete() string {
 	var what string
 	switch {
+	case len(r.MissingShards) > 0:
+		return fmt.Sprintf("merged run lacks shard %s: its scenarios have no result", strings.Join(r.MissingShards, ", "))
 	case r.Unfinished:
 		what = "run did not finish"
 	case r.Interrupted:

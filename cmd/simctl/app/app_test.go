@@ -95,6 +95,10 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown layout", []string{"up", "--kubeconfig", "k", "--cluster", "kind", "--layout", "kueue"}, `invalid --layout: unknown layout "kueue": the kind cluster's layouts are trainer, kueue-e2e`},
 		{"kind layout on envtest", []string{"up", "--kubeconfig", "k", "--layout", "kueue-e2e"}, `--layout kueue-e2e is a kind cluster's: use it with --cluster kind`},
 		{"layout on run", []string{"run", "--cluster", "kind", "--layout", "kueue-e2e", "x.yaml"}, `unknown flag: --layout`},
+		{"bad shard", []string{"run", "--shard", "4/3", "x.yaml"}, `invalid --shard: shard 4/3: want 1 <= K <= N`},
+		{"shard durations without a shard", []string{"run", "--shard-durations", "d", "x.yaml"}, `--shard-durations balances --shard's slices: give --shard K/N too`},
+		{"merge without an output", []string{"report", "--merge", "a", "b"}, `--merge writes the merged reports into --report-dir: give it`},
+		{"report-dir without merge", []string{"report", "--report-dir", "out", "a"}, `--report-dir is where --merge writes`},
 		{"trainer-as without a checkout", []string{"smoke", "--trainer-as", "v2.3.0"}, `--trainer-as gives the release of the Trainer checkout compiled into simctl: this simctl runs the release v2.3.0, not a checkout`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -217,3 +217,38 @@ func TestReportUsageErrors(t *testing.T) {
 		t.Errorf("report wrote %d files into a directory without report.jsonl, want none", len(entries))
 	}
 }
+
+// TestReadEarlierRun: --shard-durations takes a report directory (its
+// report.jsonl, there also after a killed run), a report.jsonl or a
+// report.json, and names a file that is none of them.
+func TestReadEarlierRun(t *testing.T) {
+	dir := t.TempDir()
+	start := reports.JournalStart{Started: time.Now(), Cluster: "envtest", Runs: []reports.PlannedRun{{Name: "a", File: "s/a.yaml"}}}
+	j, err := reports.CreateJournal(dir, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := results.Scenario{Name: "a", File: "s/a.yaml", Passed: true, Duration: 3 * time.Second}
+	if err := j.Record(&sc); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Finish(&results.Run{Started: start.Started, Cluster: "envtest", Scenarios: []results.Scenario{sc}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{dir, filepath.Join(dir, reports.JSONLFile), filepath.Join(dir, reports.JSONFile)} {
+		run, err := readEarlierRun(path)
+		if err != nil {
+			t.Fatalf("readEarlierRun(%s): %v", path, err)
+		}
+		if len(run.Scenarios) != 1 || run.Scenarios[0].Duration != 3*time.Second || run.Scenarios[0].File != "s/a.yaml" {
+			t.Errorf("readEarlierRun(%s) = %+v, want the one scenario of 3s", path, run.Scenarios)
+		}
+	}
+	bad := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(bad, []byte("not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readEarlierRun(bad); err == nil || !strings.Contains(err.Error(), "is not a simctl run's report.json") {
+		t.Errorf("readEarlierRun(%s) = %v, want an error naming it", bad, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +44,9 @@ type runFlags struct {
 	// shakeSeedFlag is &shakeSeed when --shake-seed was given.
 	shakeSeedFlag *uint64
 	shakeMaxDelay time.Duration
+	// shard and shardDurations are --shard and --shard-durations.
+	shard          string
+	shardDurations string
 }
 
 func newRunCommand(streams Streams) *cobra.Command {
@@ -132,6 +136,8 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
 	fl.IntVar(&f.shake, "shake", 0, "run every scenario this many times with seeded delays on its writes, and report those whose verdict changes (order-dependent)")
 	fl.Uint64Var(&f.shakeSeed, "shake-seed", 0, "with --shake, the first seed; alone, run each scenario once with the delays of this seed (a replay)")
 	fl.DurationVar(&f.shakeMaxDelay, "shake-max-delay", shake.DefaultMaxDelay, "the longest delay --shake adds to one write")
+	fl.StringVar(&f.shard, "shard", "", "run the K-th of N slices of the selected scenarios (K/N, 1/3 say): one per CI machine, balanced by\n--shard-durations, merged afterwards with 'simctl report --merge'")
+	fl.StringVar(&f.shardDurations, "shard-durations", "", "with --shard: the --report-dir (or its report.jsonl or report.json) of an earlier run, whose\nscenarios' durations balance the slices (default: every run weighs the same)")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
 	fl.BoolVar(&f.cluster.unisolated, "unisolated", false, "with --kubeconfig, on a cluster that serves no MutatingAdmissionPolicy: run anyway, one scenario at a time,\nat the risk of scenario Pods landing on the cluster's own nodes")
 	f.cluster.registerCluster(cmd)
@@ -181,6 +187,17 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		return err
 	}
 	o.Nodes = nil // every scenario brings its own
+	var shard *runner.Shard
+	switch {
+	case f.shard != "":
+		s, err := runner.ParseShard(f.shard)
+		if err != nil {
+			return withCode(ExitUsage, fmt.Errorf("invalid --shard: %w", err))
+		}
+		shard = &s
+	case f.shardDurations != "":
+		return withCode(ExitUsage, errors.New("--shard-durations balances --shard's slices: give --shard K/N too"))
+	}
 	seeds, err := shakeSeeds(f, o)
 	if err != nil {
 		return err
@@ -196,6 +213,11 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	if len(files) == 0 {
 		return withCode(ExitUsage, errors.New("no scenario selected"))
 	}
+	if shard != nil {
+		if files, err = selectShard(streams, *shard, f.shardDurations, files); err != nil {
+			return err
+		}
+	}
 	if o.ClusterName() != cluster.Kubeconfig {
 		o.Components = runner.WithComponents(o.Components, files, o.Trainer)
 	}
@@ -209,6 +231,9 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	}
 
 	run := &results.Run{Started: time.Now()}
+	if shard != nil {
+		run.Shard = shard.String()
+	}
 	plans := runner.Plans(files, f.seedFlag)
 	if len(seeds) > 0 {
 		plans = runner.Shaken(plans, seeds)
@@ -253,6 +278,9 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 			TrainerCheckout:   run.TrainerCheckout,
 			KueueCheckout:     run.KueueCheckout,
 			Paths:             paths,
+		}
+		if shard != nil {
+			start.Shard = shard.String()
 		}
 		for _, p := range plans {
 			start.Runs = append(start.Runs, reports.PlannedRun{Name: p.Name(), File: p.File.Path})
@@ -326,6 +354,49 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		return withCode(ExitFailed, errors.New(summary))
 	}
 	return nil
+}
+
+// selectShard returns --shard's slice of files, balanced by the durations
+// of --shard-durations' run, and prints what it selected.
+func selectShard(streams Streams, shard runner.Shard, durationsOf string, files []*scenario.File) ([]*scenario.File, error) {
+	durations := runner.Durations{}
+	by := "every run weighing the same"
+	if durationsOf != "" {
+		prev, err := readEarlierRun(durationsOf)
+		if err != nil {
+			return nil, withCode(ExitUsage, fmt.Errorf("invalid --shard-durations: %w", err))
+		}
+		for _, sc := range prev.Scenarios {
+			durations.Add(sc.File, sc.Duration)
+		}
+		by = "by the durations of " + durationsOf
+	}
+	selected := shard.Select(files, durations)
+	if len(selected) == 0 {
+		return nil, withCode(ExitUsage, fmt.Errorf("shard %s holds no scenario: %d scenarios are selected, fewer than %d shards", shard, len(files), shard.N))
+	}
+	fmt.Fprintf(streams.Out, "shard %s: %d of %d scenarios, balanced %s\n", shard, len(selected), len(files), by)
+	return selected, nil
+}
+
+// readEarlierRun reads the run of a report directory (its report.jsonl),
+// of a report.jsonl, or of a report.json.
+func readEarlierRun(path string) (*results.Run, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, reports.JSONLFile)
+	}
+	if strings.HasSuffix(path, ".jsonl") {
+		return reports.ReadJournal(path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	run := &results.Run{}
+	if err := json.Unmarshal(data, run); err != nil {
+		return nil, fmt.Errorf("%s is not a simctl run's report.json: %w", path, err)
+	}
+	return run, nil
 }
 
 // shakeSeeds are the seeds of --shake and --shake-seed, none without
