@@ -100,6 +100,23 @@ var _ = Describe("simctl run --kubeconfig on a running trainersim cluster", func
 		Expect(run.Scenarios[0].Passed).To(BeTrue())
 
 		Expect(runLabelled(ctx, k8s)).To(BeEmpty())
+		// Torn down in the order a cluster needs (Pods gone, then the
+		// nodes): once the run has exited no Pod nor node of it is left,
+		// not even Terminating, where nodes deleted first leave their
+		// Pods to the Pod garbage collector for about a minute. The
+		// namespace, being deleted, ends its deletion on its own.
+		ns := run.Scenarios[0].Namespace
+		namespace := &corev1.Namespace{}
+		if err := k8s.Get(ctx, client.ObjectKey{Name: ns}, namespace); !apierrors.IsNotFound(err) {
+			Expect(err).NotTo(HaveOccurred())
+			Expect(namespace.DeletionTimestamp).NotTo(BeNil(), "namespace %s is not being deleted", ns)
+		}
+		var pods corev1.PodList
+		Expect(k8s.List(ctx, &pods, client.InNamespace(ns))).To(Succeed())
+		Expect(pods.Items).To(BeEmpty())
+		var nodes corev1.NodeList
+		Expect(k8s.List(ctx, &nodes, client.MatchingLabels{cluster.IsolationKey: ns})).To(Succeed())
+		Expect(nodes.Items).To(BeEmpty(), "the scenario's nodes, Terminating or not")
 		lease := &coordinationv1.Lease{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "trainersim-kwok"}, lease)).To(Succeed(), "the cluster's own kwok lease stays")
 	})

@@ -102,6 +102,10 @@ type Runner struct {
 	Clock clock.PassiveClock
 
 	mu sync.Mutex
+	// teardowns are the scenarios' teardowns still going (teardown.go),
+	// leftovers what they left behind.
+	teardowns sync.WaitGroup
+	leftovers []error
 }
 
 // clock is the Runner's Clock, or the real clock.
@@ -114,8 +118,9 @@ func (r *Runner) clock() clock.PassiveClock {
 
 // Run runs every file's scenario (every explored order of a scenario that
 // explores interleavings, see Plans) and returns their results in the order
-// of files. When ctx ends, runs not yet finished are left out and the second
-// result is false.
+// of files, once their teardowns are done (Teardowns says what they left).
+// When ctx ends, runs not yet finished are left out and the second result
+// is false.
 func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Scenario, bool) {
 	parallel := r.Parallel
 	if parallel <= 0 {
@@ -182,6 +187,8 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 		}()
 	}
 	wg.Wait()
+	// The last teardowns look at the watches' Pods: done before they stop.
+	r.teardowns.Wait()
 	var done []results.Scenario
 	for _, res := range byPlan {
 		if res != nil {
@@ -332,7 +339,12 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 	watches := r.Watches
 	if watches == nil {
 		watches = r.startWatches(ctx)
-		defer watches.Stop()
+		defer func() {
+			// The teardown looks at the watches' Pods: done before
+			// they stop.
+			r.teardowns.Wait()
+			watches.Stop()
+		}()
 	}
 	run := &scenarioRun{runner: r, clock: clk, cluster: r.Cluster, sc: sc, fixturesDir: p.File.FixturesDir, interleaving: p.Interleaving, shake: p.Shake, shaken: res.Shake, objects: map[string]map[string]any{}, watches: watches, profiles: map[string]string{}, written: map[string]uint64{}}
 	defer func() { res.Breakdown = run.breakdown }()
@@ -599,8 +611,9 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	return s.createSetup(ctx)
 }
 
-// cleanup deletes the scenario's namespace and nodes without waiting for
-// them to go.
+// cleanup deletes the scenario's namespace and what it installed, and
+// deletes its nodes once its Pods are gone (removeNodesAfterPods), without
+// waiting.
 func (s *scenarioRun) cleanup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
@@ -609,7 +622,12 @@ func (s *scenarioRun) cleanup() error {
 	if apierrors.IsNotFound(err) {
 		err = nil
 	}
-	return errors.Join(err, s.uninstallWebhooks(ctx), s.uninstallGates(ctx), s.uninstallDelayer(ctx), s.deleteQueues(ctx), s.lifecycle().Uninstall(ctx, s.cluster.Client()), s.cluster.RemoveNodes(ctx, s.nodes))
+	if err == nil {
+		err = s.removeNodesAfterPods(ctx)
+	} else {
+		err = errors.Join(err, s.cluster.RemoveNodes(ctx, s.nodes))
+	}
+	return errors.Join(err, s.uninstallWebhooks(ctx), s.uninstallGates(ctx), s.uninstallDelayer(ctx), s.deleteQueues(ctx), s.lifecycle().Uninstall(ctx, s.cluster.Client()))
 }
 
 // lifecycle is the admission policy of the scenario's spec.lifecycle and

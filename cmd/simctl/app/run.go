@@ -313,6 +313,12 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		r.OnStep = func(sc *results.Scenario, st *results.Step) { printStep(streams.Out, sc, st) }
 	}
 	done, complete := r.Run(ctx, files)
+	// A namespace or node of a scenario left behind stays on a cluster
+	// simctl did not start: the run fails.
+	leftovers := r.Teardowns()
+	if leftovers != nil {
+		fmt.Fprintf(streams.Err, "error: %v\n", leftovers)
+	}
 	run.Scenarios = done
 	run.Interrupted = !complete
 	run.Duration = time.Since(run.Started)
@@ -352,6 +358,9 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	}
 	if !run.Passed() {
 		return withCode(ExitFailed, errors.New(summary))
+	}
+	if leftovers != nil {
+		return withCode(ExitFailed, fmt.Errorf("the run left scenarios' objects behind: %w", leftovers))
 	}
 	return nil
 }

@@ -42,6 +42,9 @@ type Suite struct {
 	mu sync.Mutex
 	// watches are the informers the scenarios share, as in simctl run.
 	watches *runner.Watches
+	// runners are the runs' runners, whose teardowns (which look at the
+	// watches) Stop waits for.
+	runners []*runner.Runner
 }
 
 // New returns the suite of a cluster that is not started yet: on a cluster
@@ -98,16 +101,26 @@ func (s *Suite) Versions() string {
 	return line
 }
 
-// Stop stops the watches and the cluster. It is safe on a suite that did
-// not start, or did in part, and more than once.
+// Stop waits for the scenarios' teardowns, then stops the watches and the
+// cluster; what a teardown left behind (a namespace or node of a scenario)
+// is an error. It is safe on a suite that did not start, or did in part,
+// and more than once.
 func (s *Suite) Stop() error {
+	s.mu.Lock()
+	runners := s.runners
+	s.runners = nil
+	s.mu.Unlock()
+	var errs []error
+	for _, r := range runners {
+		errs = append(errs, r.Teardowns())
+	}
 	s.mu.Lock()
 	if s.watches != nil {
 		s.watches.Stop()
 		s.watches = nil
 	}
 	s.mu.Unlock()
-	return s.cluster.Stop()
+	return errors.Join(append(errs, s.cluster.Stop())...)
 }
 
 // Verdict is how a spec reports one scenario run.
@@ -147,6 +160,9 @@ func (s *Suite) Run(ctx context.Context, p runner.Plan) Verdict {
 		}
 	}
 	r := &runner.Runner{Cluster: s.cluster, Watches: watches}
+	s.mu.Lock()
+	s.runners = append(s.runners, r)
+	s.mu.Unlock()
 	if s.agree != nil {
 		r.OnStep = func(sc *results.Scenario, st *results.Step) {
 			s.agree.check(ctx, sc.Namespace, !st.Passed || len(sc.Steps) == steps, &v)
