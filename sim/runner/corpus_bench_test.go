@@ -3,9 +3,12 @@ package runner
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,6 +32,11 @@ type corpusRun struct {
 	// What the API server spent on the scenarios (start excluded).
 	apiCPU   float64 // seconds of CPU
 	requests float64
+	// byRequest are its requests by verb and resource, cpuOf the CPU
+	// seconds of each process of the cluster (processCPU), both start
+	// excluded.
+	byRequest map[string]float64
+	cpuOf     map[string]float64
 }
 
 // runCorpus starts a cluster, runs every scenario at the given parallelism
@@ -48,13 +56,22 @@ func runCorpus(b *testing.B, files []*scenario.File, parallel int) corpusRun {
 		}
 	}()
 	run := corpusRun{start: time.Since(begin)}
-	before := scrapeAPIServer(b, env)
+	before, cpuBefore := scrapeAPIServer(b, env), processCPU(b)
 	r := &Runner{Cluster: env, Parallel: parallel}
 	results, complete := r.Run(ctx, files)
 	run.wall = time.Since(begin)
-	after := scrapeAPIServer(b, env)
+	after, cpuAfter := scrapeAPIServer(b, env), processCPU(b)
 	run.apiCPU = after.cpu - before.cpu
 	run.requests = after.requests - before.requests
+	run.byRequest = map[string]float64{}
+	for k, v := range after.byRequest {
+		run.byRequest[k] = v - before.byRequest[k]
+	}
+	run.cpuOf = map[string]float64{}
+	for k, v := range cpuAfter {
+		// A process that exited during the run is not counted.
+		run.cpuOf[k] = max(0, v-cpuBefore[k])
+	}
 	run.results = results
 	if !complete {
 		b.Fatal("the corpus run did not finish")
@@ -81,8 +98,10 @@ func loadCorpus(b *testing.B) []*scenario.File {
 // scenarios/` does, cluster start included, at the default --parallel, and
 // reports the wall time of each run, what the API server spent per
 // scenario run (CPU seconds and requests, from its /metrics, start
-// excluded) and where the scenarios' time went (report.json's breakdown,
-// summed). Target: under 20 s on the 2-core project machine. A failing
+// excluded), the CPU per scenario run of each process of the cluster (from
+// /proc: this process, with the in-process Trainer, JobSet and the runner,
+// and each component's), the most frequent requests by verb and resource,
+// and where the scenarios' time went (report.json's breakdown, summed). Target: under 20 s on the 2-core project machine. A failing
 // scenario fails the benchmark.
 func BenchmarkCorpus(b *testing.B) {
 	files := loadCorpus(b)
@@ -92,11 +111,18 @@ func BenchmarkCorpus(b *testing.B) {
 	}
 	var wall, start time.Duration
 	var cpu, requests float64
+	cpuOf, byRequest := map[string]float64{}, map[string]float64{}
 	for _, r := range runs {
 		wall += r.wall
 		start += r.start
 		cpu += r.apiCPU / float64(len(r.results))
 		requests += r.requests / float64(len(r.results))
+		for k, v := range r.cpuOf {
+			cpuOf[k] += v / float64(len(r.results))
+		}
+		for k, v := range r.byRequest {
+			byRequest[k] += v / float64(len(r.results))
+		}
 	}
 	n := len(runs)
 	mean := wall / time.Duration(n)
@@ -111,6 +137,25 @@ func BenchmarkCorpus(b *testing.B) {
 	fmt.Fprintf(w, "\ncorpus: %d scenarios (%d runs with the explored interleavings), --parallel %d (the default)\n", len(files), len(last), DefaultParallel())
 	fmt.Fprintf(w, "wall, cluster start included\t%s\t(target < 20s; start %s)\n", mean.Round(100*time.Millisecond), (start / time.Duration(n)).Round(10*time.Millisecond))
 	fmt.Fprintf(w, "API server per scenario run\t%.3f s CPU, %.0f requests\n", cpu/float64(n), requests/float64(n))
+	fmt.Fprintln(w, "CPU per scenario run, by process (start excluded):")
+	var cpuAll float64
+	for _, v := range cpuOf {
+		cpuAll += v / float64(n)
+	}
+	for _, name := range sortedByValue(cpuOf) {
+		if v := cpuOf[name] / float64(n); v >= 0.001 {
+			fmt.Fprintf(w, "  %s\t%.3f s\n", name, v)
+		}
+	}
+	fmt.Fprintf(w, "  all\t%.3f s\n", cpuAll)
+	b.ReportMetric(cpuAll, "cpu-s/scenario")
+	fmt.Fprintln(w, "API requests per scenario run, the most frequent (verb resource):")
+	for i, k := range sortedByValue(byRequest) {
+		if i == 15 {
+			break
+		}
+		fmt.Fprintf(w, "  %s\t%.1f\n", k, byRequest[k]/float64(n))
+	}
 	var total results.Breakdown
 	for _, sc := range last {
 		total.Add(sc.Breakdown)
@@ -122,6 +167,13 @@ func BenchmarkCorpus(b *testing.B) {
 		fmt.Fprintf(w, "  %s\t%s\t%s\n", last[i].Name, last[i].Duration.Round(10*time.Millisecond), last[i].Breakdown.String())
 	}
 	_ = w.Flush()
+}
+
+// sortedByValue returns m's keys, the largest value first (ties by key).
+func sortedByValue(m map[string]float64) []string {
+	keys := slices.Sorted(maps.Keys(m))
+	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(m[b], m[a]) })
+	return keys
 }
 
 // BenchmarkCorpusParallel runs the corpus once at --parallel 2, 4, 6 and
@@ -144,6 +196,8 @@ func BenchmarkCorpusParallel(b *testing.B) {
 type apiServerMetrics struct {
 	cpu      float64 // process_cpu_seconds_total
 	requests float64 // apiserver_request_total, every label
+	// byRequest is apiserver_request_total by "verb resource[/subresource]".
+	byRequest map[string]float64
 }
 
 func scrapeAPIServer(b *testing.B, env *envtest.Environment) apiServerMetrics {
@@ -156,7 +210,7 @@ func scrapeAPIServer(b *testing.B, env *envtest.Environment) apiServerMetrics {
 	if err != nil {
 		b.Fatalf("failed to read the API server's metrics: %v", err)
 	}
-	var m apiServerMetrics
+	m := apiServerMetrics{byRequest: map[string]float64{}}
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -170,9 +224,90 @@ func scrapeAPIServer(b *testing.B, env *envtest.Environment) apiServerMetrics {
 			m.cpu = value
 		case "apiserver_request_total":
 			m.requests += value
+			labels := metricLabels(line)
+			what := labels["resource"]
+			if s := labels["subresource"]; s != "" {
+				what += "/" + s
+			}
+			m.byRequest[labels["verb"]+" "+what] += value
 		}
 	}
 	return m
+}
+
+// metricLabels returns the labels of a sample line of the Prometheus text
+// format (values without escapes, as the API server's request labels are).
+func metricLabels(line string) map[string]string {
+	out := map[string]string{}
+	open, end := strings.IndexByte(line, '{'), strings.LastIndexByte(line, '}')
+	if open < 0 || end < open {
+		return out
+	}
+	for _, kv := range strings.Split(line[open+1:end], ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok {
+			out[k] = strings.Trim(v, `"`)
+		}
+	}
+	return out
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat's times
+// (100 on every Linux this runs on).
+const clockTicks = 100
+
+// processCPU returns the CPU seconds (user and system) of this process,
+// named "simctl (in-process Trainer, JobSet, runner)", and of each of its
+// descendants, by command name (kube-apiserver, etcd, kwok, ...; the same
+// name's processes summed), from /proc.
+func processCPU(b *testing.B) map[string]float64 {
+	b.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		b.Fatalf("failed to read /proc: %v", err)
+	}
+	type proc struct {
+		ppid int
+		comm string
+		cpu  float64
+	}
+	procs := map[int]proc{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone
+		}
+		// pid (comm) state ppid ... utime(14) stime(15): comm may hold
+		// spaces and parentheses, the fields follow its last ")".
+		s := string(data)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		fields := strings.Fields(s[end+1:])
+		if len(fields) < 13 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(fields[1])
+		utime, _ := strconv.ParseFloat(fields[11], 64)
+		stime, _ := strconv.ParseFloat(fields[12], 64)
+		procs[pid] = proc{ppid: ppid, comm: s[open+1 : end], cpu: (utime + stime) / clockTicks}
+	}
+	self := os.Getpid()
+	out := map[string]float64{"simctl (in-process Trainer, JobSet, runner)": procs[self].cpu}
+	for _, p := range procs {
+		for a := p.ppid; a > 1; a = procs[a].ppid {
+			if a == self {
+				out[p.comm] += p.cpu
+				break
+			}
+		}
+	}
+	return out
 }
 
 // metricSample parses a sample line of the Prometheus text format.
