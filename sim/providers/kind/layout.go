@@ -48,8 +48,9 @@ func ValidateLayout(layout string) error {
 	return fmt.Errorf("unknown layout %q: the kind cluster's layouts are %s", layout, strings.Join(Layouts, ", "))
 }
 
-// kueueE2EDeployments are the controllers of the kueue-e2e layout as Kueue's
-// e2e suites wait for them (test/util: WaitForJobSetAvailability,
+// kueueE2EJobSet and kueueE2ETrainer are the Deployments of JobSet and the
+// Trainer in the kueue-e2e layout, where Kueue's e2e suites wait for them
+// (test/util: WaitForJobSetAvailability,
 // WaitForKubeFlowTrainnerControllerManagerAvailability).
 var (
 	kueueE2EJobSet  = client.ObjectKey{Namespace: "jobset-system", Name: "jobset-controller-manager"}
