@@ -51,31 +51,20 @@ func (ws *Watches) podsIn(ns string) (int, bool) {
 // Teardowns.
 func (s *scenarioRun) removeNodesAfterPods(ctx context.Context) error {
 	if err := s.cluster.Client().DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(s.ns)); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("failed to delete the Pods of namespace %s: %w", s.ns, err)
+		// Nothing ends the Pods sooner than the namespace controller
+		// will: the nodes go now, and the refusal is the result.
+		return errors.Join(fmt.Errorf("failed to delete the Pods of namespace %s: %w", s.ns, err), s.cluster.RemoveNodes(ctx, s.nodes))
 	}
 	r := s.runner
 	r.teardowns.Add(1)
 	go func() {
 		defer r.teardowns.Done()
+		var errs []error
+		if err := s.waitPodsGone(); err != nil {
+			errs = append(errs, err)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
-		var errs []error
-		left := 0
-		err := wait.PollUntilContextCancel(ctx, teardownPoll, true, func(ctx context.Context) (bool, error) {
-			n, ok := s.watches.podsIn(s.ns)
-			if !ok {
-				var pods corev1.PodList
-				if err := s.cluster.Client().List(ctx, &pods, client.InNamespace(s.ns)); err != nil {
-					return false, nil
-				}
-				n = len(pods.Items)
-			}
-			left = n
-			return n == 0, nil
-		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%d Pods of namespace %s were still there %s after its deletion; its nodes were deleted anyway", left, s.ns, cleanupTimeout))
-		}
 		if err := s.cluster.RemoveNodes(ctx, s.nodes); err != nil {
 			errs = append(errs, err)
 		}
@@ -86,6 +75,35 @@ func (s *scenarioRun) removeNodesAfterPods(ctx context.Context) error {
 		}
 	}()
 	return nil
+}
+
+// waitPodsGone waits, at most cleanupTimeout, until the scenario's
+// namespace has no Pod: from the shared Pod informer, or, without one, by
+// listing them. It says how many were left, and the last error of a list.
+func (s *scenarioRun) waitPodsGone() error {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	left := 0
+	var last error
+	err := wait.PollUntilContextCancel(ctx, teardownPoll, true, func(ctx context.Context) (bool, error) {
+		n, ok := s.watches.podsIn(s.ns)
+		if !ok {
+			var pods corev1.PodList
+			if last = s.cluster.Client().List(ctx, &pods, client.InNamespace(s.ns)); last != nil {
+				return false, nil
+			}
+			n = len(pods.Items)
+		}
+		left = n
+		return n == 0, nil
+	})
+	if err == nil {
+		return nil
+	}
+	if last != nil {
+		return fmt.Errorf("the Pods of namespace %s could not be listed for %s after its deletion (%w); its nodes were deleted anyway", s.ns, cleanupTimeout, last)
+	}
+	return fmt.Errorf("%d Pods of namespace %s were still there %s after its deletion; its nodes were deleted anyway", left, s.ns, cleanupTimeout)
 }
 
 // Teardowns waits until the teardowns of the scenarios run so far are
