@@ -88,7 +88,7 @@ func runUp(ctx context.Context, streams Streams, o sim.ClusterOptions, pods poli
 	if o.Layout == kind.LayoutKueueE2E {
 		// Its Kueue manages every namespace: it adds its entry to the
 		// TrainJobs of scenarios written for a Kueue that does not.
-		fmt.Fprintf(streams.Out, "  KUBECONFIG=%s go test ./test/e2e/singlecluster/extended -args -ginkgo.label-filter=feature:trainjob   # in a Kueue checkout\n", env.AdminKubeconfig())
+		fmt.Fprintln(streams.Out, "  Kueue's e2e suites run against it as make test-upstream runs its TrainJob test: docs/upstream.md")
 	} else {
 		fmt.Fprintf(streams.Out, "  simctl run --kubeconfig %s scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml\n", env.AdminKubeconfig())
 	}
