@@ -138,11 +138,11 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 		}()
 	}
 	byPlan := make([]*results.Scenario, len(plans))
-	sem := make(chan struct{}, parallel)
+	places := newSlots(parallel)
 	locks := &Locks{}
 	gatesDone := writersDone(plans)
 	var wg sync.WaitGroup
-	for _, i := range startOrder(plans) {
+	for rank, i := range startOrder(plans) {
 		p := plans[i]
 		wg.Add(1)
 		go func() {
@@ -164,12 +164,10 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 					gatesDone[c].Wait()
 				}
 			}
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
+			if !places.acquire(ctx, rank) {
 				return
 			}
-			defer func() { <-sem }()
+			defer places.release()
 			defer locks.Lock(p)()
 			if ctx.Err() != nil {
 				return
