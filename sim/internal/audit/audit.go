@@ -12,7 +12,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/trainersim/trainersim/sim/cluster"
@@ -100,10 +102,30 @@ func (o *objectMeta) resourceVersion() string {
 	return o.Metadata.ResourceVersion
 }
 
-// ReadFile is cluster.RequestAuditing's ComponentRequests of the audit log
-// at path: nothing when the server has written none yet.
-func ReadFile(path, namespace string) ([]cluster.ComponentRequest, error) {
-	f, err := os.Open(path)
+// Log is an audit log file read as the server writes it: each
+// ComponentRequests reads only the lines written since the one before and
+// keeps their requests by namespace. Every scenario of a run reads the
+// log once it ends; reading the whole log each time cost the runner a
+// quarter of its CPU on the corpus, the log growing with every scenario.
+// Its zero value, with Path, is ready; it is safe for concurrent use.
+type Log struct {
+	Path string
+
+	mu          sync.Mutex
+	offset      int64 // where the next line starts
+	line        int   // lines read
+	size        int64 // the file's size at the last read
+	byNamespace map[string][]cluster.ComponentRequest
+}
+
+// ComponentRequests is cluster.RequestAuditing's: the components' requests
+// to objects of namespace, in the order the server wrote them; nothing when
+// the server has written none yet. A log that shrank (a new server writing
+// it anew) is read from its start.
+func (l *Log) ComponentRequests(namespace string) ([]cluster.ComponentRequest, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, err := os.Open(l.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // nothing recorded yet
 	}
@@ -111,7 +133,26 @@ func ReadFile(path, namespace string) ([]cluster.ComponentRequest, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(f, namespace)
+	if info, err := f.Stat(); err == nil && info.Size() < l.size {
+		l.offset, l.line, l.byNamespace = 0, 0, nil
+	}
+	if _, err := f.Seek(l.offset, io.SeekStart); err != nil {
+		return nil, err
+	}
+	if l.byNamespace == nil {
+		l.byNamespace = map[string][]cluster.ComponentRequest{}
+	}
+	err = readLines(f, func(line []byte) error {
+		l.line++
+		l.offset += int64(len(line))
+		ns, req, ok, err := parse(line, l.line)
+		if ok {
+			l.byNamespace[ns] = append(l.byNamespace[ns], req)
+		}
+		return err
+	})
+	l.size = l.offset
+	return slices.Clone(l.byNamespace[namespace]), err
 }
 
 // Read reads an audit log: one JSON event per line. A
@@ -119,40 +160,65 @@ func ReadFile(path, namespace string) ([]cluster.ComponentRequest, error) {
 // left for the next read; any other line that is not an event is an error.
 func Read(r io.Reader, namespace string) ([]cluster.ComponentRequest, error) {
 	var out []cluster.ComponentRequest
+	n := 0
+	err := readLines(r, func(line []byte) error {
+		n++
+		ns, req, ok, err := parse(line, n)
+		if ok && ns == namespace {
+			out = append(out, req)
+		}
+		return err
+	})
+	return out, err
+}
+
+// readLines calls each with every whole line of r, its newline included,
+// until one returns an error; a last line without its newline is left.
+func readLines(r io.Reader, each func(line []byte) error) error {
 	br := bufio.NewReader(r)
-	for n := 1; ; n++ {
+	for {
 		line, err := br.ReadBytes('\n')
 		if err == io.EOF {
-			return out, nil // nothing, or a line being written
+			return nil // nothing, or a line being written
 		}
 		if err != nil {
-			return out, err
+			return err
 		}
-		var ev auditEvent
-		if err := json.Unmarshal(line, &ev); err != nil {
-			return out, fmt.Errorf("audit log line %d: %w", n, err)
-		}
-		component := identity.Who(ev.User.Username)
-		if component == "" || ev.ObjectRef == nil || ev.ObjectRef.Namespace != namespace || ev.ResponseStatus == nil {
-			continue
-		}
-		out = append(out, cluster.ComponentRequest{
-			At:          ev.StageTimestamp,
-			Component:   component,
-			User:        ev.User.Username,
-			Verb:        ev.Verb,
-			Resource:    ev.ObjectRef.Resource,
-			Subresource: ev.ObjectRef.Subresource,
-			Name:        ev.ObjectRef.Name,
-			Code:        ev.ResponseStatus.Code,
-			Reason:      ev.ResponseStatus.Reason,
-			Message:     ev.ResponseStatus.Message,
-			// What a 409 lost to needs the versions: only TrainJobs'
-			// events carry the objects (RequestResponse).
-			SentResourceVersion: ev.RequestObject.resourceVersion(),
-		})
-		if ev.ResponseStatus.Code < 300 {
-			out[len(out)-1].ResourceVersion = ev.ResponseObject.resourceVersion()
+		if err := each(line); err != nil {
+			return err
 		}
 	}
+}
+
+// parse reads line n of an audit log: the namespace and request of a
+// component's answered request to a namespaced object, ok; not ok for
+// any other event; an error for a line that is not an event.
+func parse(line []byte, n int) (string, cluster.ComponentRequest, bool, error) {
+	var ev auditEvent
+	if err := json.Unmarshal(line, &ev); err != nil {
+		return "", cluster.ComponentRequest{}, false, fmt.Errorf("audit log line %d: %w", n, err)
+	}
+	component := identity.Who(ev.User.Username)
+	if component == "" || ev.ObjectRef == nil || ev.ObjectRef.Namespace == "" || ev.ResponseStatus == nil {
+		return "", cluster.ComponentRequest{}, false, nil
+	}
+	req := cluster.ComponentRequest{
+		At:          ev.StageTimestamp,
+		Component:   component,
+		User:        ev.User.Username,
+		Verb:        ev.Verb,
+		Resource:    ev.ObjectRef.Resource,
+		Subresource: ev.ObjectRef.Subresource,
+		Name:        ev.ObjectRef.Name,
+		Code:        ev.ResponseStatus.Code,
+		Reason:      ev.ResponseStatus.Reason,
+		Message:     ev.ResponseStatus.Message,
+		// What a 409 lost to needs the versions: only TrainJobs'
+		// events carry the objects (RequestResponse).
+		SentResourceVersion: ev.RequestObject.resourceVersion(),
+	}
+	if ev.ResponseStatus.Code < 300 {
+		req.ResourceVersion = ev.ResponseObject.resourceVersion()
+	}
+	return ev.ObjectRef.Namespace, req, true, nil
 }

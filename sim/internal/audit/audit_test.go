@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -82,5 +84,65 @@ func TestAuditPolicy(t *testing.T) {
 	}
 	if !slices.Equal(policy.OmitStages, []auditinternal.Stage{auditinternal.StageRequestReceived, auditinternal.StageResponseStarted}) {
 		t.Errorf("omitStages %v: want the answer only (ResponseComplete, Panic)", policy.OmitStages)
+	}
+}
+
+// TestLogReadsWhatWasAdded: a Log reads the lines written since its last
+// read, keeps the earlier ones, leaves a line being written for later,
+// and reads a log written anew (shorter) from its start.
+func TestLogReadsWhatWasAdded(t *testing.T) {
+	event := func(ns, name string) string {
+		return `{"kind":"Event","verb":"patch","user":{"username":"system:serviceaccount:kueue-system:kueue-controller-manager"},"objectRef":{"resource":"trainjobs","namespace":"` + ns + `","name":"` + name + `"},"responseStatus":{"metadata":{},"code":200},"stageTimestamp":"2026-11-24T10:00:00Z"}`
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	l := &Log{Path: path}
+	names := func(ns string) []string {
+		t.Helper()
+		reqs, err := l.ComponentRequests(ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range reqs {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	if got := names("a"); got != nil {
+		t.Errorf("no log yet: read %v, want nothing", got)
+	}
+	write := func(flag int, text string) {
+		t.Helper()
+		f, err := os.OpenFile(path, flag|os.O_WRONLY|os.O_CREATE, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(text); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	line := event("a", "one") + "\n" + event("b", "two") + "\n"
+	cut := event("a", "three")
+	write(os.O_APPEND, line+cut[:40])
+	if got := names("a"); !slices.Equal(got, []string{"one"}) {
+		t.Errorf("first read of a: %v, want [one], the cut line left", got)
+	}
+	write(os.O_APPEND, cut[40:]+"\n")
+	if got := names("a"); !slices.Equal(got, []string{"one", "three"}) {
+		t.Errorf("after the line was finished: %v, want [one three]", got)
+	}
+	if got := names("b"); !slices.Equal(got, []string{"two"}) {
+		t.Errorf("b: %v, want [two]", got)
+	}
+	write(os.O_TRUNC, event("a", "anew")+"\n")
+	if got := names("a"); !slices.Equal(got, []string{"anew"}) {
+		t.Errorf("a log written anew: %v, want [anew]", got)
+	}
+	write(os.O_APPEND, "not json\n")
+	if _, err := l.ComponentRequests("a"); err == nil || !strings.Contains(err.Error(), "audit log line 2") {
+		t.Errorf("a corrupt line: error %v, want one naming line 2", err)
 	}
 }

@@ -33,5 +33,6 @@ func (e *Environment) auditFlags() (map[string][]string, error) {
 
 // ComponentRequests is cluster.RequestAuditing: it reads the audit log.
 func (e *Environment) ComponentRequests(namespace string) ([]cluster.ComponentRequest, error) {
-	return audit.ReadFile(e.auditLogPath(), namespace)
+	e.auditOnce.Do(func() { e.auditLog = &audit.Log{Path: e.auditLogPath()} })
+	return e.auditLog.ComponentRequests(namespace)
 }

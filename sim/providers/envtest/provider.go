@@ -28,6 +28,7 @@ import (
 	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/gate"
 	"github.com/trainersim/trainersim/sim/internal/assets"
+	"github.com/trainersim/trainersim/sim/internal/audit"
 	"github.com/trainersim/trainersim/sim/internal/controllers"
 	"github.com/trainersim/trainersim/sim/internal/controlplane"
 	"github.com/trainersim/trainersim/sim/internal/proc"
@@ -155,6 +156,9 @@ type Environment struct {
 	snapshotBuild bool
 	// mu guards processes.
 	mu sync.Mutex
+	// auditLog is the API server's audit log, read as it grows.
+	auditOnce sync.Once
+	auditLog  *audit.Log
 	// usersMu serializes envtest's AddUser, whose certificate authority is
 	// not safe for concurrent use; components start in parallel.
 	usersMu sync.Mutex

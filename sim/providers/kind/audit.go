@@ -47,7 +47,8 @@ func (k *Kind) writeAuditPolicy() error {
 // ComponentRequests is cluster.RequestAuditing: it reads the node's API
 // server's audit log.
 func (k *Kind) ComponentRequests(namespace string) ([]cluster.ComponentRequest, error) {
-	return audit.ReadFile(filepath.Join(k.auditDir(), auditLogFile), namespace)
+	k.auditOnce.Do(func() { k.auditLog = &audit.Log{Path: filepath.Join(k.auditDir(), auditLogFile)} })
+	return k.auditLog.ComponentRequests(namespace)
 }
 
 // withAuditLog turns the API server's audit log on in cfg, its directory

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,7 @@ import (
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/gate"
+	"github.com/trainersim/trainersim/sim/internal/audit"
 	"github.com/trainersim/trainersim/sim/internal/checkout"
 	"github.com/trainersim/trainersim/sim/internal/startup"
 	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
@@ -117,6 +119,9 @@ type Kind struct {
 	created    bool
 	ownWorkDir bool
 	progress   startup.Progress
+	// auditLog is the node's API server's audit log, read as it grows.
+	auditOnce sync.Once
+	auditLog  *audit.Log
 }
 
 var (
