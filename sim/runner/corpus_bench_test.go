@@ -57,7 +57,7 @@ func runCorpus(b *testing.B, files []*scenario.File, parallel int) corpusRun {
 	}()
 	run := corpusRun{start: time.Since(begin)}
 	before, cpuBefore := scrapeAPIServer(b, env), processCPU(b)
-	r := &Runner{Cluster: env, Parallel: parallel}
+	r := &Runner{Cluster: env, Parallel: parallel, Discarded: true} // as simctl run: the cluster goes with the run
 	results, complete := r.Run(ctx, files)
 	run.wall = time.Since(begin)
 	after, cpuAfter := scrapeAPIServer(b, env), processCPU(b)

@@ -21,10 +21,8 @@ import (
 	"golang.org/x/mod/semver"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/results"
@@ -77,6 +75,15 @@ type Runner struct {
 	ScenarioTimeout time.Duration
 	// Keep leaves each scenario's namespace and nodes in place.
 	Keep bool
+	// Discarded says the cluster is thrown away once the run ends (one
+	// its caller started for the run and does not keep): each scenario's
+	// namespace, Pods and nodes are left to go with it rather than
+	// deleted one by one, which cost more CPU than anything else a
+	// scenario does (the namespace controller's 75 requests, the Pods'
+	// ends, the nodes' deletions); what a scenario installed cluster-wide
+	// (webhooks, gates, Kueue's queues, its admission policy) is still
+	// removed, so that nothing of it acts on the scenarios after it.
+	Discarded bool
 	// Seed, when set, replays one order in every scenario that explores
 	// interleavings: the order of this seed, instead of the orders the
 	// scenario asks for.
@@ -609,21 +616,15 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	return s.createSetup(ctx)
 }
 
-// cleanup deletes the scenario's namespace and what it installed, and
-// deletes its nodes once its Pods are gone (removeNodesAfterPods), without
-// waiting.
+// cleanup deletes what the scenario installed cluster-wide and, unless the
+// cluster is Discarded, its namespace, and its nodes once its Pods are
+// gone (removeNodesAfterPods), without waiting.
 func (s *scenarioRun) cleanup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	bg := client.PropagationPolicy(metav1.DeletePropagationBackground)
-	err := s.cluster.Client().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}, bg)
-	if apierrors.IsNotFound(err) {
-		err = nil
-	}
-	if err == nil {
-		err = s.removeNodesAfterPods(ctx)
-	} else {
-		err = errors.Join(err, s.cluster.RemoveNodes(ctx, s.nodes))
+	var err error
+	if !s.runner.Discarded {
+		err = s.deleteNamespaceAndNodes(ctx)
 	}
 	return errors.Join(err, s.uninstallWebhooks(ctx), s.uninstallGates(ctx), s.uninstallDelayer(ctx), s.deleteQueues(ctx), s.lifecycle().Uninstall(ctx, s.cluster.Client()))
 }

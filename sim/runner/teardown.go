@@ -19,6 +19,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,6 +28,17 @@ import (
 // teardownPoll is how often the teardown looks whether the namespace's
 // Pods, then the namespace, are gone.
 const teardownPoll = 100 * time.Millisecond
+
+// deleteNamespaceAndNodes deletes the scenario's namespace, then its
+// Pods, then, once they are gone, its nodes (removeNodesAfterPods).
+func (s *scenarioRun) deleteNamespaceAndNodes(ctx context.Context) error {
+	bg := client.PropagationPolicy(metav1.DeletePropagationBackground)
+	err := s.cluster.Client().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}, bg)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return errors.Join(err, s.cluster.RemoveNodes(ctx, s.nodes))
+	}
+	return s.removeNodesAfterPods(ctx)
+}
 
 // podsIn returns how many Pods of namespace ns the shared Pod informer
 // holds; false when it has none synced.

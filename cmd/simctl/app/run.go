@@ -296,9 +296,12 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		Parallel:        parallel,
 		ScenarioTimeout: f.timeout,
 		Keep:            f.keep,
-		Seed:            f.seedFlag,
-		ShakeSeeds:      seeds,
-		ShakeMaxDelay:   f.shakeMaxDelay,
+		// A cluster this run started goes when it ends, unless kept: the
+		// scenarios' namespaces and nodes go with it.
+		Discarded:     o.Kubeconfig == "" && !f.keep,
+		Seed:          f.seedFlag,
+		ShakeSeeds:    seeds,
+		ShakeMaxDelay: f.shakeMaxDelay,
 		OnScenario: func(sc *results.Scenario) {
 			if journal != nil {
 				if err := journal.Record(sc); err != nil {
