@@ -1,0 +1,70 @@
+package e2e_test
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainersim/trainersim/sim/runner"
+	"github.com/trainersim/trainersim/sim/scenario"
+)
+
+var _ = Describe("a run on a cluster that is thrown away after it", func() {
+	It("leaves the scenario's namespace, Pods and nodes to go with the cluster, and removes what it installed cluster-wide", func(ctx context.Context) {
+		files, err := scenario.LoadPaths([]string{"../../scenarios/lifecycle/oomkilled-fails-jobset.yaml"}, scenario.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		c := env.Client()
+		discarded := &runner.Runner{Cluster: env, Discarded: true}
+		res := discarded.RunPlan(ctx, runner.Plan{File: files[0]})
+		Expect(res.Passed).To(BeTrue(), res.Failure)
+		Expect(discarded.Teardowns()).To(Succeed())
+		var nodes []string
+		for _, p := range res.FinalPods {
+			if p.Node != "" {
+				nodes = append(nodes, p.Node)
+			}
+		}
+		Expect(nodes).NotTo(BeEmpty(), "the scenario's Pods ran on no node")
+		DeferCleanup(func(ctx context.Context) {
+			// The shared cluster is not thrown away: this spec cleans up.
+			Expect(client.IgnoreNotFound(c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: res.Namespace}}))).To(Succeed())
+			Expect(env.RemoveNodes(ctx, nodes)).To(Succeed())
+		})
+
+		ns := &corev1.Namespace{}
+		Expect(c.Get(ctx, client.ObjectKey{Name: res.Namespace}, ns)).To(Succeed())
+		Expect(ns.DeletionTimestamp).To(BeNil(), "namespace %s is being deleted", res.Namespace)
+		var pods corev1.PodList
+		Expect(c.List(ctx, &pods, client.InNamespace(res.Namespace))).To(Succeed())
+		Expect(pods.Items).NotTo(BeEmpty())
+		for _, name := range nodes {
+			Expect(c.Get(ctx, client.ObjectKey{Name: name}, &corev1.Node{})).To(Succeed(), "node %s", name)
+		}
+		// The scenario's lifecycle rules, an admission policy of the whole
+		// cluster, do not outlive it.
+		err = c.Get(ctx, client.ObjectKey{Name: "trainersim-lifecycle-" + res.Namespace}, &admissionv1.MutatingAdmissionPolicy{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the scenario's lifecycle policy: %v", err)
+
+		// The same scenario on a cluster that is kept: the namespace is
+		// deleted, and its Pods and nodes are gone once the teardown is.
+		kept := &runner.Runner{Cluster: env}
+		again := kept.RunPlan(ctx, runner.Plan{File: files[0]})
+		Expect(again.Passed).To(BeTrue(), again.Failure)
+		Expect(kept.Teardowns()).To(Succeed())
+		err = c.Get(ctx, client.ObjectKey{Name: again.Namespace}, ns)
+		Expect(apierrors.IsNotFound(err) || ns.DeletionTimestamp != nil).To(BeTrue(), "namespace %s neither gone nor being deleted: %v", again.Namespace, err)
+		Expect(c.List(ctx, &pods, client.InNamespace(again.Namespace))).To(Succeed())
+		Expect(pods.Items).To(BeEmpty())
+		for _, p := range again.FinalPods {
+			if p.Node != "" {
+				Expect(apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Name: p.Node}, &corev1.Node{}))).To(BeTrue(), "node %s of the kept run's scenario is still there", p.Node)
+			}
+		}
+	})
+})
