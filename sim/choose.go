@@ -6,6 +6,7 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/internal/proc"
 	"github.com/trainersim/trainersim/sim/internal/proclog"
 	"github.com/trainersim/trainersim/sim/providers/envtest"
 	"github.com/trainersim/trainersim/sim/providers/kind"
@@ -135,3 +136,9 @@ func ClusterOptionsFromEnv() ClusterOptions {
 // reports a failed Setup through klog). A program with loggers of its own
 // does not call it, and starting a cluster leaves them as they are.
 func RouteProcessLogs() { proclog.Install() }
+
+// TuneGC sets this process's Go garbage collector as the harness sets the
+// cluster's processes' (GOGC=400, GOMEMLIMIT=1GiB), where the environment
+// sets neither: for a program that runs the in-process controllers, as
+// simctl does. A test suite that starts clusters need not call it.
+func TuneGC() { proc.TuneGC() }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/trainersim/trainersim/results"
+	"github.com/trainersim/trainersim/sim/internal/proc"
 	"github.com/trainersim/trainersim/sim/internal/proclog"
 	"github.com/trainersim/trainersim/sim/providers/envtest"
 	"github.com/trainersim/trainersim/sim/scenario"
@@ -87,6 +88,7 @@ func runCorpus(b *testing.B, files []*scenario.File, parallel int) corpusRun {
 func loadCorpus(b *testing.B) []*scenario.File {
 	b.Helper()
 	proclog.Install() // as simctl: the libraries' loggers off the terminal
+	proc.TuneGC()     // and its garbage collector
 	files, err := scenario.LoadPaths([]string{"../../scenarios"}, scenario.Options{})
 	if err != nil {
 		b.Fatal(err)

@@ -16,6 +16,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,9 +50,7 @@ type Process struct {
 func (p *Process) Start() error {
 	p.cmd = exec.Command(p.Path, p.Args...)
 	p.cmd.SysProcAttr = sysProcAttr()
-	if p.Env != nil {
-		p.cmd.Env = append(os.Environ(), p.Env...)
-	}
+	p.cmd.Env = slices.Concat(os.Environ(), gcEnv(), p.Env)
 	p.cmd.Stdout = io.Discard
 	p.cmd.Stderr = io.Discard
 	if p.LogPath != "" {
@@ -147,6 +148,46 @@ func (p *Process) WaitUntil(ctx context.Context, interval time.Duration, check f
 	}
 }
 
+// GC is how the Go garbage collector of every process the harness starts
+// is set (and of simctl's own, TuneGC), unless this process's environment
+// sets it: a collection once the heap has grown by 400% rather than Go's
+// 100%, up to a soft limit of 1 GiB per process, past which it collects
+// sooner. On the corpus the cluster's processes spent 18% less CPU (71 s
+// against 58 s in one run, docs/speed.md); what they do does not depend
+// on it.
+var GC = []string{"GOGC=400", "GOMEMLIMIT=1GiB"}
+
+// gcEnv is GC less what this process's environment sets.
+func gcEnv() []string {
+	var out []string
+	for _, kv := range GC {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, set := os.LookupEnv(name); !set {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// TuneGC sets this process's garbage collector as GC sets the harness's
+// processes', where its environment does not: for a program that runs the
+// in-process controllers (simctl).
+func TuneGC() {
+	for _, kv := range gcEnv() {
+		switch name, value, _ := strings.Cut(kv, "="); name {
+		case "GOGC":
+			if n, err := strconv.Atoi(value); err == nil {
+				debug.SetGCPercent(n)
+			}
+		case "GOMEMLIMIT":
+			debug.SetMemoryLimit(memLimit)
+		}
+	}
+}
+
+// memLimit is GC's GOMEMLIMIT in bytes.
+const memLimit = 1 << 30
+
 // WrapWithParentDeathSignal writes an executable wrapper named name into dir
 // that execs target with a parent-death signal of SIGKILL, so that a process
 // started by code the harness does not control (envtest) still dies with the
@@ -168,14 +209,18 @@ func WrapWithParentDeathSignal(dir, name, target string) (string, bool, error) {
 func writeWrapper(dir, name, target string, parent int) (string, bool, error) {
 	setpriv, err := exec.LookPath("setpriv")
 	protected := err == nil && parentDeathSignalSupported
-	script := fmt.Sprintf("#!/bin/sh\nexec %q \"$@\"\n", target)
+	var exports strings.Builder
+	for _, kv := range gcEnv() {
+		fmt.Fprintf(&exports, "export %s\n", kv)
+	}
+	script := fmt.Sprintf("#!/bin/sh\n%sexec %q \"$@\"\n", exports.String(), target)
 	if protected {
-		script = fmt.Sprintf("#!/bin/sh\n"+
+		script = fmt.Sprintf("#!/bin/sh\n%s"+
 			"# setpriv arms the parent-death signal; the inner shell then checks\n"+
 			"# that the parent (field 4 of /proc/self/stat) is still pid %d,\n"+
 			"# which it is not if it died before the signal was armed.\n"+
 			"exec %q --pdeathsig KILL -- /bin/sh -c %s sh %d %q \"$@\"\n",
-			parent, setpriv, parentCheck, parent, target)
+			exports.String(), parent, setpriv, parentCheck, parent, target)
 	}
 	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -180,4 +181,43 @@ func waitGone(t *testing.T, pid int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("process %d still runs", pid)
+}
+
+// TestGarbageCollectorSetting: a process the harness starts, directly or
+// through the parent-death wrapper, runs with GC's setting, and with the
+// harness's own where its environment sets one.
+func TestGarbageCollectorSetting(t *testing.T) {
+	t.Setenv("GOGC", "150") // set by the user: kept
+	if limit, set := os.LookupEnv("GOMEMLIMIT"); set {
+		t.Cleanup(func() { os.Setenv("GOMEMLIMIT", limit) })
+		os.Unsetenv("GOMEMLIMIT")
+	}
+	want := "150 1GiB"
+	dir := t.TempDir()
+	echo := []string{"-c", `echo "$GOGC $GOMEMLIMIT"`}
+
+	log := filepath.Join(dir, "direct.log")
+	p := &Process{Name: "sh", Path: "/bin/sh", Args: echo, LogPath: log}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	if got, _ := os.ReadFile(log); strings.TrimSpace(string(got)) != want {
+		t.Errorf("a process started: GOGC and GOMEMLIMIT %q, want %q", strings.TrimSpace(string(got)), want)
+	}
+
+	wrapper, _, err := WrapWithParentDeathSignal(dir, "wrapped-sh", "/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(wrapper, echo...).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != want {
+		t.Errorf("a wrapped process: GOGC and GOMEMLIMIT %q, want %q", got, want)
+	}
+	if !slices.Contains(GC, "GOMEMLIMIT=1GiB") || memLimit != 1<<30 {
+		t.Errorf("GC %v and TuneGC's limit %d disagree", GC, memLimit)
+	}
 }
