@@ -1,0 +1,164 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"text/tabwriter"
+	"time"
+)
+
+// defaultBenchBase is the commit BenchmarkCorpusAgainstBase compares with
+// unless BENCH_BASE names another: main on 2026-11-26 before issue 23's
+// work on the CPU per scenario (3b4e95a, the kind audit log; the corpus
+// is the same file for file).
+const defaultBenchBase = "3b4e95a"
+
+// corpusProcessRun is one `simctl run scenarios/` as a process.
+type corpusProcessRun struct {
+	wall, cpu    time.Duration // cpu: the process and the children it waited for
+	runs, failed int
+}
+
+// BenchmarkCorpusAgainstBase runs the corpus as users do, `simctl run
+// scenarios/` end to end as a process (cluster start included, default
+// --parallel), with this tree's simctl and with the simctl of an earlier
+// commit (BENCH_BASE, default defaultBenchBase) built from a worktree of
+// this repository, one after the other, b.N times each, on this tree's
+// scenarios and assets. It prints both binaries' wall time and CPU
+// (user and system time of simctl and of every process it started: the
+// control plane, KWOK, Kueue) per scenario run, side by side, and their
+// ratio. Issue 23's target: this tree's CPU per scenario run at most half
+// the base's. A failing scenario fails the benchmark.
+func BenchmarkCorpusAgainstBase(b *testing.B) {
+	base := os.Getenv("BENCH_BASE")
+	if base == "" {
+		base = defaultBenchBase
+	}
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	head := filepath.Join(dir, "simctl-head")
+	build := exec.Command("go", "build", "-o", head, "./cmd/simctl")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("failed to build this tree's simctl: %v\n%s", err, out)
+	}
+	old := buildAt(b, root, base, filepath.Join(dir, "simctl-base"))
+	headRev := strings.TrimSpace(gitOutput(b, root, "rev-parse", "--short", "HEAD"))
+	if dirty := gitOutput(b, root, "status", "--porcelain", "--untracked-files=no"); dirty != "" {
+		headRev += " with uncommitted changes"
+	}
+
+	var heads, bases []corpusProcessRun
+	for b.Loop() {
+		bases = append(bases, runCorpusProcess(b, old, root, filepath.Join(dir, fmt.Sprintf("base-%d", len(bases)))))
+		heads = append(heads, runCorpusProcess(b, head, root, filepath.Join(dir, fmt.Sprintf("head-%d", len(heads)))))
+	}
+	headCPU, baseCPU := cpuPerRun(heads), cpuPerRun(bases)
+	b.ReportMetric(headCPU, "cpu-s/scenario")
+	b.ReportMetric(baseCPU, "base-cpu-s/scenario")
+	b.ReportMetric(headCPU/baseCPU, "cpu-ratio")
+	b.ReportMetric(0, "ns/op")
+
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "\nsimctl run scenarios/ as a process, cluster start included, this tree against %s, %d runs each, alternately\n", base, len(heads))
+	fmt.Fprintln(w, "binary\tcommit\tscenario runs\twall\tCPU (simctl and its children)\tCPU per scenario run")
+	for _, row := range []struct {
+		name, rev string
+		runs      []corpusProcessRun
+		perRun    float64
+	}{{"base", base, bases, baseCPU}, {"this tree", headRev, heads, headCPU}} {
+		var walls, cpus []string
+		for _, r := range row.runs {
+			walls = append(walls, r.wall.Round(100*time.Millisecond).String())
+			cpus = append(cpus, r.cpu.Round(100*time.Millisecond).String())
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%.3f s\n", row.name, row.rev, row.runs[0].runs, strings.Join(walls, ", "), strings.Join(cpus, ", "), row.perRun)
+	}
+	fmt.Fprintf(w, "CPU per scenario run, this tree / base\t%.2f\t(target: at most 0.5)\n", headCPU/baseCPU)
+	w.Flush()
+}
+
+// buildAt builds simctl of commit rev of the repository at root into out,
+// from a worktree removed afterwards.
+func buildAt(b *testing.B, root, rev, out string) string {
+	b.Helper()
+	tree := filepath.Join(b.TempDir(), "base")
+	gitOutput(b, root, "worktree", "add", "--detach", tree, rev)
+	defer gitOutput(b, root, "worktree", "remove", "--force", tree)
+	build := exec.Command("go", "build", "-o", out, "./cmd/simctl")
+	build.Dir = tree
+	if o, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("failed to build simctl at %s: %v\n%s", rev, err, o)
+	}
+	return out
+}
+
+// gitOutput runs git in dir and returns its output.
+func gitOutput(b *testing.B, dir string, args ...string) string {
+	b.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("git %s: %v\n%s (BENCH_BASE must name a commit of this clone's history)", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// runCorpusProcess runs `simctl run scenarios/` with the binary simctl in
+// root, its reports in reportDir, and measures it.
+func runCorpusProcess(b *testing.B, simctl, root, reportDir string) corpusProcessRun {
+	b.Helper()
+	cmd := exec.Command(simctl, "run", "scenarios/", "--report-dir", reportDir)
+	cmd.Dir = root
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	run := corpusProcessRun{wall: time.Since(start)}
+	if err != nil {
+		b.Fatalf("%s run scenarios/: %v\n%s", simctl, err, out)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		run.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	data, err := os.ReadFile(filepath.Join(reportDir, "report.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var report struct {
+		Scenarios []struct {
+			Name    string `json:"name"`
+			Passed  bool   `json:"passed"`
+			Skipped string `json:"skipped"`
+		} `json:"scenarios"`
+	}
+	if err := json.Unmarshal(data, &report); err != nil {
+		b.Fatalf("%s: %v", reportDir, err)
+	}
+	run.runs = len(report.Scenarios)
+	for _, sc := range report.Scenarios {
+		if !sc.Passed && sc.Skipped == "" {
+			b.Errorf("%s: %s failed", simctl, sc.Name)
+		}
+	}
+	return run
+}
+
+// cpuPerRun is the mean CPU per scenario run of runs, in seconds: every
+// run of the report counted, the skipped ones too, as BenchmarkCorpus
+// counts them.
+func cpuPerRun(runs []corpusProcessRun) float64 {
+	var sum float64
+	for _, r := range runs {
+		sum += r.cpu.Seconds() / float64(r.runs)
+	}
+	return sum / float64(len(runs))
+}
