@@ -82,7 +82,9 @@ type Runner struct {
 	// scenario does (the namespace controller's 75 requests, the Pods'
 	// ends, the nodes' deletions); what a scenario installed cluster-wide
 	// (webhooks, gates, Kueue's queues, its admission policy) is still
-	// removed, so that nothing of it acts on the scenarios after it.
+	// removed, so that nothing of it acts on the scenarios after it, and
+	// a scenario that ends with Pods still to schedule is torn down all
+	// the same (leavesPodsToSchedule).
 	Discarded bool
 	// Seed, when set, replays one order in every scenario that explores
 	// interleavings: the order of this seed, instead of the orders the
@@ -617,13 +619,14 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 }
 
 // cleanup deletes what the scenario installed cluster-wide and, unless the
-// cluster is Discarded, its namespace, and its nodes once its Pods are
-// gone (removeNodesAfterPods), without waiting.
+// cluster is Discarded and the scenario leaves no Pod to schedule, its
+// namespace, and its nodes once its Pods are gone (removeNodesAfterPods),
+// without waiting.
 func (s *scenarioRun) cleanup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	var err error
-	if !s.runner.Discarded {
+	if !s.runner.Discarded || s.leavesPodsToSchedule() {
 		err = s.deleteNamespaceAndNodes(ctx)
 	}
 	return errors.Join(err, s.uninstallWebhooks(ctx), s.uninstallGates(ctx), s.uninstallDelayer(ctx), s.deleteQueues(ctx), s.lifecycle().Uninstall(ctx, s.cluster.Client()))

@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +39,30 @@ func (s *scenarioRun) deleteNamespaceAndNodes(ctx context.Context) error {
 		return errors.Join(err, s.cluster.RemoveNodes(ctx, s.nodes))
 	}
 	return s.removeNodesAfterPods(ctx)
+}
+
+// leavesPodsToSchedule reports whether the scenario ends with Pods the
+// scheduler still tries to place (Pending, on no node, not gated, not
+// being deleted), or cannot tell. Left on a Discarded cluster, they would
+// be tried again at every node a later scenario adds that has room for
+// them (their failed plugin's queueing hint), each try an event and a
+// status patch: on the corpus, more requests per scenario than the
+// scheduler's own work. Such a scenario is torn down as on a kept cluster.
+func (s *scenarioRun) leavesPodsToSchedule() bool {
+	pods, ok := s.watches.list("Pod", s.ns)
+	if !ok {
+		return true
+	}
+	for _, u := range pods {
+		var pod corev1.Pod
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pod); err != nil {
+			return true
+		}
+		if pod.Spec.NodeName == "" && pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodPending && len(pod.Spec.SchedulingGates) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // podsIn returns how many Pods of namespace ns the shared Pod informer
