@@ -67,4 +67,21 @@ var _ = Describe("a run on a cluster that is thrown away after it", func() {
 			}
 		}
 	})
+
+	It("tears a scenario that ends with a Pod still to schedule down all the same, so that the scheduler does not try it at every later node", func(ctx context.Context) {
+		files, err := scenario.LoadPaths([]string{"../../scenarios/scheduling/not-enough-gpus.yaml"}, scenario.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		c := env.Client()
+		discarded := &runner.Runner{Cluster: env, Discarded: true}
+		res := discarded.RunPlan(ctx, runner.Plan{File: files[0]})
+		Expect(res.Passed).To(BeTrue(), res.Failure)
+		Expect(res.FinalPods).To(ContainElement(HaveField("Phase", "Pending")))
+		Expect(discarded.Teardowns()).To(Succeed())
+		ns := &corev1.Namespace{}
+		err = c.Get(ctx, client.ObjectKey{Name: res.Namespace}, ns)
+		Expect(apierrors.IsNotFound(err) || ns.DeletionTimestamp != nil).To(BeTrue(), "namespace %s neither gone nor being deleted: %v", res.Namespace, err)
+		var pods corev1.PodList
+		Expect(c.List(ctx, &pods, client.InNamespace(res.Namespace))).To(Succeed())
+		Expect(pods.Items).To(BeEmpty())
+	})
 })
