@@ -73,6 +73,16 @@ func componentNeeds(p Plan) (read, write []string) {
 	return read, write
 }
 
+// Exclusive reports whether a plan must not run beside runs that do not
+// take the same Locks, those of another process on the same cluster
+// (`ginkgo -p`): its gates hold a component the others use, or it creates
+// cluster-scoped objects under names another run of its scenario creates
+// too.
+func Exclusive(p Plan) bool {
+	_, write := componentNeeds(p)
+	return len(write) > 0 || len(clusterNames(p)) > 0
+}
+
 // Lock takes a plan's locks in one order for every plan (sorted by name),
 // so that no two runs wait on each other, and returns what gives them back.
 func (l *Locks) Lock(p Plan) (unlock func()) {

@@ -130,3 +130,26 @@ func TestWritersDone(t *testing.T) {
 		}
 	}
 }
+
+// TestExclusive: a plan whose gates hold a component, or that creates
+// WorkloadPriorityClasses another run of its scenario creates, must run
+// alone among processes that share the cluster; an actor's gate or a
+// plain scenario need not.
+func TestExclusive(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec v1alpha1.ScenarioSpec
+		want bool
+	}{
+		{"plain", v1alpha1.ScenarioSpec{}, false},
+		{"an actor's gate", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Actor: "sdk"}}}, false},
+		{"queues without priority classes", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Queues: &v1alpha1.Queues{}}, false},
+		{"a gate on jobset", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "jobset"}}}, true},
+		{"a gate on the trainer", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "trainer"}}}, true},
+		{"a priority class", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Queues: &v1alpha1.Queues{PriorityClasses: []v1alpha1.PriorityClass{{Name: "high", Value: 100}}}}, true},
+	} {
+		if got := Exclusive(planOf(tc.spec)); got != tc.want {
+			t.Errorf("%s: Exclusive %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ package simginkgo
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -20,17 +21,24 @@ import (
 // startTimeout bounds the shared cluster's start.
 const startTimeout = cluster.DefaultStartTimeout + time.Minute
 
-// Scenarios declares one cluster for the suite (started in BeforeSuite,
-// stopped in AfterSuite) and one spec per scenario file under paths (one per
-// explored order for a scenario that explores interleavings), labelled with
-// the scenario's labels. Call it at the top level of a _test.go file:
+// Scenarios declares one cluster for the suite (started in
+// SynchronizedBeforeSuite, stopped in SynchronizedAfterSuite) and one spec
+// per scenario file under paths (one per explored order for a scenario that
+// explores interleavings), labelled with the scenario's labels. Under
+// `ginkgo -p`, process 1 starts the cluster and the other processes run
+// their specs on it through its admin kubeconfig, as simctl run
+// --kubeconfig does on a kept cluster; the specs whose gates hold a
+// component or that create cluster-scoped names another run of their
+// scenario creates (runner.Exclusive) are Serial: ginkgo runs them after
+// the parallel ones, alone. Call it at the top level of a _test.go file:
 //
 //	var _ = simginkgo.Scenarios(".")
 //
 // The cluster is a new envtest cluster, or the existing cluster whose
 // kubeconfig $TRAINERSIM_KUBECONFIG names (sim.ClusterOptionsFromEnv).
 //
-// On a cluster whose Trainer runs in this process (envtest), each spec also
+// On a cluster whose Trainer runs in this process (envtest; under -p,
+// process 1's specs), each spec also
 // checks simctl explain against the trainer: for every JobSet
 // the in-process trainer builds while the scenario runs, explain's final
 // JobSet for the same TrainJob must be the same apply configuration, and at
@@ -50,13 +58,35 @@ func Scenarios(paths ...string) bool {
 	files, components, loadErr := suite.Load(paths, opts.Components, opts.Trainer)
 	opts.Components = components
 	opts.Serve = runner.NeedsServing(files, opts.ClusterName(), opts.Trainer)
-	s := suite.New(sim.NewCluster(opts))
-	ginkgo.BeforeSuite(func(ctx context.Context) {
+	// s is this process's suite: under `ginkgo -p`, process 1 starts the
+	// cluster and every other process runs on it, as simctl run
+	// --kubeconfig does on a kept cluster (one cluster, not one per
+	// process); without -p there is only process 1.
+	var s *suite.Suite
+	ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
+		s = suite.New(sim.NewCluster(opts))
 		gomega.Expect(s.Start(ctx)).To(gomega.Succeed())
 		ginkgo.AddReportEntry("cluster", s.Versions())
+		return []byte(s.Cluster().AdminKubeconfig())
+	}, func(ctx context.Context, kubeconfig []byte) {
+		if s != nil {
+			return // process 1: its own
+		}
+		shared := opts
+		shared.Kubeconfig = string(kubeconfig)
+		s = suite.New(sim.NewCluster(shared))
+		gomega.Expect(s.Start(ctx)).To(gomega.Succeed())
+		ginkgo.AddReportEntry("cluster", fmt.Sprintf("process 1's, through %s: %s", kubeconfig, s.Versions()))
 	}, ginkgo.NodeTimeout(startTimeout))
-	ginkgo.AfterSuite(func() {
-		gomega.Expect(s.Stop()).To(gomega.Succeed())
+	ginkgo.SynchronizedAfterSuite(func() {
+		if ginkgo.GinkgoParallelProcess() != 1 && s != nil {
+			gomega.Expect(s.Stop()).To(gomega.Succeed())
+		}
+	}, func() {
+		// Process 1, once every process is done with the cluster.
+		if s != nil {
+			gomega.Expect(s.Stop()).To(gomega.Succeed())
+		}
 	})
 	if loadErr != nil {
 		ginkgo.It("loads the scenario files", func() {
@@ -69,7 +99,14 @@ func Scenarios(paths ...string) bool {
 		for k, v := range p.File.Scenario.Metadata.Labels {
 			labels = append(labels, k+"="+v)
 		}
-		ginkgo.It(p.Name(), ginkgo.Label(labels...), func(ctx context.Context) {
+		args := []any{ginkgo.Label(labels...)}
+		if runner.Exclusive(p) {
+			// Runs of other processes do not take this process's locks:
+			// with -p, ginkgo runs a Serial spec once every parallel
+			// spec is done, alone.
+			args = append(args, ginkgo.Serial)
+		}
+		args = append(args, func(ctx context.Context) {
 			v := s.Run(ctx, p)
 			if v.Skipped != "" {
 				ginkgo.Skip(v.Skipped)
@@ -79,6 +116,7 @@ func Scenarios(paths ...string) bool {
 			}
 			ginkgo.GinkgoWriter.Println(v.Log)
 		}, ginkgo.NodeTimeout(runner.DefaultScenarioTimeout))
+		ginkgo.It(p.Name(), args...)
 	}
 	return true
 }

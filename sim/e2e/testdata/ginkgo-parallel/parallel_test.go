@@ -1,0 +1,22 @@
+// Package parallel_test is a ginkgo suite of a few corpus scenarios, run by
+// the e2e spec of `ginkgo -p` (ginkgo_parallel_test.go).
+package parallel_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/trainersim/trainersim/sim/simginkgo"
+)
+
+func TestParallel(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "trainersim scenarios under ginkgo -p")
+}
+
+var _ = simginkgo.Scenarios(
+	"../../../../scenarios/examples",
+	"../../../../scenarios/scheduling",
+)
