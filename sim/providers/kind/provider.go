@@ -391,26 +391,26 @@ func missingImages(ctx context.Context, images []string) []string {
 }
 
 // loadImages loads images from docker into the node's containerd, as `kind
-// load docker-image` does.
+// load docker-image` does: one archive of them all (docker save of every
+// image at once, their shared layers once), imported once per node, rather
+// than a save and an import per image.
 func (k *Kind) loadImages(ctx context.Context, images []string) error {
 	nodes, err := k.provider.ListInternalNodes(k.name())
 	if err != nil {
 		return fmt.Errorf("failed to list the nodes of kind cluster %s: %w", k.name(), err)
 	}
-	for _, img := range images {
-		for _, n := range nodes {
-			save := exec.CommandContext(ctx, "docker", "save", img)
-			out, err := save.StdoutPipe()
-			if err != nil {
-				return err
-			}
-			if err := save.Start(); err != nil {
-				return fmt.Errorf("failed to save image %s: %w", img, err)
-			}
-			loadErr := nodeutils.LoadImageArchive(n, out)
-			if err := save.Wait(); err != nil || loadErr != nil {
-				return fmt.Errorf("failed to load image %s into %s: %w", img, n.String(), errors.Join(err, loadErr))
-			}
+	for _, n := range nodes {
+		save := exec.CommandContext(ctx, "docker", append([]string{"save"}, images...)...)
+		out, err := save.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		if err := save.Start(); err != nil {
+			return fmt.Errorf("failed to save images %s: %w", strings.Join(images, " "), err)
+		}
+		loadErr := nodeutils.LoadImageArchive(n, out)
+		if err := save.Wait(); err != nil || loadErr != nil {
+			return fmt.Errorf("failed to load images %s into %s: %w", strings.Join(images, " "), n.String(), errors.Join(err, loadErr))
 		}
 	}
 	return nil
