@@ -9,7 +9,10 @@ package runner
 // garbage collector removes them (45 to 84 s measured on a kept cluster).
 // The wait runs beside the next scenarios; Run and RunPlan return once it
 // is done, so that a cluster kept after a run holds no Pod nor node of it;
-// the namespace, empty of Pods, ends its deletion on its own.
+// the namespace, empty of Pods, ends its deletion on its own. On a cluster
+// thrown away after the run (Runner.Discarded) none of this is done, but
+// for a scenario that ends with Pods still to schedule
+// (leavesPodsToSchedule).
 
 import (
 	"context"
