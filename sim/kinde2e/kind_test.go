@@ -60,8 +60,19 @@ func verdicts(name string, args ...string) (map[string]string, results.Run) {
 var _ = Describe("the corpus on kind and on envtest", func() {
 	It("has the same verdict for every scenario, but for those that say they hold on one cluster only", func() {
 		Expect(os.RemoveAll(differentialDir)).To(Succeed())
+		sampler := sampleCPU()
 		onEnvtest, envtestRun := verdicts("envtest")
+		envtestCPU, envtestAll := sampler.end()
+		sampler = sampleCPU()
 		onKind, kindRun := verdicts("kind", "--cluster", "kind", "--kind-name", "trainersim-differential")
+		kindCPU, kindAll := sampler.end()
+		// Where the CPU goes on each, as make bench prints it for envtest:
+		// in reports/kind/cpu.txt and the spec's log.
+		breakdown := fmt.Sprintf("envtest: %s\nkind: %s\n", cpuBreakdown(envtestCPU, envtestAll, len(envtestRun.Scenarios)), cpuBreakdown(kindCPU, kindAll, len(kindRun.Scenarios)))
+		Expect(os.WriteFile(filepath.Join(differentialDir, "cpu.txt"), []byte(breakdown), 0o644)).To(Succeed())
+		fmt.Fprint(GinkgoWriter, breakdown)
+		Expect(envtestCPU).To(HaveKey("kube-apiserver"), "the envtest run's API server was sampled")
+		Expect(kindCPU).To(HaveKey("kube-apiserver"), "the kind node's API server was sampled")
 		Expect(envtestRun.Cluster).To(Equal("envtest"))
 		Expect(kindRun.Cluster).To(Equal("kind"))
 		Expect(kindRun.TrainerVersion).To(Equal(envtestRun.TrainerVersion), "the Deployment runs the Trainer simctl was built with")
