@@ -24,12 +24,11 @@ const clockTicks = 100
 // of the run, count up to their last second. Their CPU is summed by
 // command name (/proc's comm, 15 characters at most).
 type cpuSampler struct {
-	mu     sync.Mutex
-	first  map[int]procCPU // at the start
-	last   map[int]procCPU // at the last look
-	stop   chan struct{}
-	done   chan struct{}
-	byComm map[string]float64
+	mu    sync.Mutex
+	first map[int]procCPU // at the start
+	last  map[int]procCPU // at the last look
+	stop  chan struct{}
+	done  chan struct{}
 }
 
 type procCPU struct {
