@@ -6,17 +6,15 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
-)
 
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times (100 on
-// Linux).
-const clockTicks = 100
+	. "github.com/onsi/gomega"
+
+	"github.com/trainersim/trainersim/sim/internal/proc"
+)
 
 // cpuSampler reads, every second while a run goes, the CPU time (user and
 // system) of every process of this machine, keeping each one's last
@@ -25,20 +23,18 @@ const clockTicks = 100
 // command name (/proc's comm, 15 characters at most).
 type cpuSampler struct {
 	mu    sync.Mutex
-	first map[int]procCPU // at the start
-	last  map[int]procCPU // at the last look
+	first map[int]proc.CPU // at the start
+	last  map[int]proc.CPU // at the last look
+	err   error            // the first failed look
 	stop  chan struct{}
 	done  chan struct{}
 }
 
-type procCPU struct {
-	comm string
-	cpu  float64 // seconds
-}
-
 // sampleCPU starts a sampler.
 func sampleCPU() *cpuSampler {
-	s := &cpuSampler{first: readProcCPU(), last: map[int]procCPU{}, stop: make(chan struct{}), done: make(chan struct{})}
+	first, err := proc.CPUTimes()
+	Expect(err).NotTo(HaveOccurred())
+	s := &cpuSampler{first: first, last: map[int]proc.CPU{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		tick := time.NewTicker(time.Second)
@@ -55,10 +51,15 @@ func sampleCPU() *cpuSampler {
 	return s
 }
 
+// look reads every process's CPU time; the first failed read is kept for
+// end, which fails the spec with it (look runs in the sampler's goroutine).
 func (s *cpuSampler) look() {
-	now := readProcCPU()
+	now, err := proc.CPUTimes()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err != nil && s.err == nil {
+		s.err = err
+	}
 	maps.Copy(s.last, now)
 }
 
@@ -70,52 +71,19 @@ func (s *cpuSampler) end() (map[string]float64, float64) {
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	Expect(s.err).NotTo(HaveOccurred(), "the CPU of the processes could not be read")
 	byComm, all := map[string]float64{}, 0.0
 	for pid, p := range s.last {
-		spent := p.cpu
-		if before, ok := s.first[pid]; ok && before.comm == p.comm {
-			spent -= before.cpu
+		spent := p.Seconds
+		if before, ok := s.first[pid]; ok && before.Comm == p.Comm {
+			spent -= before.Seconds
 		}
 		if spent > 0 {
-			byComm[p.comm] += spent
+			byComm[p.Comm] += spent
 			all += spent
 		}
 	}
 	return byComm, all
-}
-
-// readProcCPU reads the CPU time of every process.
-func readProcCPU() map[int]procCPU {
-	out := map[int]procCPU{}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return out
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone
-		}
-		// pid (comm) state ppid ... utime(14) stime(15): comm may hold
-		// spaces and parentheses, the fields follow its last ")".
-		stat := string(data)
-		open, end := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		fields := strings.Fields(stat[end+1:])
-		if len(fields) < 13 {
-			continue
-		}
-		utime, _ := strconv.ParseFloat(fields[11], 64)
-		stime, _ := strconv.ParseFloat(fields[12], 64)
-		out[pid] = procCPU{comm: stat[open+1 : end], cpu: (utime + stime) / clockTicks}
-	}
-	return out
 }
 
 // cpuBreakdown is the lines of a run's CPU per scenario run by command,

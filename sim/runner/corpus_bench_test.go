@@ -271,57 +271,22 @@ func metricLabels(line string) map[string]string {
 	return out
 }
 
-// clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat's times
-// (100 on every Linux this runs on).
-const clockTicks = 100
-
 // processCPU returns the CPU seconds (user and system) of this process,
 // named "simctl (in-process Trainer, JobSet, runner)", and of each of its
 // descendants, by command name (kube-apiserver, etcd, kwok, ...; the same
 // name's processes summed), from /proc.
 func processCPU(b *testing.B) map[string]float64 {
 	b.Helper()
-	entries, err := os.ReadDir("/proc")
+	procs, err := proc.CPUTimes()
 	if err != nil {
-		b.Fatalf("failed to read /proc: %v", err)
-	}
-	type proc struct {
-		ppid int
-		comm string
-		cpu  float64
-	}
-	procs := map[int]proc{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone
-		}
-		// pid (comm) state ppid ... utime(14) stime(15): comm may hold
-		// spaces and parentheses, the fields follow its last ")".
-		s := string(data)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		fields := strings.Fields(s[end+1:])
-		if len(fields) < 13 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(fields[1])
-		utime, _ := strconv.ParseFloat(fields[11], 64)
-		stime, _ := strconv.ParseFloat(fields[12], 64)
-		procs[pid] = proc{ppid: ppid, comm: s[open+1 : end], cpu: (utime + stime) / clockTicks}
+		b.Fatal(err)
 	}
 	self := os.Getpid()
-	out := map[string]float64{"simctl (in-process Trainer, JobSet, runner)": procs[self].cpu}
+	out := map[string]float64{"simctl (in-process Trainer, JobSet, runner)": procs[self].Seconds}
 	for _, p := range procs {
-		for a := p.ppid; a > 1; a = procs[a].ppid {
+		for a := p.PPID; a > 1; a = procs[a].PPID {
 			if a == self {
-				out[p.comm] += p.cpu
+				out[p.Comm] += p.Seconds
 				break
 			}
 		}

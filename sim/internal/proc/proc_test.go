@@ -221,3 +221,22 @@ func TestGarbageCollectorSetting(t *testing.T) {
 		t.Errorf("GC %v and TuneGC's limit %d disagree", GC, memLimit)
 	}
 }
+
+// TestParseStat: a command name with spaces and parentheses is read whole,
+// and the times after it are user plus system, in seconds.
+func TestParseStat(t *testing.T) {
+	c, ok := parseStat("4242 (my (odd) cmd) S 17 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0")
+	if !ok || c.Comm != "my (odd) cmd" || c.PPID != 17 || c.Seconds != 3 {
+		t.Errorf("parsed %+v, %v; want comm %q, ppid 17, 3 s", c, ok, "my (odd) cmd")
+	}
+	if _, ok := parseStat("garbage"); ok {
+		t.Error("a line without a command name parsed")
+	}
+	self, err := CPUTimes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := self[os.Getpid()]; !ok {
+		t.Error("CPUTimes left out this process")
+	}
+}
