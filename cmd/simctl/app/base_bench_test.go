@@ -144,9 +144,11 @@ func runCorpusProcess(b *testing.B, simctl, root, reportDir, path string) corpus
 	if err != nil {
 		b.Fatalf("%s run %s: %v\n%s", simctl, path, err, out)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		run.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		b.Fatalf("%s run %s: no resource usage for the process (not Linux?)", simctl, path)
 	}
+	run.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	data, err := os.ReadFile(filepath.Join(reportDir, "report.json"))
 	if err != nil {
 		b.Fatal(err)
