@@ -116,6 +116,7 @@ type Log struct {
 	line        int   // lines read
 	size        int64 // the file's size at the last read
 	byNamespace map[string][]cluster.ComponentRequest
+	err         error // the first line that was not an event
 }
 
 // ComponentRequests is cluster.RequestAuditing's: the components' requests
@@ -134,7 +135,7 @@ func (l *Log) ComponentRequests(namespace string) ([]cluster.ComponentRequest, e
 	}
 	defer f.Close()
 	if info, err := f.Stat(); err == nil && info.Size() < l.size {
-		l.offset, l.line, l.byNamespace = 0, 0, nil
+		l.offset, l.line, l.byNamespace, l.err = 0, 0, nil, nil
 	}
 	if _, err := f.Seek(l.offset, io.SeekStart); err != nil {
 		return nil, err
@@ -152,7 +153,12 @@ func (l *Log) ComponentRequests(namespace string) ([]cluster.ComponentRequest, e
 		return err
 	})
 	l.size = l.offset
-	return slices.Clone(l.byNamespace[namespace]), err
+	if err != nil && l.err == nil {
+		// Any namespace's requests may have been on that line: every
+		// later read says so too, not only this one.
+		l.err = err
+	}
+	return slices.Clone(l.byNamespace[namespace]), l.err
 }
 
 // Read reads an audit log: one JSON event per line. A

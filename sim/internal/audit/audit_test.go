@@ -145,4 +145,7 @@ func TestLogReadsWhatWasAdded(t *testing.T) {
 	if _, err := l.ComponentRequests("a"); err == nil || !strings.Contains(err.Error(), "audit log line 2") {
 		t.Errorf("a corrupt line: error %v, want one naming line 2", err)
 	}
+	if _, err := l.ComponentRequests("b"); err == nil || !strings.Contains(err.Error(), "audit log line 2") {
+		t.Errorf("a later read of another namespace: error %v, want the corrupt line 2 named again", err)
+	}
 }
