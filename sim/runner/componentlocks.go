@@ -10,21 +10,21 @@ import (
 
 // Scenarios share the cluster's components. A gate that holds a request of
 // a component with one worker (JobSet's controller, Kueue's TrainJob
-// reconciler) holds that worker for every scenario running beside it, and
-// the shaker in CI found such a scenario failing for another's gate (Kueue
-// made no Workload for 20 s while a gate of another scenario held Kueue's
-// update). So a run that gates such a component has it to itself: runs
-// take a read lock on each one-worker component their scenario may use and
-// a write lock on each their gates hold; the Trainer reconciles TrainJobs
-// with five workers, as its manifests configure it, and runs that gate it
-// take one lock of their own, so that gates hold at most one of them.
+// reconciler, the Trainer's TrainJob controller) holds that worker for every
+// scenario running beside it, and the shaker in CI found such a scenario
+// failing for another's gate (Kueue made no Workload for 20 s while a gate
+// of another scenario held Kueue's update). So a run that gates such a
+// component has it to itself: runs take a read lock on each one-worker
+// component their scenario may use and a write lock on each their gates
+// hold. The Trainer's manifests ask for five TrainJob workers
+// (groupKindConcurrency), but its TrainJob controller is built without For
+// (WatchesRawSource), so controller-runtime does not apply it: every
+// release reconciles TrainJobs with one worker, and a held status patch of
+// one TrainJob keeps every other waiting.
 
 // exclusiveComponents are the components with one worker for the requests
 // a gate can hold: a gate on one of them keeps other scenarios off it.
-var exclusiveComponents = []string{"jobset", "kueue"}
-
-// gateOfTrainer names the lock that runs gating the Trainer take.
-const gateOfTrainer = "trainer (gated)"
+var exclusiveComponents = []string{"jobset", "kueue", "trainer"}
 
 // Locks are the read-write locks that keep runs apart: a cluster-scoped
 // name a run creates (clusterNames, written) and the components it uses
@@ -40,7 +40,7 @@ type Locks struct {
 // those its gates hold (write), as lock names.
 func componentNeeds(p Plan) (read, write []string) {
 	sc := p.File.Scenario
-	uses := append([]string{"jobset"}, sc.Spec.Components...)
+	uses := append([]string{"jobset", "trainer"}, sc.Spec.Components...)
 	gated := map[string]bool{}
 	for _, g := range sc.Spec.Gates {
 		c := g.Component
@@ -66,9 +66,6 @@ func componentNeeds(p Plan) (read, write []string) {
 		case slices.Contains(uses, c):
 			read = append(read, c)
 		}
-	}
-	if gated["trainer"] {
-		write = append(write, gateOfTrainer)
 	}
 	return read, write
 }

@@ -14,10 +14,10 @@ func planOf(spec v1alpha1.ScenarioSpec) Plan {
 	return Plan{File: &scenario.File{Scenario: &v1alpha1.Scenario{Spec: spec}}}
 }
 
-// TestComponentNeeds: every run reads JobSet, and Kueue when it runs it; a
-// gate on JobSet or Kueue (by component or by its user), or a webhook's
-// hold in a scenario that runs Kueue, writes it; a gate on the Trainer
-// takes the lock of the Trainer's gated runs; an actor's gate takes none.
+// TestComponentNeeds: every run reads JobSet and the Trainer, and Kueue
+// when it runs it; a gate on one of them (by component or by its user), or
+// a webhook's hold in a scenario that runs Kueue, writes it; an actor's
+// gate takes none.
 func TestComponentNeeds(t *testing.T) {
 	kueueUser := "system:serviceaccount:kueue-system:kueue-controller-manager"
 	for _, tc := range []struct {
@@ -25,14 +25,14 @@ func TestComponentNeeds(t *testing.T) {
 		spec        v1alpha1.ScenarioSpec
 		read, write []string
 	}{
-		{"plain", v1alpha1.ScenarioSpec{}, []string{"jobset"}, nil},
-		{"with kueue", v1alpha1.ScenarioSpec{Components: []string{"kueue"}}, []string{"jobset", "kueue"}, nil},
-		{"an actor's gate", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Actor: "sdk"}}}, []string{"jobset"}, nil},
-		{"a gate on kueue", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{Component: "kueue"}}}, []string{"jobset"}, []string{"kueue"}},
-		{"a gate on kueue's user", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{User: kueueUser}}}, []string{"jobset"}, []string{"kueue"}},
-		{"a hold", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Webhooks: []v1alpha1.AdmissionWebhook{{Hold: &v1alpha1.WebhookHold{}}}}, []string{"jobset"}, []string{"kueue"}},
-		{"gates on jobset and the trainer", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "jobset"}, {Component: "trainer"}}}, nil, []string{"jobset", gateOfTrainer}},
-		{"a gate on the job controller", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "kube-controller-manager/job-controller"}}}, []string{"jobset"}, nil},
+		{"plain", v1alpha1.ScenarioSpec{}, []string{"jobset", "trainer"}, nil},
+		{"with kueue", v1alpha1.ScenarioSpec{Components: []string{"kueue"}}, []string{"jobset", "kueue", "trainer"}, nil},
+		{"an actor's gate", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Actor: "sdk"}}}, []string{"jobset", "trainer"}, nil},
+		{"a gate on kueue", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{Component: "kueue"}}}, []string{"jobset", "trainer"}, []string{"kueue"}},
+		{"a gate on kueue's user", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{User: kueueUser}}}, []string{"jobset", "trainer"}, []string{"kueue"}},
+		{"a hold", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Webhooks: []v1alpha1.AdmissionWebhook{{Hold: &v1alpha1.WebhookHold{}}}}, []string{"jobset", "trainer"}, []string{"kueue"}},
+		{"gates on jobset and the trainer", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "jobset"}, {Component: "trainer"}}}, nil, []string{"jobset", "trainer"}},
+		{"a gate on the job controller", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "kube-controller-manager/job-controller"}}}, []string{"jobset", "trainer"}, nil},
 	} {
 		read, write := componentNeeds(planOf(tc.spec))
 		if !slices.Equal(read, tc.read) || !slices.Equal(write, tc.write) {
@@ -116,7 +116,7 @@ func TestWritersDone(t *testing.T) {
 		return Plan{File: &scenario.File{Scenario: s}}
 	}
 	done := writersDone([]Plan{plan("jobset"), plan("jobset", "kueue"), plan(), plan("trainer")})
-	for c, n := range map[string]int{"jobset": 2, "kueue": 1, gateOfTrainer: 1} {
+	for c, n := range map[string]int{"jobset": 2, "kueue": 1, "trainer": 1} {
 		wg := done[c]
 		for range n {
 			wg.Done() // panics if fewer than n were counted

@@ -210,7 +210,7 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 // all are.
 func writersDone(plans []Plan) map[string]*sync.WaitGroup {
 	done := map[string]*sync.WaitGroup{}
-	for _, c := range append(slices.Clone(exclusiveComponents), gateOfTrainer) {
+	for _, c := range exclusiveComponents {
 		done[c] = &sync.WaitGroup{}
 	}
 	for _, p := range plans {

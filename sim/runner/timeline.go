@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -213,6 +214,9 @@ func conditions(u *unstructured.Unstructured) []map[string]any {
 
 func jobSetReactions(old, obj *unstructured.Unstructured) []results.TimelineEntry {
 	e := results.TimelineEntry{Lane: LaneTrainer}
+	if obj != nil {
+		e.Lane = specWriter(old, obj)
+	}
 	switch {
 	case obj == nil:
 		e.Kind, e.Object = results.EntryJobSetDeleted, "JobSet/"+old.GetName()
@@ -250,6 +254,46 @@ func jobSetReactions(old, obj *unstructured.Unstructured) []results.TimelineEntr
 	}
 	e.Detail = specChanges(old, obj)
 	return []results.TimelineEntry{e}
+}
+
+// specWriter names, from obj's managedFields, who made a JobSet's spec
+// what it is (old nil: who created it): the manager whose entry the change
+// made new or changed (its fields or its time), else, when the change left
+// every entry as it was (the same fields, within the same second), the
+// owners of spec.suspend, the field the timeline's JobSet entries are
+// mostly about. The Trainer applies JobSets as field manager "trainer",
+// its lane's name; Kueue, a webhook or an actor that writes the JobSet
+// gets a lane of its own. LaneTrainer when managedFields say nothing.
+func specWriter(old, obj *unstructured.Unstructured) string {
+	before := map[string]metav1.ManagedFieldsEntry{}
+	if old != nil {
+		for _, m := range old.GetManagedFields() {
+			before[m.Manager+"/"+string(m.Operation)+"/"+m.Subresource] = m
+		}
+	}
+	var changed, suspend []string
+	for _, m := range obj.GetManagedFields() {
+		if m.Subresource != "" || m.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]any
+		if json.Unmarshal(m.FieldsV1.Raw, &fields) == nil {
+			if _, ok, _ := unstructured.NestedFieldNoCopy(fields, "f:spec", "f:suspend"); ok {
+				suspend = append(suspend, m.Manager)
+			}
+		}
+		b, ok := before[m.Manager+"/"+string(m.Operation)+"/"+m.Subresource]
+		if !ok || !b.Time.Equal(m.Time) || !equality.Semantic.DeepEqual(b.FieldsV1, m.FieldsV1) {
+			changed = append(changed, m.Manager)
+		}
+	}
+	switch {
+	case len(changed) > 0:
+		return strings.Join(changed, ",")
+	case len(suspend) > 0:
+		return strings.Join(suspend, ",")
+	}
+	return LaneTrainer
 }
 
 // specChanges lists what changed between two specs, one line per field,

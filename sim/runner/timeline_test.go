@@ -53,6 +53,32 @@ spec:
   suspend: false
   replicatedJobs: [{name: node, replicas: 1, tolerations: [{key: gpu}]}, {name: dataset-initializer}]
 `
+		jobSetApplied = `
+metadata:
+  name: llm
+  generation: 2
+  managedFields:
+  - {manager: trainer, operation: Apply, time: "2026-11-26T10:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:replicatedJobs": {}}}}
+spec: {suspend: false}
+`
+		jobSetSuspendedByKueue = `
+metadata:
+  name: llm
+  generation: 3
+  managedFields:
+  - {manager: trainer, operation: Apply, time: "2026-11-26T10:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:replicatedJobs": {}}}}
+  - {manager: kueue, operation: Update, time: "2026-11-26T10:00:05Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:suspend": {}}}}
+spec: {suspend: true}
+`
+		jobSetResumedByKueue = `
+metadata:
+  name: llm
+  generation: 4
+  managedFields:
+  - {manager: trainer, operation: Apply, time: "2026-11-26T10:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:replicatedJobs": {}}}}
+  - {manager: kueue, operation: Update, time: "2026-11-26T10:00:05Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:suspend": {}}}}
+spec: {suspend: false}
+`
 		suspendedJob = `{metadata: {name: llm-node-0}, spec: {suspend: true, parallelism: 2, completions: 2}}`
 		runningJob   = `{metadata: {name: llm-node-0}, spec: {suspend: false, parallelism: 2, completions: 2}}`
 		completeJob  = `{metadata: {name: llm-node-0}, spec: {suspend: false}, status: {conditions: [{type: Complete, status: "True", reason: CompletionsReached, message: Reached expected number of succeeded pods}]}}`
@@ -85,6 +111,18 @@ spec:
 			name: "JobSet spec changed", kind: "JobSet", old: jobSetResumed, obj: jobSetTolerations,
 			want: []results.TimelineEntry{{Lane: "trainer", Kind: "jobset-changed", Object: "JobSet/llm", Summary: "JobSet llm spec changed (generation 3)",
 				Detail: `spec.replicatedJobs[name=node].tolerations: (absent) → [{"key":"gpu"}]`}},
+		},
+		{
+			// Not the Trainer: the lane is the manager whose managedFields
+			// entry the write changed.
+			name: "JobSet suspended by another manager", kind: "JobSet", old: jobSetApplied, obj: jobSetSuspendedByKueue,
+			want: []results.TimelineEntry{{Lane: "kueue", Kind: "jobset-suspended", Object: "JobSet/llm", Summary: "JobSet llm suspended", Detail: "spec.suspend: false → true"}},
+		},
+		{
+			// A write within the same second that leaves every entry as it
+			// was: the owner of spec.suspend.
+			name: "JobSet suspended, entries unchanged", kind: "JobSet", old: jobSetSuspendedByKueue, obj: jobSetResumedByKueue,
+			want: []results.TimelineEntry{{Lane: "kueue", Kind: "jobset-resumed", Object: "JobSet/llm", Summary: "JobSet llm resumed", Detail: "spec.suspend: true → false"}},
 		},
 		{name: "JobSet status only", kind: "JobSet", old: jobSetResumed, obj: jobSetResumed},
 		{

@@ -75,9 +75,12 @@ type Options struct {
 	OnBuild trainerruntime.BuildHook
 }
 
-// trainerConcurrency is how many reconciles of each kind the Trainer runs
-// at once: the groupKindConcurrency of manifests/base/manager/
-// controller_manager_config.yaml, the same in every supported release.
+// trainerConcurrency is the groupKindConcurrency of manifests/base/manager/
+// controller_manager_config.yaml, the same in every supported release, set
+// as the Trainer's main sets it. controller-runtime applies it only to a
+// controller built with For; the Trainer's TrainJob controller is built
+// with WatchesRawSource, so it reconciles TrainJobs with one worker, as its
+// Deployment does (sim/runner/componentlocks.go relies on that).
 var trainerConcurrency = map[string]int{
 	"TrainJob.trainer.kubeflow.org":               5,
 	"TrainingRuntime.trainer.kubeflow.org":        1,
