@@ -57,25 +57,26 @@ const kueueAPIVersion = "kueue.x-k8s.io/v1beta2"
 // queueing are the Kueue objects of a scenario's spec.queues.
 type queueing struct {
 	// priorityClasses are the WorkloadPriorityClasses, flavors the
-	// ResourceFlavors, clusterQueue the ClusterQueue that admits the
-	// scenario's namespace alone: all cluster-scoped.
-	priorityClasses, flavors []*unstructured.Unstructured
-	clusterQueue             *unstructured.Unstructured
-	// localQueue is the LocalQueue in the scenario's namespace.
-	localQueue *unstructured.Unstructured
+	// ResourceFlavors, clusterQueues the ClusterQueues, each admitting the
+	// scenario's namespace alone (spec.queues' first, then its teams'):
+	// all cluster-scoped.
+	priorityClasses, flavors, clusterQueues []*unstructured.Unstructured
+	// localQueues are the LocalQueues in the scenario's namespace, one for
+	// each ClusterQueue.
+	localQueues []*unstructured.Unstructured
 }
 
 // created lists the objects in the order they are created: what the
-// ClusterQueue names before it, the LocalQueue after it.
+// ClusterQueues name before them, the LocalQueues after them.
 func (q *queueing) created() []*unstructured.Unstructured {
-	return slices.Concat(q.priorityClasses, q.flavors, []*unstructured.Unstructured{q.clusterQueue, q.localQueue})
+	return slices.Concat(q.priorityClasses, q.flavors, q.clusterQueues, q.localQueues)
 }
 
 // clusterScoped lists the cluster-scoped objects in the order they are
-// deleted, the reverse of their creation (the LocalQueue goes with the
+// deleted, the reverse of their creation (the LocalQueues go with the
 // namespace).
 func (q *queueing) clusterScoped() []*unstructured.Unstructured {
-	out := slices.Concat(q.priorityClasses, q.flavors, []*unstructured.Unstructured{q.clusterQueue})
+	out := slices.Concat(q.priorityClasses, q.flavors, q.clusterQueues)
 	slices.Reverse(out)
 	return out
 }
@@ -88,6 +89,7 @@ func (s *scenarioRun) queues() (*queueing, error) {
 
 // queueObjects builds the queueing objects of q (nil: none) for namespace
 // ns, each labelled labels; profile looks up the flavors' node profiles.
+// The ClusterQueue of spec.queues is named ns, a team's ns-<localQueue>.
 func queueObjects(q *v1alpha1.Queues, ns string, labels map[string]string, profile func(name string) (fakegpu.Profile, error)) (*queueing, error) {
 	if q == nil {
 		return nil, nil
@@ -106,41 +108,58 @@ func queueObjects(q *v1alpha1.Queues, ns string, labels map[string]string, profi
 		wpc.Object["value"] = int64(pc.Value)
 		out.priorityClasses = append(out.priorityClasses, wpc)
 	}
-	var quotas []any
-	for _, f := range q.Flavors {
-		p, err := profile(f.Profile)
-		if err != nil {
-			return nil, err
-		}
-		name := f.Name
-		if name == "" {
-			name = f.Profile
-		}
-		flavor := kueueObject("ResourceFlavor", ns+"-"+name)
-		flavor.Object["spec"] = flavorSpec(f, p)
-		out.flavors = append(out.flavors, flavor)
-		quotas = append(quotas, map[string]any{"name": flavor.GetName(), "resources": []any{
-			map[string]any{"name": "cpu", "nominalQuota": quota(f.CPU)},
-			map[string]any{"name": "memory", "nominalQuota": quota(f.Memory)},
-			map[string]any{"name": "nvidia.com/gpu", "nominalQuota": quota(f.GPU)},
-		}})
-	}
 	preemption := q.Preemption
 	if preemption == "" {
 		preemption = "Never"
 	}
-	out.clusterQueue = kueueObject("ClusterQueue", ns)
-	out.clusterQueue.Object["spec"] = map[string]any{
-		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}},
-		"preemption":        map[string]any{"withinClusterQueue": preemption},
-		"resourceGroups": []any{map[string]any{
-			"coveredResources": []any{"cpu", "memory", "nvidia.com/gpu"},
-			"flavors":          quotas,
-		}},
+	made := map[string]bool{} // ResourceFlavors, by name
+	queue := func(clusterQueue, localQueue string, flavors []v1alpha1.QueueFlavor) error {
+		var quotas []any
+		for _, f := range flavors {
+			p, err := profile(f.Profile)
+			if err != nil {
+				return err
+			}
+			name := f.Name
+			if name == "" {
+				name = f.Profile
+			}
+			flavor := kueueObject("ResourceFlavor", ns+"-"+name)
+			if !made[name] {
+				made[name] = true
+				flavor.Object["spec"] = flavorSpec(f, p)
+				out.flavors = append(out.flavors, flavor)
+			}
+			quotas = append(quotas, map[string]any{"name": flavor.GetName(), "resources": []any{
+				map[string]any{"name": "cpu", "nominalQuota": quota(f.CPU)},
+				map[string]any{"name": "memory", "nominalQuota": quota(f.Memory)},
+				map[string]any{"name": "nvidia.com/gpu", "nominalQuota": quota(f.GPU)},
+			}})
+		}
+		cq := kueueObject("ClusterQueue", clusterQueue)
+		cq.Object["spec"] = map[string]any{
+			"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}},
+			"preemption":        map[string]any{"withinClusterQueue": preemption},
+			"resourceGroups": []any{map[string]any{
+				"coveredResources": []any{"cpu", "memory", "nvidia.com/gpu"},
+				"flavors":          quotas,
+			}},
+		}
+		lq := kueueObject("LocalQueue", localQueue)
+		lq.SetNamespace(ns)
+		lq.Object["spec"] = map[string]any{"clusterQueue": clusterQueue}
+		out.clusterQueues = append(out.clusterQueues, cq)
+		out.localQueues = append(out.localQueues, lq)
+		return nil
 	}
-	out.localQueue = kueueObject("LocalQueue", q.LocalQueue)
-	out.localQueue.SetNamespace(ns)
-	out.localQueue.Object["spec"] = map[string]any{"clusterQueue": ns}
+	if err := queue(ns, q.LocalQueue, q.Flavors); err != nil {
+		return nil, err
+	}
+	for _, t := range q.Teams {
+		if err := queue(ns+"-"+t.LocalQueue, t.LocalQueue, t.Flavors); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
@@ -184,7 +203,7 @@ func quota(q string) string {
 }
 
 // createQueues creates the queueing objects and waits until the
-// ClusterQueue and the LocalQueue are Active, and Kueue's TrainJob webhook
+// ClusterQueues and the LocalQueues are Active, and Kueue's TrainJob webhook
 // of the namespace's own when it asks for one.
 func (s *scenarioRun) createQueues(ctx context.Context) error {
 	q, err := s.queues()
@@ -200,7 +219,7 @@ func (s *scenarioRun) createQueues(ctx context.Context) error {
 			return fmt.Errorf("failed to create Kueue %s %s: %w", o.GetKind(), o.GetName(), err)
 		}
 	}
-	for _, o := range []*unstructured.Unstructured{q.clusterQueue, q.localQueue} {
+	for _, o := range slices.Concat(q.clusterQueues, q.localQueues) {
 		var last string
 		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, queuesReadyTimeout, true, func(ctx context.Context) (bool, error) {
 			got := o.DeepCopy()

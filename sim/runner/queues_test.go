@@ -121,8 +121,8 @@ func TestQueueObjects(t *testing.T) {
 			map[string]any{"name": "nvidia.com/gpu", "nominalQuota": gpu},
 		}}
 	}
-	clusterQueue := func(preemption string, quotas ...any) *unstructured.Unstructured {
-		return kueue("ClusterQueue", ns, map[string]any{"spec": map[string]any{
+	clusterQueueNamed := func(name, preemption string, quotas ...any) *unstructured.Unstructured {
+		return kueue("ClusterQueue", name, map[string]any{"spec": map[string]any{
 			"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}},
 			"preemption":        map[string]any{"withinClusterQueue": preemption},
 			"resourceGroups": []any{map[string]any{
@@ -131,8 +131,15 @@ func TestQueueObjects(t *testing.T) {
 			}},
 		}})
 	}
-	localQueue := kueue("LocalQueue", "lq", map[string]any{"spec": map[string]any{"clusterQueue": ns}})
-	localQueue.SetNamespace(ns)
+	clusterQueue := func(preemption string, quotas ...any) *unstructured.Unstructured {
+		return clusterQueueNamed(ns, preemption, quotas...)
+	}
+	localQueueOf := func(name, clusterQueue string) *unstructured.Unstructured {
+		lq := kueue("LocalQueue", name, map[string]any{"spec": map[string]any{"clusterQueue": clusterQueue}})
+		lq.SetNamespace(ns)
+		return lq
+	}
+	localQueue := localQueueOf("lq", ns)
 	gpuToleration := []any{map[string]any{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}}
 
 	for _, tc := range []struct {
@@ -147,18 +154,18 @@ func TestQueueObjects(t *testing.T) {
 			name:   "a GPU profile: its gpu.product label, its taint's value, the quotas given",
 			queues: &v1alpha1.Queues{LocalQueue: "lq", Flavors: []v1alpha1.QueueFlavor{{Profile: "gpu", GPU: "16", CPU: "192", Memory: "2Ti"}}},
 			want: &queueing{
-				flavors:      []*unstructured.Unstructured{flavor("gpu", map[string]any{"nodeLabels": map[string]any{gpuProductLabel: "NVIDIA-H100"}, "tolerations": gpuToleration})},
-				clusterQueue: clusterQueue("Never", quota("gpu", "192", "2Ti", "16")),
-				localQueue:   localQueue,
+				flavors:       []*unstructured.Unstructured{flavor("gpu", map[string]any{"nodeLabels": map[string]any{gpuProductLabel: "NVIDIA-H100"}, "tolerations": gpuToleration})},
+				clusterQueues: []*unstructured.Unstructured{clusterQueue("Never", quota("gpu", "192", "2Ti", "16"))},
+				localQueues:   []*unstructured.Unstructured{localQueue},
 			},
 		},
 		{
 			name:   "a profile without gpu.product: the profile label; no taints, no tolerations; quotas left out are 0",
 			queues: &v1alpha1.Queues{LocalQueue: "lq", Flavors: []v1alpha1.QueueFlavor{{Name: "small", Profile: "cpu", CPU: "16"}}},
 			want: &queueing{
-				flavors:      []*unstructured.Unstructured{flavor("small", map[string]any{"nodeLabels": map[string]any{fakegpu.ProfileLabel: "cpu"}})},
-				clusterQueue: clusterQueue("Never", quota("small", "16", "0", "0")),
-				localQueue:   localQueue,
+				flavors:       []*unstructured.Unstructured{flavor("small", map[string]any{"nodeLabels": map[string]any{fakegpu.ProfileLabel: "cpu"}})},
+				clusterQueues: []*unstructured.Unstructured{clusterQueue("Never", quota("small", "16", "0", "0"))},
+				localQueues:   []*unstructured.Unstructured{localQueue},
 			},
 		},
 		{
@@ -175,8 +182,8 @@ func TestQueueObjects(t *testing.T) {
 						map[string]any{"key": "pool", "operator": "Equal", "value": "a", "effect": "NoSchedule"},
 					}}),
 				},
-				clusterQueue: clusterQueue("LowerPriority", quota("gpu", "0", "0", "8"), quota("spot", "0", "0", "0")),
-				localQueue:   localQueue,
+				clusterQueues: []*unstructured.Unstructured{clusterQueue("LowerPriority", quota("gpu", "0", "0", "8"), quota("spot", "0", "0", "0"))},
+				localQueues:   []*unstructured.Unstructured{localQueue},
 			},
 		},
 		{
@@ -188,9 +195,29 @@ func TestQueueObjects(t *testing.T) {
 					kueue("WorkloadPriorityClass", "high", map[string]any{"value": int64(1000)}),
 					kueue("WorkloadPriorityClass", "low", map[string]any{"value": int64(-5)}),
 				},
-				flavors:      []*unstructured.Unstructured{flavor("cpu", map[string]any{"nodeLabels": map[string]any{fakegpu.ProfileLabel: "cpu"}})},
-				clusterQueue: clusterQueue("Never", quota("cpu", "0", "0", "0")),
-				localQueue:   localQueue,
+				flavors:       []*unstructured.Unstructured{flavor("cpu", map[string]any{"nodeLabels": map[string]any{fakegpu.ProfileLabel: "cpu"}})},
+				clusterQueues: []*unstructured.Unstructured{clusterQueue("Never", quota("cpu", "0", "0", "0"))},
+				localQueues:   []*unstructured.Unstructured{localQueue},
+			},
+		},
+		{
+			name: "teams: a ClusterQueue and a LocalQueue each; a flavor of one name made once",
+			queues: &v1alpha1.Queues{LocalQueue: "lq", Preemption: "LowerPriority", Flavors: []v1alpha1.QueueFlavor{{Profile: "gpu", GPU: "8"}},
+				Teams: []v1alpha1.QueueTeam{
+					{LocalQueue: "team-b", Flavors: []v1alpha1.QueueFlavor{{Profile: "cpu", CPU: "16"}}},
+					{LocalQueue: "team-c", Flavors: []v1alpha1.QueueFlavor{{Profile: "gpu", GPU: "16"}}},
+				}},
+			want: &queueing{
+				flavors: []*unstructured.Unstructured{
+					flavor("gpu", map[string]any{"nodeLabels": map[string]any{gpuProductLabel: "NVIDIA-H100"}, "tolerations": gpuToleration}),
+					flavor("cpu", map[string]any{"nodeLabels": map[string]any{fakegpu.ProfileLabel: "cpu"}}),
+				},
+				clusterQueues: []*unstructured.Unstructured{
+					clusterQueue("LowerPriority", quota("gpu", "0", "0", "8")),
+					clusterQueueNamed(ns+"-team-b", "LowerPriority", quota("cpu", "16", "0", "0")),
+					clusterQueueNamed(ns+"-team-c", "LowerPriority", quota("gpu", "0", "0", "16")),
+				},
+				localQueues: []*unstructured.Unstructured{localQueue, localQueueOf("team-b", ns+"-team-b"), localQueueOf("team-c", ns+"-team-c")},
 			},
 		},
 	} {
@@ -227,8 +254,8 @@ func TestQueueingOrder(t *testing.T) {
 	q := &queueing{
 		priorityClasses: []*unstructured.Unstructured{obj("pc1"), obj("pc2")},
 		flavors:         []*unstructured.Unstructured{obj("f1"), obj("f2")},
-		clusterQueue:    obj("cq"),
-		localQueue:      obj("lq"),
+		clusterQueues:   []*unstructured.Unstructured{obj("cq")},
+		localQueues:     []*unstructured.Unstructured{obj("lq")},
 	}
 	names := func(objs []*unstructured.Unstructured) []string {
 		var out []string

@@ -34,9 +34,31 @@ func (v *validator) components() {
 			v.errorf(join(index("spec.queues.priorityClasses", i), "name"), "invalid name %s: a DNS subdomain (lowercase letters, digits, '-' and '.')", quote(pc.Name))
 		}
 	}
+	profiles := map[string]string{} // flavor name: profile, across the queues
+	v.flavors("spec.queues.flavors", q.Flavors, profiles)
+	queues := map[string]bool{q.LocalQueue: true}
+	for i, t := range q.Teams {
+		tp := index("spec.queues.teams", i)
+		if msgs := validation.IsDNS1123Subdomain(t.LocalQueue); t.LocalQueue == "" || len(msgs) > 0 {
+			v.errorf(join(tp, "localQueue"), "invalid name %s: a DNS subdomain (lowercase letters, digits, '-' and '.')", quote(t.LocalQueue))
+		} else if queues[t.LocalQueue] {
+			v.errorf(join(tp, "localQueue"), "duplicate LocalQueue %s", quote(t.LocalQueue))
+		}
+		queues[t.LocalQueue] = true
+		if len(t.Flavors) == 0 {
+			v.errorf(join(tp, "flavors"), "a ClusterQueue needs at least one flavor")
+		}
+		v.flavors(join(tp, "flavors"), t.Flavors, profiles)
+	}
+}
+
+// flavors checks the flavors of one ClusterQueue (at path); profiles holds
+// the profile of every flavor name seen so far, in every queue: one name is
+// one ResourceFlavor.
+func (v *validator) flavors(path string, flavors []v1alpha1.QueueFlavor, profiles map[string]string) {
 	names := map[string]bool{}
-	for i, f := range q.Flavors {
-		fp := index("spec.queues.flavors", i)
+	for i, f := range flavors {
+		fp := index(path, i)
 		name := f.Name
 		if name == "" {
 			name = f.Profile
@@ -45,6 +67,11 @@ func (v *validator) components() {
 			v.errorf(fp, "duplicate flavor %s: give the flavors of one profile names", quote(name))
 		}
 		names[name] = true
+		if p, ok := profiles[name]; !ok {
+			profiles[name] = f.Profile
+		} else if p != f.Profile {
+			v.errorf(join(fp, "profile"), "flavor %s is of profile %s in another queue: one name is one ResourceFlavor", quote(name), p)
+		}
 		profile, err := fakegpu.LookupProfile(f.Profile)
 		if err != nil {
 			v.errorf(join(fp, "profile"), "%v", err)
@@ -55,7 +82,7 @@ func (v *validator) components() {
 				v.errorf(join(fp, "nodeLabel"), "profile %s has no label %s", f.Profile, quote(f.NodeLabel))
 			}
 		}
-		if !slices.ContainsFunc(spec.Nodes, func(g v1alpha1.NodeGroup) bool { return g.Profile == f.Profile }) {
+		if !slices.ContainsFunc(v.sc.Spec.Nodes, func(g v1alpha1.NodeGroup) bool { return g.Profile == f.Profile }) {
 			v.errorf(join(fp, "profile"), "the scenario has no nodes of profile %s (spec.nodes)", f.Profile)
 		}
 		for _, q := range []struct{ field, val string }{{"gpu", f.GPU}, {"cpu", f.CPU}, {"memory", f.Memory}} {

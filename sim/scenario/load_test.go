@@ -46,6 +46,11 @@ var invalid = map[string][]string{
 		`testdata/invalid-components.yaml:16:18: spec.queues.flavors[0].nodeLabel: profile nvidia-h100-80gb has no label "no-such-label"`,
 		`testdata/invalid-components.yaml:17:12: spec.queues.flavors[0].gpu: invalid quantity "eight": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
 		"testdata/invalid-components.yaml:18:16: spec.queues.flavors[1].profile: the scenario has no nodes of profile nvidia-l4 (spec.nodes)",
+		`testdata/invalid-components.yaml:20:19: spec.queues.teams[0].localQueue: invalid name "Team_B": a DNS subdomain (lowercase letters, digits, '-' and '.')`,
+		"testdata/invalid-components.yaml:21:7: spec.queues.teams[0].flavors: a ClusterQueue needs at least one flavor",
+		`testdata/invalid-components.yaml:25:18: spec.queues.teams[1].flavors[0].profile: flavor "nvidia-h100-80gb" is of profile nvidia-h100-80gb in another queue: one name is one ResourceFlavor`,
+		"testdata/invalid-components.yaml:25:18: spec.queues.teams[1].flavors[0].profile: the scenario has no nodes of profile nvidia-a100-80gb (spec.nodes)",
+		`testdata/invalid-components.yaml:26:19: spec.queues.teams[2].localQueue: duplicate LocalQueue "team-c"`,
 	},
 	"invalid-trainer-versions.yaml": {
 		"testdata/invalid-trainer-versions.yaml:22:9: spec.steps[0].create.spec.runtimePatches: exists in Trainer >=v2.2.0 only, not in v2.1.0, which this step holds for: narrow spec.trainer.versions or the step's trainer.versions",

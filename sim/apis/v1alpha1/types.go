@@ -317,6 +317,23 @@ type Queues struct {
 	// names no other scenario uses.
 	// +optional
 	PriorityClasses []PriorityClass `json:"priorityClasses,omitempty"`
+	// Teams are further LocalQueues in the scenario's namespace, each
+	// admitted by a ClusterQueue of its own (named <namespace>-<localQueue>,
+	// with the preemption policy above) with its flavors' quotas: several
+	// teams' queues over the scenario's nodes. A flavor of a team is the
+	// ResourceFlavor of the same name (flavors of one name must name one
+	// profile).
+	// +optional
+	Teams []QueueTeam `json:"teams,omitempty"`
+}
+
+// QueueTeam is a team's LocalQueue and the quotas of its ClusterQueue.
+type QueueTeam struct {
+	// LocalQueue names the team's LocalQueue, which its TrainJobs name in
+	// their label kueue.x-k8s.io/queue-name.
+	LocalQueue string `json:"localQueue"`
+	// Flavors of the team's ClusterQueue, in the order Kueue tries them.
+	Flavors []QueueFlavor `json:"flavors"`
 }
 
 // PriorityClass is a Kueue WorkloadPriorityClass.
