@@ -179,7 +179,7 @@ verify: fixtures kind-verify lint ## Fail when generated files drift from go.mod
 	$(GO) vet ./...
 	$(GO) run ./hack/schemagen -check
 	$(GO) run ./hack/corpustable -check
-	$(GO) run ./cmd/simctl lint scenarios/ sim/e2e/testdata/ sim/kinde2e/testdata/
+	$(GO) run ./cmd/simctl lint scenarios/ scenarios/scale/ sim/e2e/testdata/ sim/kinde2e/testdata/
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
 ##@ Build, run, test
@@ -269,6 +269,10 @@ bench: assets ## Measure: bare envtest against the full harness start (3 runs ea
 	$(GO) test ./sim/runner/ -run '^$$' -bench CorpusParallel -benchtime 1x -timeout 30m
 	$(GO) test ./cmd/simctl/app/ -run '^$$' -bench WarmRerun -benchtime 5x -timeout 30m
 	BENCH_BASE=$(BENCH_BASE) $(GO) test ./cmd/simctl/app/ -run '^$$' -bench CorpusAgainstBase -benchtime 2x -timeout 30m
+
+.PHONY: bench-scale
+bench-scale: assets ## Measure the fleets of scenarios/scale (10, 100 and 1,000 simulated GPU nodes; 10, 50 and 500 TrainJobs; the real Kueue): time to every Pod Running, CPU and peak memory of each process, and the growth from one fleet to the next.
+	$(GO) test ./sim/runner/ -run '^$$' -bench 'Scale$$' -benchtime 1x -timeout 60m
 
 ##@ kind
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,17 +37,40 @@ func (p *Pool) Add(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, e
 	if err != nil {
 		return nil, err
 	}
+	// Created side by side, a few at a time (a fleet's thousand nodes one
+	// by one took 20 s); names keeps the nodes' order.
 	names := make([]string, 0, len(nodes))
-	for _, n := range nodes {
+	created := make([]bool, len(nodes))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(createWorkers)
+	for i, n := range nodes {
 		for k, v := range p.Labels {
 			n.Labels[k] = v
 		}
-		if err := p.Client.Create(ctx, n); err != nil && !apierrors.IsAlreadyExists(err) {
-			return names, fmt.Errorf("failed to create node %s: %w", n.Name, err)
-		}
-		names = append(names, n.Name)
+		g.Go(func() error {
+			if err := p.Client.Create(gctx, n); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("failed to create node %s: %w", n.Name, err)
+			}
+			created[i] = true
+			return nil
+		})
 	}
-	check := func(ctx context.Context) error { return p.schedulable(ctx, names) }
+	err = g.Wait()
+	for i, n := range nodes {
+		if created[i] {
+			names = append(names, n.Name)
+		}
+	}
+	if err != nil {
+		return names, err
+	}
+	// Each poll reads only the nodes not yet schedulable.
+	pending := slices.Clone(names)
+	check := func(ctx context.Context) error {
+		var err error
+		pending, err = p.unschedulable(ctx, pending)
+		return err
+	}
 	if p.Kwok != nil {
 		err = p.Kwok.WaitUntil(ctx, startup.PollInterval, check)
 	} else {
@@ -79,24 +104,37 @@ func (p *Pool) Remove(ctx context.Context, names []string) error {
 	return errors.Join(errs...)
 }
 
-// schedulable returns nil once every named node is Ready and carries
-// neither the not-ready nor the unreachable taint.
-func (p *Pool) schedulable(ctx context.Context, names []string) error {
-	for _, name := range names {
+// createWorkers is how many node creates Add sends at once.
+const createWorkers = 8
+
+// unschedulable returns the named nodes that are not yet schedulable (not
+// Ready, or carrying the not-ready or unreachable taint), and an error that
+// names the first of them; none and nil once every one is.
+func (p *Pool) unschedulable(ctx context.Context, names []string) ([]string, error) {
+	var out []string
+	var first error
+	for i, name := range names {
 		n := &corev1.Node{}
 		if err := p.Client.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
-			return err
+			return append(out, names[i:]...), err
 		}
+		var why error
 		if !NodeReady(n) {
-			return fmt.Errorf("node %s is not Ready", name)
+			why = fmt.Errorf("node %s is not Ready", name)
 		}
 		for _, t := range n.Spec.Taints {
-			if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
-				return fmt.Errorf("node %s still has taint %s", name, t.Key)
+			if why == nil && (t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable) {
+				why = fmt.Errorf("node %s still has taint %s", name, t.Key)
+			}
+		}
+		if why != nil {
+			out = append(out, name)
+			if first == nil {
+				first = why
 			}
 		}
 	}
-	return nil
+	return out, first
 }
 
 // NodeReady reports whether a node's Ready condition is True.

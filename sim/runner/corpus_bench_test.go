@@ -215,8 +215,9 @@ func BenchmarkCorpusParallel(b *testing.B) {
 type apiServerMetrics struct {
 	cpu      float64 // process_cpu_seconds_total
 	requests float64 // apiserver_request_total, every label
-	// byRequest is apiserver_request_total by "verb resource[/subresource]".
-	byRequest map[string]float64
+	// byRequest is apiserver_request_total by "verb resource[/subresource]",
+	// conflicts its requests answered 409 Conflict likewise.
+	byRequest, conflicts map[string]float64
 }
 
 func scrapeAPIServer(b *testing.B, env *envtest.Environment) apiServerMetrics {
@@ -229,7 +230,7 @@ func scrapeAPIServer(b *testing.B, env *envtest.Environment) apiServerMetrics {
 	if err != nil {
 		b.Fatalf("failed to read the API server's metrics: %v", err)
 	}
-	m := apiServerMetrics{byRequest: map[string]float64{}}
+	m := apiServerMetrics{byRequest: map[string]float64{}, conflicts: map[string]float64{}}
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -249,6 +250,9 @@ func scrapeAPIServer(b *testing.B, env *envtest.Environment) apiServerMetrics {
 				what += "/" + s
 			}
 			m.byRequest[labels["verb"]+" "+what] += value
+			if labels["code"] == "409" {
+				m.conflicts[labels["verb"]+" "+what] += value
+			}
 		}
 	}
 	return m
@@ -282,7 +286,7 @@ func processCPU(b *testing.B) map[string]float64 {
 		b.Fatal(err)
 	}
 	self := os.Getpid()
-	out := map[string]float64{"simctl (in-process Trainer, JobSet, runner)": procs[self].Seconds}
+	out := map[string]float64{selfName: procs[self].Seconds}
 	for _, p := range procs {
 		for a := p.PPID; a > 1; a = procs[a].PPID {
 			if a == self {

@@ -196,9 +196,15 @@ func readError(path string, err error) *Error {
 	return &Error{File: cleanPath(path), Message: "failed to read file: " + msg}
 }
 
+// ScaleDir is the name of the directories a walk skips: the fleet-sized
+// scenarios of scenarios/scale, which take minutes and run when named
+// (make bench-scale), not with the corpus.
+const ScaleDir = "scale"
+
 // FindFiles returns the files LoadPaths loads for paths: each path that is a
 // file, and every *.yaml and *.yml file under each path that is a directory
-// (recursively, sorted, skipping directories whose names start with a dot).
+// (recursively, sorted, skipping directories whose names start with a dot
+// and, below the path, directories named ScaleDir).
 // Paths are cleaned; a file named twice is returned once. A path that does
 // not exist, and a directory without scenario files, are problems, returned
 // as *Errors along with the files found elsewhere.
@@ -231,7 +237,7 @@ func FindFiles(paths []string) ([]string, error) {
 				return err
 			}
 			if e.IsDir() {
-				if path != p && strings.HasPrefix(e.Name(), ".") {
+				if path != p && (strings.HasPrefix(e.Name(), ".") || e.Name() == ScaleDir) {
 					return filepath.SkipDir
 				}
 				return nil

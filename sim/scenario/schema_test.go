@@ -120,7 +120,7 @@ func TestLoaderFollowsSchemaConstraints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := FindFiles([]string{"../../scenarios", "../e2e/testdata"})
+	files, err := FindFiles([]string{"../../scenarios", "../../scenarios/" + ScaleDir, "../e2e/testdata"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,8 @@ func newLintCommand(streams Streams) *cobra.Command {
 		Use:   "lint PATH...",
 		Short: "Check scenario files without starting a cluster",
 		Long: `lint loads every scenario file named or found under PATH (*.yaml and *.yml,
-recursively) exactly as 'simctl run' would, and prints every problem it finds
+recursively, skipping scale/ directories unless one is named) exactly as
+'simctl run' would, and prints every problem it finds
 to standard error, one per line:
 
   FILE:LINE:COLUMN: FIELD: MESSAGE

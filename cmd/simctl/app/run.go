@@ -54,9 +54,10 @@ func newRunCommand(streams Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run PATH... [--report-dir DIR] [--parallel N] [--run REGEX] [--label key=value] [--keep] [--timeout D]",
 		Short: "Run scenarios on one local cluster and report what happened",
-		Long: `run loads every scenario file named or found under PATH (*.yaml, recursively),
-starts one cluster, and runs each scenario in its own namespace on its own
-simulated nodes, several at a time. It prints one line per scenario as it
+		Long: `run loads every scenario file named or found under PATH (*.yaml, recursively,
+skipping the fleets of scale/ directories unless one is named), starts one
+cluster, and runs each scenario in its own namespace on its own simulated
+nodes, several at a time. It prints one line per scenario as it
 finishes (-v: one per step), and with --report-dir writes junit.xml,
 report.json and report.html.
 

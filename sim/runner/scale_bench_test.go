@@ -1,0 +1,271 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/trainersim/trainersim/sim/internal/proc"
+	"github.com/trainersim/trainersim/sim/internal/proclog"
+	"github.com/trainersim/trainersim/sim/providers/envtest"
+	"github.com/trainersim/trainersim/sim/scenario"
+)
+
+// scaleRun is one measured run of a fleet scenario of scenarios/scale.
+type scaleRun struct {
+	name              string
+	nodes, jobs, pods int
+	// setUp is the scenario's set-up (its nodes, queues and webhook),
+	// toRunning from its first write to every Pod Running: the steps.
+	setUp, toRunning time.Duration
+	// cpu is each process's CPU seconds over the scenario (start
+	// excluded), peak each process's peak resident memory (VmHWM) at its
+	// end, in bytes: the harness's own is its peak since the benchmark
+	// began, so of the largest fleet so far.
+	cpu  map[string]float64
+	peak map[string]uint64
+	// requests the API server served for the scenario; conflicts those
+	// it answered 409 Conflict, by "verb resource".
+	requests             float64
+	byRequest, conflicts map[string]float64
+}
+
+// BenchmarkScale runs each fleet of scenarios/scale (hack/scalegen: 10,
+// 100 and 1,000 simulated GPU nodes with 10, 50 and 500 TrainJobs of three
+// managers each, the real Kueue with four teams' queues) on a cluster of
+// its own, smallest first, and prints the growth curve: set-up, the time
+// from the first write to every Pod Running, the CPU of each process and
+// the peak memory of the API server, etcd and the harness, and the cost
+// per node and per job from one fleet to the next. Targets (issue 23): the
+// 1,000-node fleet done within 10 minutes and 8 GiB on the 2-core machine,
+// its cost growing no faster than linearly in nodes and jobs. make
+// bench-scale runs it; a failing fleet fails the benchmark.
+func BenchmarkScale(b *testing.B) {
+	proclog.Install() // as simctl: the libraries' loggers off the terminal
+	proc.TuneGC()     // and its garbage collector
+	paths, err := filepath.Glob("../../scenarios/" + scenario.ScaleDir + "/*.yaml")
+	if err != nil || len(paths) == 0 {
+		b.Fatalf("no fleet scenarios in scenarios/%s (go run ./hack/scalegen): %v", scenario.ScaleDir, err)
+	}
+	files, err := scenario.LoadPaths(paths, scenario.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	slices.SortFunc(files, func(x, y *scenario.File) int { return fleetNodes(x) - fleetNodes(y) })
+	var runs []scaleRun
+	for b.Loop() {
+		runs = runs[:0]
+		for _, f := range files {
+			runs = append(runs, runFleet(b, f))
+		}
+	}
+	printScale(runs)
+	last := runs[len(runs)-1]
+	b.ReportMetric(last.toRunning.Seconds(), "largest-to-running-s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// fleetNodes is the number of nodes a scenario asks for.
+func fleetNodes(f *scenario.File) int {
+	n := 0
+	for _, g := range f.Scenario.Spec.Nodes {
+		n += g.Count
+	}
+	return n
+}
+
+// runFleet starts a cluster with the components f asks for, runs f on it
+// and measures the run.
+func runFleet(b *testing.B, f *scenario.File) scaleRun {
+	b.Helper()
+	ctx := context.Background()
+	files := []*scenario.File{f}
+	env := &envtest.Environment{Components: WithComponents(nil, files, "")}
+	if err := env.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	before, cpuBefore := scrapeAPIServer(b, env), processCPU(b)
+	r := &Runner{Cluster: env, Discarded: true}
+	res, complete := r.Run(ctx, files)
+	after, cpuAfter := scrapeAPIServer(b, env), processCPU(b)
+	if !complete || len(res) != 1 {
+		b.Fatalf("%s did not finish", f.Scenario.Metadata.Name)
+	}
+	sc := res[0]
+	if !sc.Passed {
+		b.Fatalf("%s failed: %s", sc.Name, sc.Failure)
+	}
+	run := scaleRun{
+		name:      sc.Name,
+		nodes:     fleetNodes(f),
+		requests:  after.requests - before.requests,
+		byRequest: map[string]float64{},
+		conflicts: map[string]float64{},
+		setUp:     sc.Breakdown.SetUp,
+		cpu:       map[string]float64{},
+		peak:      peakMemory(b),
+	}
+	for _, st := range sc.Steps {
+		run.toRunning += st.Duration
+	}
+	for _, st := range f.Scenario.Spec.Steps {
+		if c := st.Concurrently; c != nil {
+			run.jobs += len(c.Writes)
+		}
+		if e := st.Expect; e != nil && e.Pods != nil && e.Pods.Count != nil {
+			run.pods += *e.Pods.Count
+		}
+	}
+	for k, v := range cpuAfter {
+		run.cpu[k] = max(0, v-cpuBefore[k])
+	}
+	for k, v := range after.byRequest {
+		if d := v - before.byRequest[k]; d > 0 {
+			run.byRequest[k] = d
+		}
+	}
+	for k, v := range after.conflicts {
+		if d := v - before.conflicts[k]; d > 0 {
+			run.conflicts[k] = d
+		}
+	}
+	return run
+}
+
+// peakMemory returns the peak resident memory (VmHWM) of this process
+// (the harness, with the in-process Trainer and JobSet) and of each
+// process it started, by command name.
+func peakMemory(b *testing.B) map[string]uint64 {
+	b.Helper()
+	procs, err := proc.CPUTimes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	self := os.Getpid()
+	out := map[string]uint64{}
+	for pid, p := range procs {
+		name := p.Comm
+		if pid == self {
+			name = selfName
+		} else if !descends(procs, pid, self) {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue // exited
+		}
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				out[name] += kb * 1024
+			}
+		}
+	}
+	return out
+}
+
+// descends reports whether pid is a descendant of ancestor.
+func descends(procs map[int]proc.CPU, pid, ancestor int) bool {
+	for a := procs[pid].PPID; a > 1; a = procs[a].PPID {
+		if a == ancestor {
+			return true
+		}
+	}
+	return false
+}
+
+// printScale prints the growth curve.
+func printScale(runs []scaleRun) {
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "\nfleets of scenarios/scale, each on a cluster of its own (start excluded):")
+	fmt.Fprintln(w, "nodes\tjobs\tPods\tset-up\tto every Pod Running\tAPI requests\tCPU all\tAPI server\tetcd\tsimctl\tpeak all\tAPI server\tetcd\tsimctl\t")
+	for _, r := range runs {
+		var cpu float64
+		for _, v := range r.cpu {
+			cpu += v
+		}
+		var mem uint64
+		for _, v := range r.peak {
+			mem += v
+		}
+		fmt.Fprintf(w, "%d\t%d\t%d\t%s\t%s\t%.0f\t%.1f s\t%.1f s\t%.1f s\t%.1f s\t%s\t%s\t%s\t%s\t\n",
+			r.nodes, r.jobs, r.pods, r.setUp.Round(10*time.Millisecond), r.toRunning.Round(10*time.Millisecond), r.requests,
+			cpu, r.cpu["kube-apiserver"], r.cpu["etcd"], r.cpu[selfName], mib(mem), mib(r.peak["kube-apiserver"]), mib(r.peak["etcd"]), mib(r.peak[selfName]))
+	}
+	_ = w.Flush()
+	fmt.Fprintln(w, "\ngrowth from one fleet to the next (1.0: linear in the fleet's nodes; CPU and time per node):")
+	for i := 1; i < len(runs); i++ {
+		p, r := runs[i-1], runs[i]
+		cpu := func(x scaleRun) float64 {
+			var c float64
+			for _, v := range x.cpu {
+				c += v
+			}
+			return c
+		}
+		perNode := func(v float64, x scaleRun) float64 { return v / float64(x.nodes) }
+		fmt.Fprintf(w, "%d to %d nodes\tCPU per node x%.2f\ttime per node x%.2f\tset-up per node x%.2f\tAPI requests per node x%.2f\t\n", p.nodes, r.nodes,
+			perNode(cpu(r), r)/perNode(cpu(p), p),
+			perNode(r.toRunning.Seconds(), r)/perNode(p.toRunning.Seconds(), p),
+			perNode(r.setUp.Seconds(), r)/perNode(p.setUp.Seconds(), p),
+			perNode(r.requests, r)/perNode(p.requests, p))
+	}
+	_ = w.Flush()
+	last := runs[len(runs)-1]
+	var mem uint64
+	for _, v := range last.peak {
+		mem += v
+	}
+	fmt.Printf("largest fleet: %d nodes, %d jobs: set-up and run %s (target 10m), peak memory of every process %s (target 8 GiB)\n",
+		last.nodes, last.jobs, (last.setUp + last.toRunning).Round(100*time.Millisecond), mib(mem))
+	var byCPU []string
+	for k := range last.cpu {
+		byCPU = append(byCPU, k)
+	}
+	slices.SortFunc(byCPU, func(x, y string) int {
+		switch {
+		case last.cpu[x] > last.cpu[y]:
+			return -1
+		case last.cpu[x] < last.cpu[y]:
+			return 1
+		}
+		return strings.Compare(x, y)
+	})
+	fmt.Printf("largest fleet's API requests, the most frequent (verb resource):")
+	for i, k := range sortedByValue(last.byRequest) {
+		if i == 8 {
+			break
+		}
+		fmt.Printf(" %s %.0f;", k, last.byRequest[k])
+	}
+	fmt.Println()
+	fmt.Printf("largest fleet's writes refused with 409 Conflict (each a retry of its writer, with its controller's back-off):")
+	for _, k := range sortedByValue(last.conflicts) {
+		fmt.Printf(" %s %.0f;", k, last.conflicts[k])
+	}
+	fmt.Println()
+	fmt.Printf("largest fleet's CPU by process:")
+	for _, k := range byCPU {
+		if last.cpu[k] >= 0.1 {
+			fmt.Printf(" %s %.1f s;", k, last.cpu[k])
+		}
+	}
+	fmt.Println()
+}
+
+// selfName is processCPU's and peakMemory's name of this process.
+const selfName = "simctl (in-process Trainer, JobSet, runner)"
+
+func mib(bytes uint64) string { return fmt.Sprintf("%d MiB", bytes>>20) }
