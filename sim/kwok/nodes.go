@@ -107,34 +107,27 @@ func (p *Pool) Remove(ctx context.Context, names []string) error {
 // createWorkers is how many node creates Add sends at once.
 const createWorkers = 8
 
-// unschedulable returns the named nodes that are not yet schedulable (not
-// Ready, or carrying the not-ready or unreachable taint), and an error that
-// names the first of them; none and nil once every one is.
+// unschedulable reads the named nodes in order up to the first that is not
+// yet schedulable (not Ready, or carrying the not-ready or unreachable
+// taint) and returns it and the nodes after it, with an error that names
+// it; none and nil once every one is. A poll thus reads each node once
+// after it became schedulable, and one that is not.
 func (p *Pool) unschedulable(ctx context.Context, names []string) ([]string, error) {
-	var out []string
-	var first error
 	for i, name := range names {
 		n := &corev1.Node{}
 		if err := p.Client.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
-			return append(out, names[i:]...), err
+			return names[i:], err
 		}
-		var why error
 		if !NodeReady(n) {
-			why = fmt.Errorf("node %s is not Ready", name)
+			return names[i:], fmt.Errorf("node %s is not Ready", name)
 		}
 		for _, t := range n.Spec.Taints {
-			if why == nil && (t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable) {
-				why = fmt.Errorf("node %s still has taint %s", name, t.Key)
-			}
-		}
-		if why != nil {
-			out = append(out, name)
-			if first == nil {
-				first = why
+			if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+				return names[i:], fmt.Errorf("node %s still has taint %s", name, t.Key)
 			}
 		}
 	}
-	return out, first
+	return nil, nil
 }
 
 // NodeReady reports whether a node's Ready condition is True.
