@@ -172,18 +172,13 @@ func managerWrites(old, obj *unstructured.Unstructured) []results.TimelineEntry 
 	if old != nil && old.GetGeneration() == obj.GetGeneration() && equality.Semantic.DeepEqual(old.GetLabels(), obj.GetLabels()) && equality.Semantic.DeepEqual(old.GetAnnotations(), obj.GetAnnotations()) {
 		return nil
 	}
-	before := map[string]metav1.ManagedFieldsEntry{}
-	if old != nil {
-		for _, m := range old.GetManagedFields() {
-			before[m.Manager+"/"+string(m.Operation)+"/"+m.Subresource] = m
-		}
-	}
+	before := managedFieldsOf(old)
 	var out []results.TimelineEntry
 	for _, m := range obj.GetManagedFields() {
 		if m.Subresource != "" {
 			continue
 		}
-		b, ok := before[m.Manager+"/"+string(m.Operation)+"/"+m.Subresource]
+		b, ok := before[managedFieldsKey(m)]
 		if ok && b.Time.Equal(m.Time) && equality.Semantic.DeepEqual(b.FieldsV1, m.FieldsV1) {
 			continue
 		}
@@ -201,6 +196,24 @@ func managerWrites(old, obj *unstructured.Unstructured) []results.TimelineEntry 
 	return out
 }
 
+// managedFieldsOf returns u's managedFields entries by managedFieldsKey;
+// none for a nil u.
+func managedFieldsOf(u *unstructured.Unstructured) map[string]metav1.ManagedFieldsEntry {
+	out := map[string]metav1.ManagedFieldsEntry{}
+	if u != nil {
+		for _, m := range u.GetManagedFields() {
+			out[managedFieldsKey(m)] = m
+		}
+	}
+	return out
+}
+
+// managedFieldsKey is what tells one managedFields entry from another: its
+// manager, operation and subresource.
+func managedFieldsKey(m metav1.ManagedFieldsEntry) string {
+	return m.Manager + "/" + string(m.Operation) + "/" + m.Subresource
+}
+
 func conditions(u *unstructured.Unstructured) []map[string]any {
 	list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	var out []map[string]any
@@ -214,9 +227,6 @@ func conditions(u *unstructured.Unstructured) []map[string]any {
 
 func jobSetReactions(old, obj *unstructured.Unstructured) []results.TimelineEntry {
 	e := results.TimelineEntry{Lane: LaneTrainer}
-	if obj != nil {
-		e.Lane = specWriter(old, obj)
-	}
 	switch {
 	case obj == nil:
 		e.Kind, e.Object = results.EntryJobSetDeleted, "JobSet/"+old.GetName()
@@ -224,7 +234,7 @@ func jobSetReactions(old, obj *unstructured.Unstructured) []results.TimelineEntr
 		return []results.TimelineEntry{e}
 	case old == nil:
 		suspend, _, _ := unstructured.NestedBool(obj.Object, "spec", "suspend")
-		e.Kind, e.Object = results.EntryJobSetCreated, "JobSet/"+obj.GetName()
+		e.Lane, e.Kind, e.Object = specWriter(nil, obj), results.EntryJobSetCreated, "JobSet/"+obj.GetName()
 		e.Summary = fmt.Sprintf("JobSet %s created (suspend: %t)", obj.GetName(), suspend)
 		var jobs []string
 		list, _, _ := unstructured.NestedSlice(obj.Object, "spec", "replicatedJobs")
@@ -252,7 +262,7 @@ func jobSetReactions(old, obj *unstructured.Unstructured) []results.TimelineEntr
 	default:
 		return nil
 	}
-	e.Detail = specChanges(old, obj)
+	e.Lane, e.Detail = specWriter(old, obj), specChanges(old, obj)
 	return []results.TimelineEntry{e}
 }
 
@@ -265,12 +275,7 @@ func jobSetReactions(old, obj *unstructured.Unstructured) []results.TimelineEntr
 // its lane's name; Kueue, a webhook or an actor that writes the JobSet
 // gets a lane of its own. LaneTrainer when managedFields say nothing.
 func specWriter(old, obj *unstructured.Unstructured) string {
-	before := map[string]metav1.ManagedFieldsEntry{}
-	if old != nil {
-		for _, m := range old.GetManagedFields() {
-			before[m.Manager+"/"+string(m.Operation)+"/"+m.Subresource] = m
-		}
-	}
+	before := managedFieldsOf(old)
 	var changed, suspend []string
 	for _, m := range obj.GetManagedFields() {
 		if m.Subresource != "" || m.FieldsV1 == nil {
@@ -282,7 +287,7 @@ func specWriter(old, obj *unstructured.Unstructured) string {
 				suspend = append(suspend, m.Manager)
 			}
 		}
-		b, ok := before[m.Manager+"/"+string(m.Operation)+"/"+m.Subresource]
+		b, ok := before[managedFieldsKey(m)]
 		if !ok || !b.Time.Equal(m.Time) || !equality.Semantic.DeepEqual(b.FieldsV1, m.FieldsV1) {
 			changed = append(changed, m.Manager)
 		}
