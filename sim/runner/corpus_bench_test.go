@@ -46,16 +46,8 @@ func runCorpus(b *testing.B, files []*scenario.File, parallel int) corpusRun {
 	b.Helper()
 	ctx := context.Background()
 	begin := time.Now()
-	// The components the corpus asks for (Kueue), as simctl run starts them.
-	env := &envtest.Environment{Components: WithComponents(nil, files, "")}
-	if err := env.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			b.Fatal(err)
-		}
-	}()
+	env, stop := startCluster(b, files)
+	defer stop()
 	run := corpusRun{start: time.Since(begin)}
 	before, cpuBefore := scrapeAPIServer(b, env), processCPU(b)
 	r := &Runner{Cluster: env, Parallel: parallel, Discarded: true} // as simctl run: the cluster goes with the run
@@ -64,15 +56,8 @@ func runCorpus(b *testing.B, files []*scenario.File, parallel int) corpusRun {
 	after, cpuAfter := scrapeAPIServer(b, env), processCPU(b)
 	run.apiCPU = after.cpu - before.cpu
 	run.requests = after.requests - before.requests
-	run.byRequest = map[string]float64{}
-	for k, v := range after.byRequest {
-		run.byRequest[k] = v - before.byRequest[k]
-	}
-	run.cpuOf = map[string]float64{}
-	for k, v := range cpuAfter {
-		// A process that exited during the run is not counted.
-		run.cpuOf[k] = max(0, v-cpuBefore[k])
-	}
+	run.byRequest = delta(after.byRequest, before.byRequest)
+	run.cpuOf = delta(cpuAfter, cpuBefore) // a process that exited during the run is not counted
 	run.results = results
 	if !complete {
 		b.Fatal("the corpus run did not finish")
@@ -83,6 +68,21 @@ func runCorpus(b *testing.B, files []*scenario.File, parallel int) corpusRun {
 		}
 	}
 	return run
+}
+
+// startCluster starts an envtest cluster with the components files ask
+// for (Kueue), as simctl run starts them; stop stops it.
+func startCluster(b *testing.B, files []*scenario.File) (env *envtest.Environment, stop func()) {
+	b.Helper()
+	env = &envtest.Environment{Components: WithComponents(nil, files, "")}
+	if err := env.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return env, func() {
+		if err := env.Stop(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 func loadCorpus(b *testing.B) []*scenario.File {
@@ -188,6 +188,19 @@ func BenchmarkCorpus(b *testing.B) {
 	_ = w.Flush()
 }
 
+// delta returns what grew from before to after, by key: counters or CPU
+// seconds read twice. A key that did not grow (a process that exited) is
+// left out.
+func delta(after, before map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
 // sortedByValue returns m's keys, the largest value first (ties by key).
 func sortedByValue(m map[string]float64) []string {
 	keys := slices.Sorted(maps.Keys(m))
@@ -276,23 +289,40 @@ func metricLabels(line string) map[string]string {
 }
 
 // processCPU returns the CPU seconds (user and system) of this process,
-// named "simctl (in-process Trainer, JobSet, runner)", and of each of its
-// descendants, by command name (kube-apiserver, etcd, kwok, ...; the same
-// name's processes summed), from /proc.
+// named selfName, and of each of its descendants, by command name
+// (kube-apiserver, etcd, kwok, ...; the same name's processes summed), from
+// /proc.
 func processCPU(b *testing.B) map[string]float64 {
+	out := map[string]float64{}
+	for _, p := range ownProcesses(b) {
+		out[p.name] += p.Seconds
+	}
+	return out
+}
+
+// ownProcess is this process or one of its descendants.
+type ownProcess struct {
+	pid  int
+	name string // selfName, or the command name
+	proc.CPU
+}
+
+// ownProcesses returns, from /proc, this process and each of its
+// descendants.
+func ownProcesses(b *testing.B) []ownProcess {
 	b.Helper()
 	procs, err := proc.CPUTimes()
 	if err != nil {
 		b.Fatal(err)
 	}
 	self := os.Getpid()
-	out := map[string]float64{selfName: procs[self].Seconds}
-	for _, p := range procs {
-		for a := p.PPID; a > 1; a = procs[a].PPID {
-			if a == self {
-				out[p.Comm] += p.Seconds
-				break
-			}
+	var out []ownProcess
+	for pid, p := range procs {
+		switch {
+		case pid == self:
+			out = append(out, ownProcess{pid, selfName, p})
+		case descends(procs, pid, self):
+			out = append(out, ownProcess{pid, p.Comm, p})
 		}
 	}
 	return out

@@ -14,7 +14,6 @@ import (
 
 	"github.com/trainersim/trainersim/sim/internal/proc"
 	"github.com/trainersim/trainersim/sim/internal/proclog"
-	"github.com/trainersim/trainersim/sim/providers/envtest"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 
@@ -87,15 +86,8 @@ func runFleet(b *testing.B, f *scenario.File) scaleRun {
 	b.Helper()
 	ctx := context.Background()
 	files := []*scenario.File{f}
-	env := &envtest.Environment{Components: WithComponents(nil, files, "")}
-	if err := env.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			b.Fatal(err)
-		}
-	}()
+	env, stop := startCluster(b, files)
+	defer stop()
 	before, cpuBefore := scrapeAPIServer(b, env), processCPU(b)
 	r := &Runner{Cluster: env, Discarded: true}
 	res, complete := r.Run(ctx, files)
@@ -111,10 +103,10 @@ func runFleet(b *testing.B, f *scenario.File) scaleRun {
 		name:      sc.Name,
 		nodes:     fleetNodes(f),
 		requests:  after.requests - before.requests,
-		byRequest: map[string]float64{},
-		conflicts: map[string]float64{},
+		byRequest: delta(after.byRequest, before.byRequest),
+		conflicts: delta(after.conflicts, before.conflicts),
 		setUp:     sc.Breakdown.SetUp,
-		cpu:       map[string]float64{},
+		cpu:       delta(cpuAfter, cpuBefore),
 		peak:      peakMemory(b),
 	}
 	for _, st := range sc.Steps {
@@ -128,19 +120,6 @@ func runFleet(b *testing.B, f *scenario.File) scaleRun {
 			run.pods += *e.Pods.Count
 		}
 	}
-	for k, v := range cpuAfter {
-		run.cpu[k] = max(0, v-cpuBefore[k])
-	}
-	for k, v := range after.byRequest {
-		if d := v - before.byRequest[k]; d > 0 {
-			run.byRequest[k] = d
-		}
-	}
-	for k, v := range after.conflicts {
-		if d := v - before.conflicts[k]; d > 0 {
-			run.conflicts[k] = d
-		}
-	}
 	return run
 }
 
@@ -148,28 +127,16 @@ func runFleet(b *testing.B, f *scenario.File) scaleRun {
 // (the harness, with the in-process Trainer and JobSet) and of each
 // process it started, by command name.
 func peakMemory(b *testing.B) map[string]uint64 {
-	b.Helper()
-	procs, err := proc.CPUTimes()
-	if err != nil {
-		b.Fatal(err)
-	}
-	self := os.Getpid()
 	out := map[string]uint64{}
-	for pid, p := range procs {
-		name := p.Comm
-		if pid == self {
-			name = selfName
-		} else if !descends(procs, pid, self) {
-			continue
-		}
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, p := range ownProcesses(b) {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid))
 		if err != nil {
 			continue // exited
 		}
 		for line := range strings.SplitSeq(string(data), "\n") {
 			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 				kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-				out[name] += kb * 1024
+				out[p.name] += kb * 1024
 			}
 		}
 	}
