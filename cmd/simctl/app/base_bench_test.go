@@ -11,6 +11,8 @@ import (
 	"testing"
 	"text/tabwriter"
 	"time"
+
+	"github.com/trainersim/trainersim/sim/scenario"
 )
 
 // defaultBenchBase is the commit BenchmarkCorpusAgainstBase compares with
@@ -29,9 +31,10 @@ type corpusProcessRun struct {
 // README example alone.
 const oneScenario = "scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml"
 
-// BenchmarkCorpusAgainstBase runs the corpus as users do, `simctl run
-// scenarios/` end to end as a process (cluster start included, default
-// --parallel), with this tree's simctl and with the simctl of an earlier
+// BenchmarkCorpusAgainstBase runs the corpus as users do, `simctl run`
+// end to end as a process (cluster start included, default --parallel), on
+// the files this tree's walk of scenarios/ finds (the fleets of scale/ left
+// out, which a base may not know), with this tree's simctl and with the simctl of an earlier
 // commit (BENCH_BASE, default defaultBenchBase) built from a worktree of
 // this repository, one after the other, b.N times each, on this tree's
 // scenarios and assets. It prints both binaries' wall time and CPU
@@ -64,11 +67,17 @@ func BenchmarkCorpusAgainstBase(b *testing.B) {
 		headRev += " with uncommitted changes"
 	}
 
+	// The corpus as this tree walks scenarios/ (the fleets of scale/ left
+	// out), named file by file to both binaries: the same files for each.
+	corpus, err := scenario.FindFiles([]string{filepath.Join(root, "scenarios")})
+	if err != nil {
+		b.Fatal(err)
+	}
 	var heads, bases, headOnes, baseOnes []corpusProcessRun
 	for b.Loop() {
 		n := len(bases)
-		bases = append(bases, runCorpusProcess(b, old, root, filepath.Join(dir, fmt.Sprintf("base-%d", n)), "scenarios/"))
-		heads = append(heads, runCorpusProcess(b, head, root, filepath.Join(dir, fmt.Sprintf("head-%d", n)), "scenarios/"))
+		bases = append(bases, runCorpusProcess(b, old, root, filepath.Join(dir, fmt.Sprintf("base-%d", n)), corpus...))
+		heads = append(heads, runCorpusProcess(b, head, root, filepath.Join(dir, fmt.Sprintf("head-%d", n)), corpus...))
 		baseOnes = append(baseOnes, runCorpusProcess(b, old, root, filepath.Join(dir, fmt.Sprintf("base-one-%d", n)), oneScenario))
 		headOnes = append(headOnes, runCorpusProcess(b, head, root, filepath.Join(dir, fmt.Sprintf("head-one-%d", n)), oneScenario))
 	}
@@ -132,11 +141,15 @@ func joinRuns(runs []corpusProcessRun, figure func(corpusProcessRun) time.Durati
 	return strings.Join(out, ", ")
 }
 
-// runCorpusProcess runs `simctl run PATH` with the binary simctl in root,
-// its reports in reportDir, and measures it.
-func runCorpusProcess(b *testing.B, simctl, root, reportDir, path string) corpusProcessRun {
+// runCorpusProcess runs `simctl run PATH...` with the binary simctl in
+// root, its reports in reportDir, and measures it.
+func runCorpusProcess(b *testing.B, simctl, root, reportDir string, paths ...string) corpusProcessRun {
 	b.Helper()
-	cmd := exec.Command(simctl, "run", path, "--report-dir", reportDir)
+	cmd := exec.Command(simctl, append(append([]string{"run"}, paths...), "--report-dir", reportDir)...)
+	path := strings.Join(paths, " ")
+	if len(paths) > 1 {
+		path = fmt.Sprintf("(%d files)", len(paths))
+	}
 	cmd.Dir = root
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
