@@ -89,7 +89,7 @@ func BenchmarkCorpusAgainstBase(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(w, "\nsimctl run scenarios/ as a process, cluster start included, this tree against %s, %d runs each, alternately\n", base, len(heads))
+	fmt.Fprintf(w, "\nsimctl run on the corpus (this tree's walk of scenarios/) as a process, cluster start included, this tree against %s, %d runs each, alternately\n", base, len(heads))
 	fmt.Fprintln(w, "binary\tcommit\tscenario runs\twall\tCPU (simctl and its children)\tper scenario run\tthe README example alone: wall, CPU\tper scenario run, start and stop left out")
 	for _, row := range []struct {
 		name, rev          string
