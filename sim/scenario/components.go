@@ -34,8 +34,8 @@ func (v *validator) components() {
 			v.errorf(join(index("spec.queues.priorityClasses", i), "name"), "invalid name %s: a DNS subdomain (lowercase letters, digits, '-' and '.')", quote(pc.Name))
 		}
 	}
-	profiles := map[string]string{} // flavor name: profile, across the queues
-	v.flavors("spec.queues.flavors", q.Flavors, profiles)
+	seen := map[string]v1alpha1.QueueFlavor{} // by flavor name, across the queues
+	v.flavors("spec.queues.flavors", q.Flavors, seen)
 	queues := map[string]bool{q.LocalQueue: true}
 	for i, t := range q.Teams {
 		tp := index("spec.queues.teams", i)
@@ -48,14 +48,15 @@ func (v *validator) components() {
 		if len(t.Flavors) == 0 {
 			v.errorf(join(tp, "flavors"), "a ClusterQueue needs at least one flavor")
 		}
-		v.flavors(join(tp, "flavors"), t.Flavors, profiles)
+		v.flavors(join(tp, "flavors"), t.Flavors, seen)
 	}
 }
 
-// flavors checks the flavors of one ClusterQueue (at path); profiles holds
-// the profile of every flavor name seen so far, in every queue: one name is
-// one ResourceFlavor.
-func (v *validator) flavors(path string, flavors []v1alpha1.QueueFlavor, profiles map[string]string) {
+// flavors checks the flavors of one ClusterQueue (at path); seen holds the
+// first flavor of every name so far, in every queue: one name is one
+// ResourceFlavor, so a name given again must name its profile and node
+// label again.
+func (v *validator) flavors(path string, flavors []v1alpha1.QueueFlavor, seen map[string]v1alpha1.QueueFlavor) {
 	names := map[string]bool{}
 	for i, f := range flavors {
 		fp := index(path, i)
@@ -67,10 +68,10 @@ func (v *validator) flavors(path string, flavors []v1alpha1.QueueFlavor, profile
 			v.errorf(fp, "duplicate flavor %s: give the flavors of one profile names", quote(name))
 		}
 		names[name] = true
-		if p, ok := profiles[name]; !ok {
-			profiles[name] = f.Profile
-		} else if p != f.Profile {
-			v.errorf(join(fp, "profile"), "flavor %s is of profile %s in another queue: one name is one ResourceFlavor", quote(name), p)
+		if first, ok := seen[name]; !ok {
+			seen[name] = f
+		} else if first.Profile != f.Profile || first.NodeLabel != f.NodeLabel {
+			v.errorf(fp, "flavor %s is of profile %s, node label %s in another queue: one name is one ResourceFlavor, give this one another name", quote(name), first.Profile, quote(first.NodeLabel))
 		}
 		profile, err := fakegpu.LookupProfile(f.Profile)
 		if err != nil {

@@ -48,9 +48,10 @@ var invalid = map[string][]string{
 		"testdata/invalid-components.yaml:18:16: spec.queues.flavors[1].profile: the scenario has no nodes of profile nvidia-l4 (spec.nodes)",
 		`testdata/invalid-components.yaml:20:19: spec.queues.teams[0].localQueue: invalid name "Team_B": a DNS subdomain (lowercase letters, digits, '-' and '.')`,
 		"testdata/invalid-components.yaml:21:7: spec.queues.teams[0].flavors: a ClusterQueue needs at least one flavor",
-		`testdata/invalid-components.yaml:25:18: spec.queues.teams[1].flavors[0].profile: flavor "nvidia-h100-80gb" is of profile nvidia-h100-80gb in another queue: one name is one ResourceFlavor`,
+		`testdata/invalid-components.yaml:24:9: spec.queues.teams[1].flavors[0]: flavor "nvidia-h100-80gb" is of profile nvidia-h100-80gb, node label "no-such-label" in another queue: one name is one ResourceFlavor, give this one another name`,
 		"testdata/invalid-components.yaml:25:18: spec.queues.teams[1].flavors[0].profile: the scenario has no nodes of profile nvidia-a100-80gb (spec.nodes)",
 		`testdata/invalid-components.yaml:26:19: spec.queues.teams[2].localQueue: duplicate LocalQueue "team-c"`,
+		`testdata/invalid-components.yaml:28:9: spec.queues.teams[2].flavors[0]: flavor "nvidia-h100-80gb" is of profile nvidia-h100-80gb, node label "no-such-label" in another queue: one name is one ResourceFlavor, give this one another name`,
 	},
 	"invalid-trainer-versions.yaml": {
 		"testdata/invalid-trainer-versions.yaml:22:9: spec.steps[0].create.spec.runtimePatches: exists in Trainer >=v2.2.0 only, not in v2.1.0, which this step holds for: narrow spec.trainer.versions or the step's trainer.versions",

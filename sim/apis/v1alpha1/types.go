@@ -322,7 +322,7 @@ type Queues struct {
 	// with the preemption policy above) with its flavors' quotas: several
 	// teams' queues over the scenario's nodes. A flavor of a team is the
 	// ResourceFlavor of the same name (flavors of one name must name one
-	// profile).
+	// profile and one node label).
 	// +optional
 	Teams []QueueTeam `json:"teams,omitempty"`
 }
