@@ -53,43 +53,25 @@ spec:
   suspend: false
   replicatedJobs: [{name: node, replicas: 1, tolerations: [{key: gpu}]}, {name: dataset-initializer}]
 `
-		jobSetApplied = `
-metadata:
-  name: llm
-  generation: 2
-  managedFields:
-  - {manager: trainer, operation: Apply, time: "2026-11-26T10:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:replicatedJobs": {}}}}
-spec: {suspend: false}
-`
-		jobSetSuspendedByKueue = `
-metadata:
-  name: llm
-  generation: 3
-  managedFields:
-  - {manager: trainer, operation: Apply, time: "2026-11-26T10:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:replicatedJobs": {}}}}
-  - {manager: kueue, operation: Update, time: "2026-11-26T10:00:05Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:suspend": {}}}}
-spec: {suspend: true}
-`
-		jobSetResumedByKueue = `
-metadata:
-  name: llm
-  generation: 4
-  managedFields:
-  - {manager: trainer, operation: Apply, time: "2026-11-26T10:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:replicatedJobs": {}}}}
-  - {manager: kueue, operation: Update, time: "2026-11-26T10:00:05Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:suspend": {}}}}
-spec: {suspend: false}
-`
-		suspendedJob = `{metadata: {name: llm-node-0}, spec: {suspend: true, parallelism: 2, completions: 2}}`
-		runningJob   = `{metadata: {name: llm-node-0}, spec: {suspend: false, parallelism: 2, completions: 2}}`
-		completeJob  = `{metadata: {name: llm-node-0}, spec: {suspend: false}, status: {conditions: [{type: Complete, status: "True", reason: CompletionsReached, message: Reached expected number of succeeded pods}]}}`
-		pendingPod   = `{metadata: {name: p, ownerReferences: [{kind: Job, name: llm-node-0, controller: true, apiVersion: batch/v1, uid: x}]}, status: {phase: Pending}}`
-		boundPod     = `{metadata: {name: p}, spec: {nodeName: n1}, status: {phase: Pending, conditions: [{type: PodScheduled, status: "True"}]}}`
-		runningPod   = `{metadata: {name: p}, spec: {nodeName: n1}, status: {phase: Running, conditions: [{type: PodScheduled, status: "True"}]}}`
-		unschedPod   = `{metadata: {name: p}, status: {phase: Pending, conditions: [{type: PodScheduled, status: "False", reason: Unschedulable, message: "0/3 nodes are available"}]}}`
-		unschedPod2  = `{metadata: {name: p}, status: {phase: Pending, conditions: [{type: PodScheduled, status: "False", reason: Unschedulable, message: "0/5 nodes are available"}]}}`
-		suspendedTJ  = `{metadata: {name: llm}, status: {conditions: [{type: Suspended, status: "True", reason: Suspended, message: TrainJob is suspended}]}}`
-		suspendedTJ2 = `{metadata: {name: llm}, status: {conditions: [{type: Suspended, status: "True", reason: Suspended, message: another message}]}}`
-		resumedTJ    = `{metadata: {name: llm}, status: {conditions: [{type: Suspended, status: "False", reason: Resumed, message: TrainJob is resumed}]}}`
+		// managedFields entries: the Trainer's apply, Kueue's update of
+		// spec.suspend.
+		trainerApply = `{manager: trainer, operation: Apply, time: "2026-11-26T10:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:replicatedJobs": {}}}}`
+		kueueSuspend = `{manager: kueue, operation: Update, time: "2026-11-26T10:00:05Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:suspend": {}}}}`
+
+		jobSetApplied          = `{metadata: {name: llm, generation: 2, managedFields: [` + trainerApply + `]}, spec: {suspend: false}}`
+		jobSetSuspendedByKueue = `{metadata: {name: llm, generation: 3, managedFields: [` + trainerApply + `, ` + kueueSuspend + `]}, spec: {suspend: true}}`
+		jobSetResumedByKueue   = `{metadata: {name: llm, generation: 4, managedFields: [` + trainerApply + `, ` + kueueSuspend + `]}, spec: {suspend: false}}`
+		suspendedJob           = `{metadata: {name: llm-node-0}, spec: {suspend: true, parallelism: 2, completions: 2}}`
+		runningJob             = `{metadata: {name: llm-node-0}, spec: {suspend: false, parallelism: 2, completions: 2}}`
+		completeJob            = `{metadata: {name: llm-node-0}, spec: {suspend: false}, status: {conditions: [{type: Complete, status: "True", reason: CompletionsReached, message: Reached expected number of succeeded pods}]}}`
+		pendingPod             = `{metadata: {name: p, ownerReferences: [{kind: Job, name: llm-node-0, controller: true, apiVersion: batch/v1, uid: x}]}, status: {phase: Pending}}`
+		boundPod               = `{metadata: {name: p}, spec: {nodeName: n1}, status: {phase: Pending, conditions: [{type: PodScheduled, status: "True"}]}}`
+		runningPod             = `{metadata: {name: p}, spec: {nodeName: n1}, status: {phase: Running, conditions: [{type: PodScheduled, status: "True"}]}}`
+		unschedPod             = `{metadata: {name: p}, status: {phase: Pending, conditions: [{type: PodScheduled, status: "False", reason: Unschedulable, message: "0/3 nodes are available"}]}}`
+		unschedPod2            = `{metadata: {name: p}, status: {phase: Pending, conditions: [{type: PodScheduled, status: "False", reason: Unschedulable, message: "0/5 nodes are available"}]}}`
+		suspendedTJ            = `{metadata: {name: llm}, status: {conditions: [{type: Suspended, status: "True", reason: Suspended, message: TrainJob is suspended}]}}`
+		suspendedTJ2           = `{metadata: {name: llm}, status: {conditions: [{type: Suspended, status: "True", reason: Suspended, message: another message}]}}`
+		resumedTJ              = `{metadata: {name: llm}, status: {conditions: [{type: Suspended, status: "False", reason: Resumed, message: TrainJob is resumed}]}}`
 	)
 	for _, tc := range []struct {
 		name, kind, old, obj string
