@@ -22,6 +22,7 @@ import (
 
 	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/providers/envtest"
+	"github.com/trainersim/trainersim/sim/releases"
 )
 
 var _ = Describe("a start from the snapshot", Ordered, func() {
@@ -48,21 +49,23 @@ var _ = Describe("a start from the snapshot", Ordered, func() {
 		root = GinkgoT().TempDir()
 		GinkgoT().Setenv(envtest.EnvSnapshotDir, root)
 
-		first := start(ctx, &envtest.Environment{})
+		// With the Kueue component, whose CRDs are in the snapshot too.
+		kueue := []string{releases.ComponentKueue}
+		first := start(ctx, &envtest.Environment{Components: kueue})
 		Expect(first.Timings()).To(ContainElement(HaveField("Name", envtest.StepSnapshot)))
 		db, built := snapshotDB()
 		Expect(first.Stop()).To(Succeed())
 
-		restored = start(ctx, &envtest.Environment{})
+		restored = start(ctx, &envtest.Environment{Components: kueue})
 		again, used := snapshotDB()
 		Expect(again).To(Equal(db), "the second start made a new snapshot")
 		Expect(used).To(Equal(built), "the second start rewrote the snapshot")
 
-		complete = start(ctx, &envtest.Environment{NoSnapshot: true})
+		complete = start(ctx, &envtest.Environment{Components: kueue, NoSnapshot: true})
 		Expect(complete.Timings()).NotTo(ContainElement(HaveField("Name", envtest.StepSnapshot)))
 	}, NodeTimeout(3*cluster.DefaultStartTimeout))
 
-	It("serves the same CRDs, runtimes, webhook configurations, isolation policy and StorageClass as a start that installs them", func(ctx SpecContext) {
+	It("serves the same CRDs (Kueue's too), runtimes, webhook configurations, isolation policy and StorageClass as a start that installs them", func(ctx SpecContext) {
 		for _, list := range []client.ObjectList{
 			&apiextensionsv1.CustomResourceDefinitionList{},
 			&trainer.ClusterTrainingRuntimeList{},
@@ -81,6 +84,7 @@ var _ = Describe("a start from the snapshot", Ordered, func() {
 			HaveField("Annotations", HaveKeyWithValue("storageclass.kubernetes.io/is-default-class", "true")))))
 		var crds apiextensionsv1.CustomResourceDefinitionList
 		Expect(restored.Client().List(ctx, &crds)).To(Succeed())
+		Expect(crds.Items).To(ContainElement(HaveField("Name", "resourceflavors.kueue.x-k8s.io")))
 		for _, crd := range crds.Items {
 			Expect(crd.Status.Conditions).To(ContainElement(And(
 				HaveField("Type", apiextensionsv1.Established),

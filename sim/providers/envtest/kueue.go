@@ -11,6 +11,7 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/trainersim/trainersim/fixtures"
@@ -102,20 +103,42 @@ func findKueue() (kueueSource, error) {
 	return kueueSource{bin: bins["kueue"], fixtures: sub, version: releases.KueueVersion}, nil
 }
 
-// startKueue installs Kueue's CRDs and webhooks and starts its manager,
-// returning once the API server reaches its webhook server.
-func (e *Environment) startKueue(ctx context.Context) error {
+// kueueCRDDir is the directory of Kueue's CRDs in its fixtures.
+const kueueCRDDir = "crds"
+
+// installKueueCRDs creates Kueue's CRDs (restored: they are in the
+// snapshot, and only the wait is left) and waits until the API server
+// serves them.
+func installKueueCRDs(cfg *rest.Config, src kueueSource, restored bool) error {
+	crds, err := manifests.ReadCRDs(src.fixtures, kueueCRDDir)
+	if err != nil {
+		return err
+	}
+	if restored {
+		err = waitForCRDs(cfg, crds)
+	} else {
+		err = createCRDs(cfg, crds)
+	}
+	if err != nil {
+		return fmt.Errorf("failed to install Kueue's CRDs: %w", err)
+	}
+	return nil
+}
+
+// startKueue installs Kueue's CRDs (restored: waits for the snapshot's),
+// webhooks and RBAC and starts its manager, returning once the API server
+// reaches its webhook server. A snapshot build installs the CRDs only.
+func (e *Environment) startKueue(ctx context.Context, restored bool) error {
 	since := e.now()
 	src, err := findKueue()
 	if err != nil {
 		return err
 	}
-	crds, err := manifests.ReadCRDs(src.fixtures, "crds")
-	if err != nil {
+	if err := installKueueCRDs(e.cfg, src, restored); err != nil {
 		return err
 	}
-	if err := createCRDs(e.cfg, crds); err != nil {
-		return fmt.Errorf("failed to install Kueue's CRDs: %w", err)
+	if e.snapshotBuild {
+		return nil
 	}
 	port, err := controlplane.FreePort()
 	if err != nil {

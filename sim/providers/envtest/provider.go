@@ -381,14 +381,14 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 		g.Go(afterRBAC(func(ctx context.Context) error { return e.startNodes(ctx, bins[assets.Kwok]) }))
 		g.Go(afterRBAC(e.startProvisioner))
 	}
-	if slices.Contains(e.Components, releases.ComponentKueue) && !e.snapshotBuild {
+	if slices.Contains(e.Components, releases.ComponentKueue) {
 		// Kueue needs the Trainer's and JobSet's CRDs, not their
 		// controllers.
 		g.Go(func() error {
 			if err := waitFor(gctx, crdsReady, rbacReady); err != nil {
 				return err
 			}
-			return e.startKueue(gctx)
+			return e.startKueue(gctx, restored)
 		})
 	}
 	g.Go(func() error { return e.installIsolationPolicy(gctx, restored) })

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -24,7 +25,7 @@ import (
 
 // The envtest provider starts from a snapshot: the etcd data of a cluster
 // in which everything that is the same on every start is already done (the
-// CRDs created and Established, the webhook configurations, the default
+// CRDs created and Established, Kueue's too when the cluster runs it, the webhook configurations, the default
 // runtimes admitted by the Trainer's webhook, the cluster-wide isolation
 // policy, the default StorageClass). It is built once, by a start of its own, and copied into each
 // new cluster's work directory; the API server then starts on it as it
@@ -39,9 +40,9 @@ const snapshotFormat = 2
 const EnvSnapshotDir = "TRAINERSIM_SNAPSHOT_DIR"
 
 // snapshotsKept is how many snapshots (of about 70 MB each) stay in the
-// cache when a new one is built: one per Trainer release, and two more for
-// other control-plane builds on one machine.
-var snapshotsKept = len(releases.Trainers) + 2
+// cache when a new one is built: one per Trainer release with Kueue and one
+// without, and two more for other control-plane builds on one machine.
+var snapshotsKept = 2*len(releases.Trainers) + 2
 
 // Names inside a snapshot's directory.
 const (
@@ -66,6 +67,9 @@ type snapshotInputs struct {
 	Fixtures   string            `json:"fixtures"`
 	Isolation  string            `json:"isolationPolicy"`
 	Storage    string            `json:"storageClass"`
+	// Kueue is the Kueue component's version and the hash of its CRDs,
+	// when the cluster runs it: its CRDs are in the snapshot then.
+	Kueue string `json:"kueue,omitempty"`
 }
 
 // apiServerFlags are the flags the harness adds to envtest's (they shape
@@ -102,9 +106,10 @@ func apiServerFlagKey() []string {
 
 // newSnapshotInputs collects the inputs: the binaries by path, size and
 // modification time (what `make assets` changes when it rebuilds them), the
-// embedded fixtures by content, the versions, the isolation policy and the
-// default StorageClass.
-func newSnapshotInputs(bins map[string]string, release releases.Trainer) (snapshotInputs, error) {
+// embedded fixtures by content, the versions, the isolation policy, the
+// default StorageClass and, with the Kueue component, Kueue's version and
+// CRDs.
+func newSnapshotInputs(bins map[string]string, release releases.Trainer, components []string) (snapshotInputs, error) {
 	in := snapshotInputs{
 		Format:     snapshotFormat,
 		Kubernetes: releases.KubernetesVersion,
@@ -124,14 +129,41 @@ func newSnapshotInputs(bins map[string]string, release releases.Trainer) (snapsh
 		}
 		in.Binaries[name] = fmt.Sprintf("%s %d %d", path, st.Size(), st.ModTime().UnixNano())
 	}
+	var err error
+	if in.Fixtures, err = filesHash(release.Fixtures(), ".", fixtures.ReleasesDir, fixtures.ComponentsDir); err != nil { // those two are not in the snapshot
+		return in, fmt.Errorf("failed to read the fixtures: %w", err)
+	}
+	if slices.Contains(components, releases.ComponentKueue) {
+		src, err := findKueue()
+		if err != nil {
+			return in, err
+		}
+		crds, err := filesHash(src.fixtures, kueueCRDDir)
+		if err != nil {
+			return in, fmt.Errorf("failed to read Kueue's CRDs: %w", err)
+		}
+		in.Kueue = src.version + " " + crds
+	}
+	policy, binding := policy.ClusterIsolation.Objects()
+	if in.Isolation, err = objectsHash(policy, binding); err != nil {
+		return in, err
+	}
+	if in.Storage, err = objectsHash(storage.DefaultStorageClass()); err != nil {
+		return in, err
+	}
+	return in, nil
+}
+
+// filesHash is the hex SHA-256 of the files under root in files, by path
+// and content, less the directories skipped.
+func filesHash(files fs.FS, root string, skipped ...string) (string, error) {
 	h := sha256.New()
-	files := release.Fixtures()
-	err := fs.WalkDir(files, ".", func(path string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(files, root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
-			if path == fixtures.ReleasesDir || path == fixtures.ComponentsDir { // not in the snapshot
+			if slices.Contains(skipped, path) {
 				return fs.SkipDir
 			}
 			return nil
@@ -145,17 +177,9 @@ func newSnapshotInputs(bins map[string]string, release releases.Trainer) (snapsh
 		return nil
 	})
 	if err != nil {
-		return in, fmt.Errorf("failed to read the fixtures: %w", err)
+		return "", err
 	}
-	in.Fixtures = hex.EncodeToString(h.Sum(nil))
-	policy, binding := policy.ClusterIsolation.Objects()
-	if in.Isolation, err = objectsHash(policy, binding); err != nil {
-		return in, err
-	}
-	if in.Storage, err = objectsHash(storage.DefaultStorageClass()); err != nil {
-		return in, err
-	}
-	return in, nil
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // objectsHash is the hex SHA-256 of the objects' JSON.
@@ -333,7 +357,7 @@ func copyFile(src, dst string, perm fs.FileMode) (err error) {
 // none.
 func (e *Environment) restoreSnapshot(ctx context.Context, bins map[string]string) error {
 	since := e.now()
-	inputs, err := newSnapshotInputs(bins, e.release)
+	inputs, err := newSnapshotInputs(bins, e.release, e.Components)
 	if err != nil {
 		return err
 	}
@@ -351,16 +375,16 @@ func (e *Environment) restoreSnapshot(ctx context.Context, bins map[string]strin
 }
 
 // buildSnapshot starts a control plane of its own on an empty etcd, with
-// the CRDs, webhook configurations, Trainer and JobSet controllers, default
-// runtimes, isolation policy and default StorageClass, stops it and saves
-// its etcd data.
+// the CRDs (Kueue's too, with the Kueue component), webhook configurations,
+// Trainer and JobSet controllers, default runtimes, isolation policy and
+// default StorageClass, stops it and saves its etcd data.
 func (e *Environment) buildSnapshot(ctx context.Context, store snapshotStore) error {
 	dir, err := startup.NewWorkDir()
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	b := &Environment{AssetsDir: e.AssetsDir, Trainer: e.release.Version, WorkDir: dir, snapshotBuild: true, Clock: e.Clock}
+	b := &Environment{AssetsDir: e.AssetsDir, Trainer: e.release.Version, WorkDir: dir, Components: e.Components, snapshotBuild: true, Clock: e.Clock}
 	if err := b.Start(ctx); err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func fakeBinaries(t *testing.T) map[string]string {
 
 func snapshotKeyOf(t *testing.T, bins map[string]string) string {
 	t.Helper()
-	in, err := newSnapshotInputs(bins, releases.Trainers[len(releases.Trainers)-1])
+	in, err := newSnapshotInputs(bins, releases.Trainers[len(releases.Trainers)-1], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestSnapshotKeyFollowsItsInputs(t *testing.T) {
 		t.Errorf("a changed kube-apiserver kept the key %s", rebuilt)
 	}
 
-	in, err := newSnapshotInputs(bins, releases.Trainers[len(releases.Trainers)-1])
+	in, err := newSnapshotInputs(bins, releases.Trainers[len(releases.Trainers)-1], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +69,7 @@ func TestSnapshotKeyFollowsItsInputs(t *testing.T) {
 		"flags":      func(in *snapshotInputs) { in.APIServer = nil },
 		"isolation":  func(in *snapshotInputs) { in.Isolation = "" },
 		"storage":    func(in *snapshotInputs) { in.Storage = "" },
+		"kueue":      func(in *snapshotInputs) { in.Kueue = "v0.0.0 0" },
 	} {
 		other := in
 		change(&other)
