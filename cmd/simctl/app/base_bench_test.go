@@ -46,10 +46,7 @@ const oneScenario = "scenarios/examples/sdk-and-kueue-share-a-gpu-job.yaml"
 // CPU per scenario run at most half the base's. A failing scenario fails
 // the benchmark.
 func BenchmarkCorpusAgainstBase(b *testing.B) {
-	base := os.Getenv("BENCH_BASE")
-	if base == "" {
-		base = defaultBenchBase
-	}
+	base := benchBase()
 	root, err := filepath.Abs("../../..")
 	if err != nil {
 		b.Fatal(err)
@@ -100,6 +97,15 @@ func BenchmarkCorpusAgainstBase(b *testing.B) {
 	}
 	fmt.Fprintf(w, "CPU per scenario run, this tree / base\t%.2f start included, %.2f left out\t(target: at most 0.5)\n", headCPU/baseCPU, headNet/baseNet)
 	w.Flush()
+}
+
+// benchBase is the commit the benchmarks compare with: BENCH_BASE, else
+// defaultBenchBase.
+func benchBase() string {
+	if base := os.Getenv("BENCH_BASE"); base != "" {
+		return base
+	}
+	return defaultBenchBase
 }
 
 // buildAt builds simctl of commit rev of the repository at root into out,
