@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/trainersim/trainersim/fakegpu"
-	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/results"
+	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/providers/envtest"
 )
 
