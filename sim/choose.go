@@ -6,6 +6,7 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/internal/audit"
 	"github.com/trainersim/trainersim/sim/internal/proc"
 	"github.com/trainersim/trainersim/sim/internal/proclog"
 	"github.com/trainersim/trainersim/sim/providers/envtest"
@@ -72,6 +73,9 @@ type ClusterOptions struct {
 	// Layout is kind.Kind.Layout: where what is installed on a kind
 	// cluster. Empty: the Trainer's own install.
 	Layout string
+	// AuditLog is envtest.Environment.AuditLog: the file of a recorded
+	// run's audit log. Empty: none recorded.
+	AuditLog string
 }
 
 // ClusterName is the name of the provider the options choose, as
@@ -95,7 +99,7 @@ func NewCluster(o ClusterOptions) cluster.Cluster {
 	if o.Kubeconfig != "" {
 		return &kubeconfig.Kubeconfig{Serve: o.Serve, ServeHost: o.ServeHost, Trainer: o.Trainer, Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}
 	}
-	return &envtest.Environment{Trainer: o.Trainer, TrainerAs: o.TrainerAs, Components: o.Components, AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress}
+	return &envtest.Environment{Trainer: o.Trainer, TrainerAs: o.TrainerAs, Components: o.Components, AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress, AuditLog: o.AuditLog}
 }
 
 // ClusterEnv is the environment variable that chooses the ginkgo adapter's
@@ -123,6 +127,11 @@ const TrainerAsEnv = "TRAINERSIM_TRAINER_AS"
 func ClusterOptionsFromEnv() ClusterOptions {
 	return ClusterOptions{Kubeconfig: os.Getenv(KubeconfigEnv), Provider: os.Getenv(ClusterEnv), Trainer: os.Getenv(TrainerEnv), TrainerAs: os.Getenv(TrainerAsEnv)}
 }
+
+// CheckAuditLog checks that path can take a recorded run's audit log
+// (ClusterOptions.AuditLog): a file that does not exist yet, its directory
+// then created, or an empty one.
+func CheckAuditLog(path string) error { return audit.CheckNewLog(path) }
 
 // RouteProcessLogs keeps the process's global loggers (klog, where
 // client-go writes; controller-runtime's global logger; the standard

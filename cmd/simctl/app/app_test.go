@@ -99,6 +99,10 @@ func TestUsageErrors(t *testing.T) {
 		{"shard durations without a shard", []string{"run", "--shard-durations", "d", "x.yaml"}, `--shard-durations balances --shard's slices: give --shard K/N too`},
 		{"merge without an output", []string{"report", "--merge", "a", "b"}, `--merge writes the merged reports into --report-dir: give it`},
 		{"report-dir without merge", []string{"report", "--report-dir", "out", "a"}, `--report-dir is where --merge writes`},
+		{"audit log on an existing cluster", []string{"run", "--audit-log", "d", "--kubeconfig", "k", "x.yaml"}, `--audit-log records on a cluster simctl starts: an existing cluster's API server keeps its own audit log`},
+		{"audit log on kind", []string{"up", "--kubeconfig", "k", "--cluster", "kind", "--audit-log", "f"}, `--audit-log records on envtest only, for now`},
+		{"audit log that is a directory", []string{"up", "--kubeconfig", "k", "--audit-log", "testdata"}, `invalid --audit-log: the audit log`},
+		{"audit log that holds one already", []string{"up", "--kubeconfig", "k", "--audit-log", "app_test.go"}, `already holds a log: one file holds one cluster's requests; remove it or name another`},
 		{"trainer-as without a checkout", []string{"smoke", "--trainer-as", "v2.3.0"}, `--trainer-as gives the release of the Trainer checkout compiled into simctl: this simctl runs the release v2.3.0, not a checkout`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -43,6 +43,7 @@ type clusterFlags struct {
 	serveHost  string
 	with       []string
 	layout     string
+	auditLog   string // the file, as --audit-log gives it or run's DIR/audit.log
 }
 
 // register adds the cluster flags and --nodes.
@@ -69,6 +70,13 @@ func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
 		"the Kubeflow Trainer release to run: "+strings.Join(releases.TrainerVersions(), ", ")+" (default "+releases.TrainerVersion+");\nthe JobSet its go.mod pins comes with it. "+releases.TrainerVersion+" runs in simctl's process, the others as processes\n'make assets' builds")
 	cmd.Flags().StringVar(&f.trainerAs, "trainer-as", "",
 		"for a simctl built against a local Trainer checkout (make build TRAINER_DIR=...): the release vX.Y.Z the checkout\ndescends from, which it runs as newer than for version ranges (default: the release make found in its git\ntags or module version; a checkout without one must be given it)")
+}
+
+// registerAuditLog adds --audit-log: a FILE (up) or a DIR (run, which
+// writes DIR/audit.log; the command sets f.auditLog from it).
+func (f *clusterFlags) registerAuditLog(cmd *cobra.Command, target *string, where string) {
+	cmd.Flags().StringVar(target, "audit-log", "",
+		"record the API server's audit log "+where+": every user's writes to TrainJobs, runtimes,\nServiceAccounts, PVCs, ConfigMaps and Kueue's queues with their bodies and answers, the Pods as created, the\ncomponents' writes (envtest only; docs/record.md: what it holds, and auditing on other clusters)")
 }
 
 // registerLayout adds --layout: what a kind cluster installs where.
@@ -169,6 +177,22 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 		return o, withCode(ExitUsage, errors.New("--context needs --kubeconfig"))
 	} else if f.unisolated {
 		return o, withCode(ExitUsage, errors.New("--unisolated needs --kubeconfig: the clusters simctl starts isolate every scenario"))
+	}
+	if f.auditLog != "" {
+		switch {
+		case f.kubeconfig != "":
+			return o, withCode(ExitUsage, errors.New("--audit-log records on a cluster simctl starts: an existing cluster's API server keeps its own audit log, if its flags turn one on (docs/record.md)"))
+		case f.provider == sim.ClusterKind:
+			return o, withCode(ExitUsage, errors.New("--audit-log records on envtest only, for now; a kind cluster simctl starts keeps the components' writes in <work dir>/audit/audit.log (docs/record.md)"))
+		}
+		abs, err := filepath.Abs(f.auditLog)
+		if err != nil {
+			return o, withCode(ExitUsage, fmt.Errorf("invalid --audit-log: %w", err))
+		}
+		if err := sim.CheckAuditLog(abs); err != nil {
+			return o, withCode(ExitUsage, fmt.Errorf("invalid --audit-log: %w", err))
+		}
+		o.AuditLog = abs
 	}
 	return o, nil
 }

@@ -47,6 +47,9 @@ type runFlags struct {
 	// shard and shardDurations are --shard and --shard-durations.
 	shard          string
 	shardDurations string
+	// auditDir is --audit-log: the recorded run's audit log goes to
+	// auditDir/audit.log.
+	auditDir string
 }
 
 func newRunCommand(streams Streams) *cobra.Command {
@@ -103,6 +106,9 @@ delay), so a race of two requests is run both ways. --shake-seed S with
 --shake N starts the seeds at S; alone, it runs each scenario once with the
 delays of seed S, which replays a shaken run.
 
+--audit-log DIR records the run's requests in DIR/audit.log: who wrote what,
+with the bodies and answers a scenario can be rebuilt from (docs/record.md).
+
 Exit codes: 0 every scenario passed, 1 a scenario failed or the run was
 interrupted, 2 invalid scenario or usage, 3 the cluster could not be started.
 Ctrl-C stops the run and still writes the reports of finished scenarios.`,
@@ -113,7 +119,8 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
   simctl run --trainer v2.1.0 scenarios/
   simctl run --seed 2 --run '^multi-manager-interleaved-read-modify-write$' scenarios/multi-manager/
   simctl run --shake 4 scenarios/real-kueue/
-  simctl run --shake-seed 43 --run '^real-kueue-sdk-tolerations-and-kueues$' scenarios/real-kueue/`,
+  simctl run --shake-seed 43 --run '^real-kueue-sdk-tolerations-and-kueues$' scenarios/real-kueue/
+  simctl run --audit-log /tmp/recorded scenarios/multi-manager/lost-update.yaml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("seed") {
@@ -121,6 +128,9 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
 			}
 			if cmd.Flags().Changed("shake-seed") {
 				f.shakeSeedFlag = &f.shakeSeed
+			}
+			if f.auditDir != "" {
+				f.cluster.auditLog = filepath.Join(f.auditDir, "audit.log")
 			}
 			return runScenarios(cmd.Context(), streams, f, args)
 		},
@@ -143,6 +153,7 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
 	fl.BoolVar(&f.cluster.unisolated, "unisolated", false, "with --kubeconfig, on a cluster that serves no MutatingAdmissionPolicy: run anyway, one scenario at a time,\nat the risk of scenario Pods landing on the cluster's own nodes")
 	f.cluster.registerCluster(cmd)
 	f.cluster.registerExisting(cmd)
+	f.cluster.registerAuditLog(cmd, &f.auditDir, "to DIR/audit.log (a new file)")
 	return cmd
 }
 
@@ -350,6 +361,9 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		}
 		abs, _ := filepath.Abs(f.reportDir)
 		fmt.Fprintf(streams.Out, "reports: %s\n", filepath.Join(abs, "report.html"))
+	}
+	if o.AuditLog != "" {
+		fmt.Fprintf(streams.Out, "audit log: %s\n", o.AuditLog)
 	}
 	if f.keep && ctx.Err() == nil {
 		fmt.Fprintf(streams.Out, "cluster kept: kubectl --kubeconfig %s get pods -A\n", env.AdminKubeconfig())

@@ -38,11 +38,17 @@ lifecycle.trainersim.dev annotations keeps them.
 set-up does, for Kueue's test suites: JobSet in jobset-system, the Trainer
 without it, then Kueue managing every namespace. Scenarios written for the
 default layout (Kueue only where they ask for it) see its entry on their
-TrainJobs there.`,
+TrainJobs there.
+
+--audit-log FILE records, while the cluster is up, who wrote what: whoever
+pokes the cluster (kubectl, the Kubeflow SDK, an in-house controller) is
+recorded with their writes, bodies and the server's answers, the log a
+scenario can be rebuilt from (docs/record.md).`,
 		Example: `  simctl up --kubeconfig /tmp/sim.kubeconfig --nodes nvidia-h100-80gb=2,cpu=1
   kubectl --kubeconfig /tmp/sim.kubeconfig get nodes -o wide
   simctl up --kubeconfig /tmp/sim.kubeconfig --pods-start-after 3s --pods-succeed-after 20s
-  simctl up --kubeconfig /tmp/kueue.kubeconfig --cluster kind --layout kueue-e2e --nodes cpu=4`,
+  simctl up --kubeconfig /tmp/kueue.kubeconfig --cluster kind --layout kueue-e2e --nodes cpu=4
+  simctl up --kubeconfig /tmp/sim.kubeconfig --with kueue --audit-log /tmp/incident/audit.log`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			abs, err := filepath.Abs(kubeconfig)
@@ -65,6 +71,7 @@ TrainJobs there.`,
 	cmd.Flags().DurationVar(&pods.SucceedAfter, "pods-succeed-after", 0, "make every Pod no scenario owns succeed this long after it starts running (default: run until deleted)")
 	flags.register(cmd)
 	flags.registerLayout(cmd)
+	flags.registerAuditLog(cmd, &flags.auditLog, "to FILE (which must not exist yet, or be empty)")
 	return cmd
 }
 
@@ -94,6 +101,9 @@ func runUp(ctx context.Context, streams Streams, o sim.ClusterOptions, pods poli
 	}
 	if l, ok := env.(cluster.Logs); ok {
 		fmt.Fprintf(streams.Out, "component logs: %s\n", l.LogDir())
+	}
+	if o.AuditLog != "" {
+		fmt.Fprintf(streams.Out, "audit log: %s (every write to TrainJobs and what they depend on, recorded)\n", o.AuditLog)
 	}
 	fmt.Fprintln(streams.Out, "press Ctrl-C to stop")
 	<-ctx.Done()

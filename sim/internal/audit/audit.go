@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -32,16 +34,33 @@ import (
 // objects too (RequestResponse), whose resourceVersions say which write a
 // 409 Conflict lost to. Leases, Events and Nodes, which components write all
 // the time (heartbeats), and everything else are not recorded.
-func Policy() string {
+func Policy() string { return policy(false) }
+
+// RecordPolicy is Policy, and what a scenario can be rebuilt from: every
+// other user's writes (the actors', the harness's set-up, kubectl's, an
+// in-house controller's) to TrainJobs and to what they depend on (runtimes, ServiceAccounts, PersistentVolumeClaims,
+// ConfigMaps, Kueue's queues and priority classes) with their request and
+// response objects (RequestResponse: the bodies to replay, the
+// resourceVersions that say which write a stale one raced, the objects the
+// scenario ends with), and the Pods as they were created (Request), by the
+// Job controller too, for the expectations.
+func RecordPolicy() string { return policy(true) }
+
+// RecordedResources are the resources RecordPolicy records every user's
+// writes to, by API group.
+var RecordedResources = map[string][]string{
+	"trainer.kubeflow.org": {"trainjobs", "trainingruntimes", "clustertrainingruntimes"},
+	"":                     {"serviceaccounts", "persistentvolumeclaims", "configmaps"},
+	"kueue.x-k8s.io":       {"localqueues", "clusterqueues", "resourceflavors", "workloadpriorityclasses"},
+}
+
+func policy(record bool) string {
 	var users []string
 	for _, u := range identity.AllUsers() {
 		users = append(users, fmt.Sprintf("%q", u))
 	}
-	return `apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: [RequestReceived, ResponseStarted]
-rules:
-- level: None
+	componentUsers := strings.Join(users, ", ")
+	rules := `- level: None
   resources:
   - group: coordination.k8s.io
     resources: [leases]
@@ -52,16 +71,57 @@ rules:
   - group: ""
     resources: [nodes, nodes/status]
 - level: RequestResponse
-  users: [` + strings.Join(users, ", ") + `]
+  users: [` + componentUsers + `]
   verbs: [create, update, patch, delete]
   resources:
   - group: trainer.kubeflow.org
     resources: [trainjobs, trainjobs/status]
-- level: Metadata
-  users: [` + strings.Join(users, ", ") + `]
+`
+	if record {
+		rules += `- level: Request
+  verbs: [create]
+  resources:
+  - group: ""
+    resources: [pods]
+- level: RequestResponse
+  verbs: [create, update, patch, delete]
+  resources:
+`
+		for _, group := range slices.Sorted(maps.Keys(RecordedResources)) {
+			rules += fmt.Sprintf("  - group: %q\n    resources: [%s]\n", group, strings.Join(RecordedResources[group], ", "))
+		}
+	}
+	rules += `- level: Metadata
+  users: [` + componentUsers + `]
   verbs: [create, update, patch, delete]
 - level: None
 `
+	return `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+` + rules
+}
+
+// CheckNewLog checks that path can take a recorded run's audit log: a
+// file that does not exist yet (its directory is created) or is empty, so
+// that one log holds one cluster's requests.
+func CheckNewLog(path string) error {
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("failed to create the audit log's directory: %w", err)
+		}
+		return nil
+	case err != nil:
+		return err
+	case info.IsDir():
+		return fmt.Errorf("the audit log %s is a directory: name a file", path)
+	case info.Size() > 0:
+		return fmt.Errorf("the audit log %s already holds a log: one file holds one cluster's requests; remove it or name another", path)
+	}
+	return nil
 }
 
 // auditEvent is the part of an audit.k8s.io/v1 Event read here.

@@ -48,21 +48,15 @@ func TestReadComponentRequests(t *testing.T) {
 
 // TestAuditPolicy: the API server records, once answered, the writes of the
 // users the components run as (with the objects, for TrainJobs), and not
-// their leases, events and node heartbeats, nor anybody else's requests. The policy is checked with the
-// API server's own evaluator.
+// their leases, events and node heartbeats, nor anybody else's requests.
 func TestAuditPolicy(t *testing.T) {
 	policy, err := auditpolicy.LoadPolicyFromBytes([]byte(Policy()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	eval := auditpolicy.NewPolicyRuleEvaluator(policy)
 	kueue, _ := identity.Of(identity.Kueue)
 	kwok, _ := identity.Of(identity.Kwok)
-	for _, tc := range []struct {
-		name                                         string
-		user, verb, group, resource, subresource, ns string
-		want                                         auditinternal.Level
-	}{
+	checkLevels(t, Policy(), []levelCase{
 		{"Kueue's patch of a TrainJob, with its objects", kueue.User, "patch", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelRequestResponse},
 		{"the Trainer's status patch, with its objects", "system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager", "patch", "trainer.kubeflow.org", "trainjobs", "status", "ns", auditinternal.LevelRequestResponse},
 		{"the Job controller's create of a Pod", "system:serviceaccount:kube-system:job-controller", "create", "", "pods", "", "ns", auditinternal.LevelMetadata},
@@ -73,7 +67,82 @@ func TestAuditPolicy(t *testing.T) {
 		{"an event", kueue.User, "create", "", "events", "", "ns", auditinternal.LevelNone},
 		{"a read", kueue.User, "get", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelNone},
 		{"an actor's write", "alice", "patch", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelNone},
-	} {
+	})
+	if !slices.Equal(policy.OmitStages, []auditinternal.Stage{auditinternal.StageRequestReceived, auditinternal.StageResponseStarted}) {
+		t.Errorf("omitStages %v: want the answer only (ResponseComplete, Panic)", policy.OmitStages)
+	}
+}
+
+// TestRecordPolicy: the policy of a recorded run keeps what Policy
+// records, and adds every user's writes to TrainJobs and what they depend
+// on, with their objects, and the Pods as they were created; still no
+// reads, heartbeats or other resources. Checked with the API server's own
+// evaluator.
+func TestRecordPolicy(t *testing.T) {
+	kueue, _ := identity.Of(identity.Kueue)
+	kwok, _ := identity.Of(identity.Kwok)
+	checkLevels(t, RecordPolicy(), []levelCase{
+		{"an actor's patch of a TrainJob", "alice", "patch", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelRequestResponse},
+		{"an actor's delete of a TrainJob", "alice", "delete", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelRequestResponse},
+		{"the admin's create of a runtime", "admin", "create", "trainer.kubeflow.org", "trainingruntimes", "", "ns", auditinternal.LevelRequestResponse},
+		{"the admin's create of a ClusterTrainingRuntime", "admin", "create", "trainer.kubeflow.org", "clustertrainingruntimes", "", "", auditinternal.LevelRequestResponse},
+		{"a ServiceAccount", "admin", "create", "", "serviceaccounts", "", "ns", auditinternal.LevelRequestResponse},
+		{"a claim", "admin", "create", "", "persistentvolumeclaims", "", "ns", auditinternal.LevelRequestResponse},
+		{"a ConfigMap", "bob", "update", "", "configmaps", "", "ns", auditinternal.LevelRequestResponse},
+		{"a LocalQueue", "admin", "create", "kueue.x-k8s.io", "localqueues", "", "ns", auditinternal.LevelRequestResponse},
+		{"a ClusterQueue", "admin", "create", "kueue.x-k8s.io", "clusterqueues", "", "", auditinternal.LevelRequestResponse},
+		{"Kueue's patch of a TrainJob, as without recording", kueue.User, "patch", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelRequestResponse},
+		{"the Job controller's create of a Pod, with the Pod", "system:serviceaccount:kube-system:job-controller", "create", "", "pods", "", "ns", auditinternal.LevelRequest},
+		{"the scheduler's binding, as without recording", "system:kube-scheduler", "create", "", "pods", "binding", "ns", auditinternal.LevelMetadata},
+		{"KWOK's Pod status, as without recording", kwok.User, "patch", "", "pods", "status", "ns", auditinternal.LevelMetadata},
+		{"KWOK's node heartbeat", kwok.User, "patch", "", "nodes", "status", "", auditinternal.LevelNone},
+		{"a read", "alice", "get", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelNone},
+		{"a Secret", "alice", "create", "", "secrets", "", "ns", auditinternal.LevelNone},
+		{"an actor's status write", "alice", "patch", "trainer.kubeflow.org", "trainjobs", "status", "ns", auditinternal.LevelNone},
+	})
+}
+
+// TestDocumentedRecordPolicy: the policy docs/record.md gives for any
+// cluster records what a scenario is rebuilt from, as RecordPolicy does.
+func TestDocumentedRecordPolicy(t *testing.T) {
+	page, err := os.ReadFile("../../../docs/record.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(page), "```yaml\napiVersion: audit.k8s.io/v1\n")
+	block, _, closed := strings.Cut(block, "```")
+	if !ok || !closed {
+		t.Fatal("docs/record.md has no yaml block of an audit policy")
+	}
+	checkLevels(t, "apiVersion: audit.k8s.io/v1\n"+block, []levelCase{
+		{"a manager's patch of a TrainJob", "alice", "patch", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelRequestResponse},
+		{"a runtime", "admin", "update", "trainer.kubeflow.org", "clustertrainingruntimes", "", "", auditinternal.LevelRequestResponse},
+		{"a LocalQueue", "admin", "create", "kueue.x-k8s.io", "localqueues", "", "ns", auditinternal.LevelRequestResponse},
+		{"the Job controller's Pod", "system:serviceaccount:kube-system:job-controller", "create", "", "pods", "", "ns", auditinternal.LevelRequest},
+		{"the JobSet controller's status", "system:serviceaccount:kubeflow-system:jobset-controller-manager", "update", "jobset.x-k8s.io", "jobsets", "status", "ns", auditinternal.LevelMetadata},
+		{"a binding", "system:kube-scheduler", "create", "", "pods", "binding", "ns", auditinternal.LevelMetadata},
+		{"a lease", "system:node:n", "update", "coordination.k8s.io", "leases", "", "kube-node-lease", auditinternal.LevelNone},
+		{"a read", "alice", "get", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelNone},
+	})
+}
+
+// levelCase is a request and the level a policy should record it at.
+type levelCase struct {
+	name                                         string
+	user, verb, group, resource, subresource, ns string
+	want                                         auditinternal.Level
+}
+
+// checkLevels evaluates each case's request against the policy with the
+// API server's own loader and evaluator.
+func checkLevels(t *testing.T, text string, cases []levelCase) {
+	t.Helper()
+	policy, err := auditpolicy.LoadPolicyFromBytes([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval := auditpolicy.NewPolicyRuleEvaluator(policy)
+	for _, tc := range cases {
 		attrs := authorizer.AttributesRecord{
 			User: &user.DefaultInfo{Name: tc.user}, Verb: tc.verb, Namespace: tc.ns,
 			APIGroup: tc.group, Resource: tc.resource, Subresource: tc.subresource, ResourceRequest: true,
@@ -81,9 +150,6 @@ func TestAuditPolicy(t *testing.T) {
 		if got := eval.EvaluatePolicyRule(attrs).Level; got != tc.want {
 			t.Errorf("%s: level %s, want %s", tc.name, got, tc.want)
 		}
-	}
-	if !slices.Equal(policy.OmitStages, []auditinternal.Stage{auditinternal.StageRequestReceived, auditinternal.StageResponseStarted}) {
-		t.Errorf("omitStages %v: want the answer only (ResponseComplete, Panic)", policy.OmitStages)
 	}
 }
 

@@ -99,6 +99,13 @@ type Environment struct {
 	// kubectl. Empty: <WorkDir>/kubeconfig.
 	KubeconfigPath string
 
+	// AuditLog, when set, is the file the API server writes its audit log
+	// to, recording who wrote what with the bodies and answers a scenario
+	// can be rebuilt from (audit.RecordPolicy); it
+	// must not exist yet, or be empty. Empty: logs/audit.log of WorkDir,
+	// recording the components' writes only (audit.Policy).
+	AuditLog string
+
 	// StartTimeout bounds Start. Zero: cluster.DefaultStartTimeout.
 	StartTimeout time.Duration
 
