@@ -29,8 +29,8 @@ var floors = [][]string{
 	{"sim/apis/v1alpha1", "reports", "sim/webhooks", "sim/internal/assets"},
 	// 4: the seam, and the loader of scenario files
 	{"sim/cluster", "sim/scenario"},
-	// 5: what providers share; explain and migrate over the format
-	{"sim/internal/startup", "sim/internal/kueue", "sim/internal/audit", "sim/policy", "sim/explain", "sim/migrate"},
+	// 5: what providers share; explain, migrate and import over the format
+	{"sim/internal/startup", "sim/internal/kueue", "sim/internal/audit", "sim/policy", "sim/explain", "sim/migrate", "sim/auditimport"},
 	// 6: KWOK and its nodes; the runner, over the seam
 	{"sim/kwok", "sim/runner", "sim/internal/controlplane"},
 	// 7, 8: the providers (kind runs scenarios through a kubeconfig one);

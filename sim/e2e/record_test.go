@@ -36,14 +36,14 @@ type recordedEvent struct {
 }
 
 var _ = Describe("a recorded run (simctl run --audit-log)", Ordered, func() {
-	var simctl string
+	var simctl, log string
 	BeforeAll(func() { simctl = buildSimctl() })
 
 	It("records every user's writes to the TrainJob with their field managers, bodies and answers, and the Pods as they were created", func() {
 		dir := filepath.Join(GinkgoT().TempDir(), "recorded")
 		session := startSimctl(simctl, "run", "--audit-log", dir, "../../scenarios/multi-manager/lost-update.yaml")
 		Eventually(session).WithTimeout(3 * time.Minute).Should(gexec.Exit(0))
-		log := filepath.Join(dir, "audit.log")
+		log = filepath.Join(dir, "audit.log")
 		Expect(session.Out).To(gbytes.Say("audit log: " + log))
 
 		f, err := os.Open(log)
@@ -84,6 +84,23 @@ var _ = Describe("a recorded run (simctl run --audit-log)", Ordered, func() {
 		Expect(managers).To(HaveKey("platform-policy"))
 		Expect(conflicts).To(Equal(2), "the stale update and the stale merge patch, refused 409")
 		Expect(jobControllerPods).To(BeNumerically(">=", 1))
+	})
+
+	It("imports back into a scenario that lints and replays to the same verdict, its refusals and final entries expected (simctl import)", func() {
+		Expect(log).NotTo(BeEmpty(), "the recording spec ran first")
+		imported := filepath.Join(GinkgoT().TempDir(), "imported.yaml")
+		session := startSimctl(simctl, "import", "--audit-log", log, "-o", imported)
+		Eventually(session).WithTimeout(time.Minute).Should(gexec.Exit(0))
+		Expect(session.Err).To(gbytes.Say(`: 8 writes of 4 actors`))
+		data, err := os.ReadFile(imported)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(data)).To(ContainSubstring("status: 409"))
+		Expect(string(data)).To(ContainSubstring("manager: kueue.x-k8s.io/manager"))
+
+		replay := startSimctl(simctl, "run", "-v", imported)
+		Eventually(replay).WithTimeout(3 * time.Minute).Should(gexec.Exit(0))
+		Expect(replay.Out).To(gbytes.Say("refused 409 Conflict"))
+		Expect(replay.Out).To(gbytes.Say(`PASS  imported-llm`))
 	})
 
 	It("refuses a log that already holds one, exit 2, before it starts a cluster", func() {

@@ -103,6 +103,9 @@ func TestUsageErrors(t *testing.T) {
 		{"audit log on kind", []string{"up", "--kubeconfig", "k", "--cluster", "kind", "--audit-log", "f"}, `--audit-log records on envtest only, for now`},
 		{"audit log that is a directory", []string{"up", "--kubeconfig", "k", "--audit-log", "testdata"}, `invalid --audit-log: the audit log`},
 		{"audit log that holds one already", []string{"up", "--kubeconfig", "k", "--audit-log", "app_test.go"}, `already holds a log: one file holds one cluster's requests; remove it or name another`},
+		{"import without a log", []string{"import"}, `give the audit log with --audit-log FILE or DIR`},
+		{"import of a file that is not there", []string{"import", "--audit-log", "no-such.log"}, `no-such.log: no such file or directory`},
+		{"import of a file that is not a log", []string{"import", "--audit-log", "app_test.go"}, `app_test.go:1: not an audit event`},
 		{"trainer-as without a checkout", []string{"smoke", "--trainer-as", "v2.3.0"}, `--trainer-as gives the release of the Trainer checkout compiled into simctl: this simctl runs the release v2.3.0, not a checkout`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,122 @@
+package app
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/trainersim/trainersim/sim/auditimport"
+	"github.com/trainersim/trainersim/sim/scenario"
+)
+
+func newImportCommand(streams Streams) *cobra.Command {
+	var (
+		logs      []string
+		trainJobs []string
+		out       string
+		name      string
+	)
+	cmd := &cobra.Command{
+		Use:   "import --audit-log FILE|DIR [--trainjob NAMESPACE/NAME]... [-o FILE]",
+		Short: "Turn an API server's audit log into a scenario",
+		Long: `import reads an API server's audit log (JSON lines of audit.k8s.io/v1 Events, as
+'simctl up --audit-log' and 'simctl run --audit-log' record them, or a cluster's
+own: docs/record.md) and writes the scenario of the writes to the chosen
+TrainJobs (--trainjob, repeatable; default: every TrainJob the log writes, in
+one namespace):
+
+- one actor per user and field manager that wrote them, named after the field
+  manager, its user impersonated on replay (unless it is simctl's admin);
+- one step per write, in the order the server completed them, with the verb
+  and patch type the request used (create, update, JSON merge patch, JSON
+  patch, server-side apply, forced or not) and its body; an update or patch
+  that carried a resourceVersion reads it from the step whose answer had it,
+  or sends it as it was when the server refused it 409, or else reads the
+  TrainJob just before it;
+- each refused write with an expectError of the server's answer;
+- writes that overlapped in time (one received before the one before it was
+  answered) in a concurrently group;
+- a last step expecting each TrainJob's runtimePatches entries as the log
+  leaves them.
+
+The components' writes (the Trainer, JobSet, Kueue, kube-controller-manager,
+the scheduler, kubelets) are left out: the controllers of the cluster the
+scenario runs on do that work again. What the log does not hold (the nodes,
+the runtime, a user's RBAC) is said in notes, on standard error and at the
+top of the scenario. The scenario is checked as 'simctl lint' checks files.
+
+A directory is read file by file in name order (rotated logs first). The log
+is streamed, never held whole.
+
+Exit codes: 0 written, 2 bad input (a line that is not an audit event, a log
+cut short, writes recorded without their bodies, a TrainJob the log never
+writes), 1 the scenario made does not lint (a bug: please report it).`,
+		Example: `  simctl run --audit-log /tmp/recorded scenarios/multi-manager/lost-update.yaml
+  simctl import --audit-log /tmp/recorded/audit.log -o /tmp/lost-update-imported.yaml
+  simctl run /tmp/lost-update-imported.yaml
+
+  simctl import --audit-log /var/log/audit/ --trainjob team-a/llm -o incident.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(_ *cobra.Command, _ []string) error {
+			if len(logs) == 0 {
+				return withCode(ExitUsage, errors.New("give the audit log with --audit-log FILE or DIR"))
+			}
+			res, err := auditimport.Import(logs, auditimport.Options{TrainJobs: trainJobs, Name: name})
+			if err != nil {
+				if auditimport.IsInputError(err) {
+					return withCode(ExitUsage, err)
+				}
+				return withCode(ExitFailed, err)
+			}
+			data, err := scenarioYAML(res)
+			if err != nil {
+				return withCode(ExitFailed, err)
+			}
+			path := out
+			if path == "" {
+				path = "imported.yaml"
+			}
+			if _, err := scenario.Load(path, data, scenario.Options{}); err != nil {
+				return withCode(ExitFailed, fmt.Errorf("the imported scenario does not lint (a bug of import):\n%w", err))
+			}
+			fmt.Fprintf(streams.Err, "read %d events: %d writes of %d actors to TrainJob %s of namespace %s; %d writes of components left out\n", res.Events, res.Writes, len(res.Scenario.Spec.Actors), strings.Join(res.TrainJobs, ", "), res.Namespace, res.Components)
+			for _, n := range res.Notes {
+				fmt.Fprintf(streams.Err, "note: %s\n", n)
+			}
+			if out == "" {
+				_, err := streams.Out.Write(data)
+				return err
+			}
+			if err := os.WriteFile(out, data, 0o644); err != nil {
+				return withCode(ExitFailed, err)
+			}
+			fmt.Fprintf(streams.Err, "scenario: %s\n", out)
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&logs, "audit-log", nil, "the audit log: a file of JSON lines, or a directory of rotated files (repeatable)")
+	cmd.Flags().StringArrayVar(&trainJobs, "trainjob", nil, "a TrainJob to import, as NAMESPACE/NAME (repeatable; default: every TrainJob the log writes)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write the scenario to this file (default: standard output)")
+	cmd.Flags().StringVar(&name, "name", "", "the scenario's name (default: imported-<the first TrainJob>)")
+	return cmd
+}
+
+// scenarioYAML is the scenario as a file: the notes as comments first.
+func scenarioYAML(res *auditimport.Result) ([]byte, error) {
+	body, err := yaml.Marshal(res.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString("# Imported by simctl import.\n")
+	for _, n := range res.Notes {
+		b.WriteString("# note: " + strings.ReplaceAll(n, "\n", " ") + "\n")
+	}
+	b.Write(body)
+	return b.Bytes(), nil
+}

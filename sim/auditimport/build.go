@@ -1,0 +1,488 @@
+package auditimport
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+)
+
+// actorKey is who wrote: the user the server authorised and the field
+// manager of the write.
+type actorKey struct{ user, fieldManager string }
+
+// builder makes the scenario of one namespace's writes.
+type builder struct {
+	res       *Result
+	namespace string
+	actors    map[actorKey]string // actor names
+	// byRV is the write that answered with a resourceVersion, of every
+	// user: which write a later request's resourceVersion was read from.
+	byRV      map[string]*write
+	trainJobs []string
+	n         int // steps made
+	// actorEvents are the first writes of each actor, in order.
+	actorEvents []*event
+}
+
+// build turns the writes, in the order the server completed them, into the
+// scenario's actors and steps.
+func (b *builder) build(writes []*write) error {
+	spec := &b.res.Scenario.Spec
+	for _, w := range writes {
+		if !slices.Contains(b.trainJobs, w.name) {
+			b.trainJobs = append(b.trainJobs, w.name)
+		}
+	}
+	var managers []*write
+	for _, w := range writes {
+		if w.component {
+			b.res.Components++
+			continue
+		}
+		if w.status {
+			who, _ := w.ev.user()
+			b.note(fmt.Sprintf("%s: %s wrote TrainJob %s's status: left out (the Trainer writes it on replay)", w.ev.where(), who, w.name))
+			continue
+		}
+		if len(w.ev.RequestObject) == 0 || string(w.ev.RequestObject) == "null" {
+			if w.ev.Verb != "delete" {
+				return inputErrorf("%s: the %s of TrainJob %s/%s by %s is recorded at level %s, without its body: import needs level Request or RequestResponse for the writes to TrainJobs (docs/record.md)", w.ev.where(), w.ev.Verb, w.namespace, w.name, w.ev.User.Username, w.ev.Level)
+			}
+		}
+		managers = append(managers, w)
+	}
+	if len(managers) == 0 {
+		return inputErrorf("the TrainJob(s) %s have only the components' writes in the log: nothing of a manager to import", strings.Join(b.trainJobs, ", "))
+	}
+	responses := false
+	for _, w := range writes {
+		if len(w.ev.ResponseObject) > 0 {
+			responses = true
+		}
+	}
+	if !responses {
+		b.note("the log has no response objects (level Request): which write a resourceVersion was read from, and how the TrainJobs ended, are unknown; writes that carried one are sent from a read just before them, and no step expects the TrainJobs' final entries (RequestResponse records both)")
+	}
+
+	// Writes that overlapped in time (one received before the one before
+	// it was answered) are a group, sent together.
+	var groups [][]*write
+	for _, w := range managers {
+		if n := len(groups); n > 0 && overlaps(groups[n-1], w) {
+			groups[n-1] = append(groups[n-1], w)
+			continue
+		}
+		groups = append(groups, []*write{w})
+	}
+	for _, g := range groups {
+		var steps []v1alpha1.Step
+		for _, w := range g {
+			st, reads, err := b.step(w, writes[:indexOf(writes, w)])
+			if err != nil {
+				return err
+			}
+			spec.Steps = append(spec.Steps, reads...)
+			steps = append(steps, st)
+		}
+		if len(steps) == 1 {
+			spec.Steps = append(spec.Steps, steps[0])
+		} else {
+			b.n++
+			spec.Steps = append(spec.Steps, v1alpha1.Step{
+				Name:         fmt.Sprintf("%d: %d writes sent together (each received before the one before it was answered)", b.n, len(steps)),
+				Concurrently: &v1alpha1.Concurrently{Writes: steps},
+			})
+		}
+		for _, w := range g {
+			if w.rv != "" {
+				b.byRV[w.rv] = w
+			}
+		}
+	}
+	spec.Actors = b.actorList()
+	if last := b.finalExpectation(writes); last != nil {
+		spec.Steps = append(spec.Steps, *last)
+	}
+	b.note("nodes: the log holds none; the scenario's Pods stay Pending until spec.nodes gives them some")
+	return nil
+}
+
+// overlaps reports whether w was received before a write of g was
+// answered.
+func overlaps(g []*write, w *write) bool {
+	for _, o := range g {
+		if w.ev.Received.Before(o.ev.Completed) {
+			return true
+		}
+	}
+	return false
+}
+
+func indexOf(writes []*write, w *write) int {
+	for i, o := range writes {
+		if o == w {
+			return i
+		}
+	}
+	return len(writes)
+}
+
+// step is w's step, and the reads it needs first (a get its update or
+// patch is sent from, which goes before w's group). before are every
+// user's writes before w.
+func (b *builder) step(w *write, before []*write) (v1alpha1.Step, []v1alpha1.Step, error) {
+	ev := w.ev
+	b.n++
+	actor := b.actor(ev)
+	target := v1alpha1.Target{Kind: "TrainJob", Name: w.name}
+	st := v1alpha1.Step{Actor: actor}
+	var reads []v1alpha1.Step
+	verb := ev.Verb
+	switch ev.Verb {
+	case "create":
+		st.Create = cleanObject(ev.RequestObject)
+	case "delete":
+		st.Delete = &target
+	case "update":
+		obj := cleanObject(ev.RequestObject)
+		rv := metadataString(ev.RequestObject, "resourceVersion")
+		from, read, literal := b.readFrom(w, rv, before)
+		reads = append(reads, read...)
+		switch {
+		case from != "":
+			// The change from the object the step answered with to the
+			// request, both as the server wrote them.
+			var sent map[string]any
+			_ = json.Unmarshal(ev.RequestObject, &sent)
+			set, err := mergeDiff(b.responseOf(from), sent)
+			if err != nil {
+				return st, nil, fmt.Errorf("%s: %w", ev.where(), err)
+			}
+			st.Update = &v1alpha1.Update{From: from, Set: set}
+		case literal:
+			st.Update = &v1alpha1.Update{Object: withRV(obj, rv)}
+		default:
+			st.Update = &v1alpha1.Update{Object: obj}
+		}
+	case "patch":
+		var body any
+		if err := json.Unmarshal(ev.RequestObject, &body); err != nil {
+			return st, nil, inputErrorf("%s: the patch's body: %v", ev.where(), err)
+		}
+		switch typed := body.(type) {
+		case []any:
+			ops, rv := jsonPatchRV(typed)
+			p := &v1alpha1.Patch{Type: v1alpha1.PatchJSON, Target: target, Body: ops}
+			verb = "JSON-patches"
+			b.patchRV(w, p, rv, before, &reads)
+			st.Patch = p
+		case map[string]any:
+			if isApply(ev, typed) {
+				st.Apply = cleanMap(typed)
+				st.Force = ev.query("force") == "true"
+				verb = "applies"
+				if st.Force {
+					verb = "applies with force"
+				}
+				break
+			}
+			rv := ""
+			if md, ok := typed["metadata"].(map[string]any); ok {
+				rv, _ = md["resourceVersion"].(string)
+				delete(md, "resourceVersion")
+				if len(md) == 0 {
+					delete(typed, "metadata")
+				}
+			}
+			p := &v1alpha1.Patch{Type: v1alpha1.PatchMerge, Target: target, Body: typed}
+			verb = "merge-patches"
+			b.patchRV(w, p, rv, before, &reads)
+			st.Patch = p
+		default:
+			return st, nil, inputErrorf("%s: a patch whose body is a %T", ev.where(), body)
+		}
+	}
+	if fv := ev.query("fieldValidation"); fv != "" {
+		st.FieldValidation = fv
+	}
+	st.Name = fmt.Sprintf("%d: %s %s TrainJob %s", b.n, actor, verbWord(verb), w.name)
+	if s := ev.ResponseStatus; s != nil && s.Code >= 300 {
+		st.ExpectError = &v1alpha1.ExpectError{Status: s.Code, Reason: s.Reason, MessageContains: portableMessage(s.Message, b.namespace)}
+		st.Name += fmt.Sprintf(", refused %d %s", s.Code, s.Reason)
+	}
+	w.step = st.Name
+	b.res.Writes++
+	return st, reads, nil
+}
+
+// patchRV makes p carry rv as the original did: read from the step rv
+// came from, or from a read, or as it was sent.
+func (b *builder) patchRV(w *write, p *v1alpha1.Patch, rv string, before []*write, reads *[]v1alpha1.Step) {
+	if rv == "" {
+		return
+	}
+	from, read, literal := b.readFrom(w, rv, before)
+	*reads = append(*reads, read...)
+	switch {
+	case from != "":
+		p.ResourceVersionFrom = from
+	case literal:
+		p.Body = withRVBody(p.Body, rv)
+	}
+}
+
+// readFrom says where a write that carried resourceVersion rv reads it
+// from on replay: the step whose answer had it; else, when the original
+// was refused 409 (rv was stale, and any other version is too), rv itself
+// (literal); else a get just before the write's group, which reads what
+// the write then read (a resourceVersion of a component's write, or of
+// one the log lacks), with a note.
+func (b *builder) readFrom(w *write, rv string, before []*write) (from string, reads []v1alpha1.Step, literal bool) {
+	if rv == "" {
+		return "", nil, false
+	}
+	if src, ok := b.byRV[rv]; ok && src.step != "" {
+		return src.step, nil, false
+	}
+	if s := w.ev.ResponseStatus; s != nil && s.Code == 409 {
+		return "", nil, true
+	}
+	why := "no write of the log answered with it"
+	for _, o := range before {
+		if o.rv == rv {
+			who, _ := o.ev.user()
+			why = "a write by " + who + " answered with it"
+		}
+	}
+	b.n++
+	get := v1alpha1.Step{
+		Name: fmt.Sprintf("%d: %s reads TrainJob %s", b.n, b.actor(w.ev), w.name),
+		Get:  &v1alpha1.Target{Kind: "TrainJob", Name: w.name},
+	}
+	b.note(fmt.Sprintf("%s: the %s carried resourceVersion %s (%s): replayed from a read just before it", w.ev.where(), w.ev.Verb, rv, why))
+	return get.Name, []v1alpha1.Step{get}, false
+}
+
+// responseOf is the cleaned response object of the write that made step.
+func (b *builder) responseOf(step string) map[string]any {
+	for _, w := range b.byRV {
+		if w.step == step {
+			var obj map[string]any
+			_ = json.Unmarshal(w.ev.ResponseObject, &obj)
+			return obj
+		}
+	}
+	return map[string]any{}
+}
+
+// actor is the name of the actor of ev's user and field manager, made on
+// first sight: the field manager, made a name.
+func (b *builder) actor(ev *event) string {
+	user, _ := ev.user()
+	key := actorKey{user, ev.fieldManager()}
+	if name, ok := b.actors[key]; ok {
+		return name
+	}
+	name := dnsName(key.fieldManager)
+	taken := func(n string) bool {
+		for _, v := range b.actors {
+			if v == n {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 2; taken(name); i++ {
+		name = fmt.Sprintf("%s-%d", dnsName(key.fieldManager), i)
+	}
+	b.actors[key] = name
+	b.actorEvents = append(b.actorEvents, ev)
+	return name
+}
+
+// actorList is spec.actors, in the order they first wrote: each with its
+// field manager and, unless it is the harness's own administrator, its
+// user and groups, impersonated on replay.
+func (b *builder) actorList() []v1alpha1.Actor {
+	var out []v1alpha1.Actor
+	for _, ev := range b.actorEvents {
+		user, groups := ev.user()
+		key := actorKey{user, ev.fieldManager()}
+		a := v1alpha1.Actor{Name: b.actors[key], FieldManager: key.fieldManager}
+		if !(user == harnessAdmin && slices.Contains(groups, "system:masters")) {
+			a.User = user
+			for _, g := range groups {
+				if g != "system:authenticated" {
+					a.Groups = append(a.Groups, g)
+				}
+			}
+			if !slices.Contains(groups, "system:masters") {
+				b.note(fmt.Sprintf("actor %s writes as user %s, impersonated on replay: give the user the RBAC it had (a RoleBinding in spec.setup), or its writes are refused 403", a.Name, user))
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// harnessAdmin is the user of the clusters simctl starts' admin
+// kubeconfig, as which actors without a user write.
+const harnessAdmin = "admin"
+
+// finalExpectation is the step that expects each TrainJob as the log
+// leaves it: its runtimePatches entries by their last answer, or gone
+// after a delete. Nil when the log has no answer of a TrainJob.
+func (b *builder) finalExpectation(writes []*write) *v1alpha1.Step {
+	last := map[string]*write{}
+	for _, w := range writes {
+		if w.ev.ResponseStatus != nil && w.ev.ResponseStatus.Code < 300 && (w.ev.Verb == "delete" || len(w.ev.ResponseObject) > 0) {
+			last[w.name] = w
+		}
+	}
+	var objects []v1alpha1.ObjectExpectation
+	for _, name := range b.trainJobs {
+		w, ok := last[name]
+		if !ok {
+			continue
+		}
+		target := v1alpha1.Target{Kind: "TrainJob", Name: name}
+		if w.ev.Verb == "delete" {
+			objects = append(objects, v1alpha1.ObjectExpectation{Target: target, Absent: true})
+			continue
+		}
+		var obj struct {
+			Spec struct {
+				RuntimePatches []map[string]any `json:"runtimePatches"`
+			} `json:"spec"`
+		}
+		if json.Unmarshal(w.ev.ResponseObject, &obj) != nil {
+			continue
+		}
+		entries := []any{}
+		for _, e := range obj.Spec.RuntimePatches {
+			delete(e, "time") // when the entry was written: another time on replay
+			entries = append(entries, e)
+		}
+		objects = append(objects, v1alpha1.ObjectExpectation{
+			Target: target,
+			Match:  v1alpha1.Object{"spec": map[string]any{"runtimePatches": entries}},
+		})
+	}
+	if len(objects) == 0 {
+		return nil
+	}
+	b.n++
+	return &v1alpha1.Step{
+		Name:   fmt.Sprintf("%d: the TrainJobs end as the log leaves them", b.n),
+		Expect: &v1alpha1.Expect{Objects: objects},
+	}
+}
+
+func (b *builder) note(s string) { b.res.Notes = append(b.res.Notes, s) }
+
+// isApply tells a server-side apply from a merge patch, which the audit
+// event does not name (the content type is not recorded): an apply's
+// body is a whole object, with apiVersion and kind, or it was forced.
+func isApply(ev *event, body map[string]any) bool {
+	if ev.query("force") != "" {
+		return true
+	}
+	_, api := body["apiVersion"]
+	_, kind := body["kind"]
+	return api && kind
+}
+
+// jsonPatchRV returns a JSON patch's operations less those on
+// /metadata/resourceVersion, and the resourceVersion they tested or set.
+func jsonPatchRV(ops []any) ([]any, string) {
+	var out []any
+	rv := ""
+	for _, op := range ops {
+		m, _ := op.(map[string]any)
+		if m != nil && m["path"] == "/metadata/resourceVersion" {
+			rv, _ = m["value"].(string)
+			continue
+		}
+		out = append(out, op)
+	}
+	return out, rv
+}
+
+// cleanObject is a request's object as a step sends it: without what the
+// server sets or the replay's namespace changes.
+func cleanObject(raw json.RawMessage) v1alpha1.Object {
+	var obj map[string]any
+	_ = json.Unmarshal(raw, &obj)
+	return cleanMap(obj)
+}
+
+func cleanMap(obj map[string]any) v1alpha1.Object {
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		for _, f := range []string{"namespace", "resourceVersion", "uid", "creationTimestamp", "managedFields", "generation", "selfLink"} {
+			delete(md, f)
+		}
+	}
+	delete(obj, "status")
+	return obj
+}
+
+// withRV is obj carrying resourceVersion rv, "" none.
+func withRV(obj v1alpha1.Object, rv string) v1alpha1.Object {
+	if rv == "" {
+		return obj
+	}
+	out := v1alpha1.Object{}
+	for k, v := range obj {
+		out[k] = v
+	}
+	md := map[string]any{}
+	if m, ok := obj["metadata"].(map[string]any); ok {
+		for k, v := range m {
+			md[k] = v
+		}
+	}
+	md["resourceVersion"] = rv
+	out["metadata"] = md
+	return out
+}
+
+// withRVBody is a patch body carrying rv as the original did.
+func withRVBody(body any, rv string) any {
+	switch b := body.(type) {
+	case map[string]any:
+		return map[string]any(withRV(b, rv))
+	case []any:
+		return append(slices.Clone(b), map[string]any{"op": "replace", "path": "/metadata/resourceVersion", "value": rv})
+	}
+	return body
+}
+
+// portableMessage is the part of a refusal's message that holds on
+// replay: the longest stretch without the original namespace's name.
+func portableMessage(msg, namespace string) string {
+	if namespace == "" || !strings.Contains(msg, namespace) {
+		return msg
+	}
+	best := ""
+	for _, part := range strings.Split(msg, namespace) {
+		if p := strings.TrimSpace(part); len(p) > len(best) {
+			best = p
+		}
+	}
+	return best
+}
+
+func verbWord(verb string) string {
+	switch verb {
+	case "create":
+		return "creates"
+	case "update":
+		return "updates"
+	case "delete":
+		return "deletes"
+	}
+	return verb
+}

@@ -1,0 +1,278 @@
+package auditimport
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+
+	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/identity"
+)
+
+// Options choose what Import turns into a scenario.
+type Options struct {
+	// TrainJobs are the TrainJobs to import, as namespace/name. Empty:
+	// every TrainJob the log has writes to, which must be in one namespace.
+	TrainJobs []string
+	// Name is the scenario's name. Empty: imported-<the first TrainJob>.
+	Name string
+}
+
+// Result is an imported scenario.
+type Result struct {
+	Scenario v1alpha1.Scenario
+	// Notes say what the log did not hold and what was made of it, one a
+	// line: the scenario cannot say more than the log.
+	Notes []string
+	// Namespace is where the TrainJobs were, TrainJobs their names.
+	Namespace string
+	TrainJobs []string
+	// Events is how many answered events were read; Writes how many
+	// writes became steps; Components how many of the components' writes
+	// to the TrainJobs were left out.
+	Events, Writes, Components int
+}
+
+// write is a write to one of the chosen TrainJobs.
+type write struct {
+	ev        *event
+	namespace string
+	name      string
+	component bool
+	// status is a write of the status subresource: never a step (the
+	// Trainer writes it), but what a later request's resourceVersion may
+	// have been read from.
+	status bool
+	// rv is the resourceVersion the server answered with, "" for a
+	// refusal or a response not recorded.
+	rv string
+	// step is the name of the write's step, once it has one.
+	step string
+}
+
+// Import reads the audit logs at paths (files, or directories of rotated
+// files, read in name order) and returns the scenario of the chosen
+// TrainJobs' writes. Bad input is an *InputError.
+func Import(paths []string, opts Options) (*Result, error) {
+	want := map[string]bool{}
+	for _, tj := range opts.TrainJobs {
+		ns, name, ok := strings.Cut(tj, "/")
+		if !ok || ns == "" || name == "" {
+			return nil, inputErrorf("TrainJob %q: give it as NAMESPACE/NAME", tj)
+		}
+		want[tj] = false
+	}
+	files, err := logFiles(paths)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	var writes []*write
+	for _, path := range files {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, inputErrorf("%v", err)
+		}
+		err = readEvents(f, path, func(ev *event) error {
+			res.Events++
+			w, ok := trainJobWrite(ev)
+			if !ok {
+				return nil
+			}
+			key := w.namespace + "/" + w.name
+			if len(want) > 0 {
+				if _, chosen := want[key]; !chosen {
+					return nil
+				}
+				want[key] = true
+			}
+			writes = append(writes, w)
+			return nil
+		})
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, tj := range slices.Sorted(maps.Keys(want)) {
+		if !want[tj] {
+			return nil, inputErrorf("TrainJob %s: the log has no write to it (its TrainJobs: %s)", tj, strings.Join(trainJobsOf(files), ", "))
+		}
+	}
+	if len(writes) == 0 {
+		return nil, inputErrorf("the log has no write to a TrainJob: nothing to import")
+	}
+	namespace := writes[0].namespace
+	for _, w := range writes {
+		if w.namespace != namespace {
+			return nil, inputErrorf("the log writes TrainJobs of namespaces %s and %s: choose one namespace's with --trainjob NAMESPACE/NAME", namespace, w.namespace)
+		}
+	}
+	b := &builder{res: res, namespace: namespace, actors: map[actorKey]string{}, byRV: map[string]*write{}}
+	if err := b.build(writes); err != nil {
+		return nil, err
+	}
+	res.Namespace, res.TrainJobs = namespace, b.trainJobs
+	name := opts.Name
+	if name == "" {
+		name = dnsName("imported-" + writes[0].name)
+	}
+	res.Scenario.APIVersion = v1alpha1.GroupVersion
+	res.Scenario.Kind = v1alpha1.Kind
+	res.Scenario.Metadata.Name = name
+	res.Scenario.Metadata.Labels = map[string]string{"area": "imported"}
+	res.Scenario.Spec.Description = fmt.Sprintf("Imported from the audit log %s: the writes of %d managers to TrainJob(s) %s of namespace %s, in the order the API server completed them; the components' writes (%d) are left out, for replay's own controllers to do again.",
+		strings.Join(files, ", "), len(res.Scenario.Spec.Actors), strings.Join(b.trainJobs, ", "), namespace, res.Components)
+	return res, nil
+}
+
+// logFiles expands directories into their files, in name order (rotated
+// logs, audit-<time>.log, sort before audit.log).
+func logFiles(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, inputErrorf("%v", err)
+		}
+		if !info.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			return nil, inputErrorf("%v", err)
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				out = append(out, filepath.Join(p, e.Name()))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, inputErrorf("no audit log file in %s", strings.Join(paths, ", "))
+	}
+	return out, nil
+}
+
+// trainJobsOf lists the TrainJobs files write to, for an error that says
+// which there are; unreadable files are left out (their error came first).
+func trainJobsOf(files []string) []string {
+	seen := map[string]bool{}
+	for _, path := range files {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		_ = readEvents(f, path, func(ev *event) error {
+			if w, ok := trainJobWrite(ev); ok {
+				seen[w.namespace+"/"+w.name] = true
+			}
+			return nil
+		})
+		f.Close()
+	}
+	if len(seen) == 0 {
+		return []string{"none"}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// trainJobWrite returns ev as a write to a TrainJob (its main resource):
+// a create, update, patch or delete.
+func trainJobWrite(ev *event) (*write, bool) {
+	ref := ev.ObjectRef
+	if ref == nil || ref.Resource != "trainjobs" || (ref.Subresource != "" && ref.Subresource != "status") || ref.APIGroup != "trainer.kubeflow.org" {
+		return nil, false
+	}
+	switch ev.Verb {
+	case "create", "update", "patch", "delete":
+	default:
+		return nil, false
+	}
+	if ev.query("dryRun") != "" { // changes nothing (a probe's, a client's check)
+		return nil, false
+	}
+	w := &write{ev: ev, namespace: ref.Namespace, name: ref.Name, status: ref.Subresource == "status"}
+	user, _ := ev.user()
+	w.component = isComponent(user)
+	if w.name == "" { // a create: the name is in the body
+		w.name = metadataString(ev.ResponseObject, "name")
+		if w.name == "" {
+			w.name = metadataString(ev.RequestObject, "name")
+		}
+	}
+	if ev.ResponseStatus != nil && ev.ResponseStatus.Code < 300 {
+		w.rv = metadataString(ev.ResponseObject, "resourceVersion")
+	}
+	return w, w.name != ""
+}
+
+// isComponent reports whether user is a component a cluster runs (the
+// Trainer, JobSet, Kueue, kube-controller-manager's controllers, the
+// scheduler, a kubelet, the API server itself): replay runs them itself.
+func isComponent(user string) bool {
+	switch {
+	case identity.Who(user) != "",
+		strings.HasPrefix(user, "system:node:"),
+		strings.HasPrefix(user, "system:serviceaccount:kube-system:"),
+		user == "system:kube-scheduler", user == "system:kube-controller-manager", user == "system:apiserver":
+		return true
+	}
+	return false
+}
+
+// metadataString is metadata.<field> of a JSON object, "" without it.
+func metadataString(raw json.RawMessage, field string) string {
+	var obj struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &obj) != nil {
+		return ""
+	}
+	s, _ := obj.Metadata[field].(string)
+	return s
+}
+
+var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// dnsName makes s a lowercase name of letters, digits and dashes, at most
+// 63 characters.
+func dnsName(s string) string {
+	s = strings.Trim(notDNS.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(s) > 63 {
+		s = strings.TrimRight(s[:63], "-")
+	}
+	if s == "" {
+		s = "imported"
+	}
+	return s
+}
+
+// mergeDiff is the JSON merge patch that makes base into target.
+func mergeDiff(base, target map[string]any) (v1alpha1.Object, error) {
+	a, err := json.Marshal(base)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(target)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := jsonpatch.CreateMergePatch(a, b)
+	if err != nil {
+		return nil, err
+	}
+	out := v1alpha1.Object{}
+	if err := json.Unmarshal(patch, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

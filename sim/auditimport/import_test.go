@@ -1,0 +1,177 @@
+package auditimport
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+)
+
+// recorded is the audit log of a recorded run (simctl run --audit-log) of
+// scenarios/multi-manager/lost-update.yaml: its events of TrainJob llm,
+// as the API server wrote them.
+const recorded = "testdata/lost-update.audit.log"
+
+func TestImportRecordedRun(t *testing.T) {
+	res, err := Import([]string{recorded}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := res.Scenario
+	if sc.Metadata.Name != "imported-llm" {
+		t.Errorf("name %q, want imported-llm", sc.Metadata.Name)
+	}
+	var managers []string
+	for _, a := range sc.Spec.Actors {
+		managers = append(managers, a.FieldManager)
+		if a.User != "" {
+			t.Errorf("actor %s impersonates %s: the harness's admin needs none", a.Name, a.User)
+		}
+	}
+	if got := strings.Join(managers, " "); got != "kubeflow-sdk kueue-admission platform-policy simctl" {
+		t.Errorf("actors' field managers %q, want the four of the run, in the order they first wrote", got)
+	}
+	if res.Writes != 8 || res.Components != 5 {
+		t.Errorf("%d writes, %d of components left out; want 8 and the Trainer's 5 status patches", res.Writes, res.Components)
+	}
+	steps := sc.Spec.Steps
+	if len(steps) != 9 {
+		t.Fatalf("%d steps, want the 8 writes and the final expectation", len(steps))
+	}
+	check := func(i int, what string, ok bool) {
+		t.Helper()
+		if !ok {
+			t.Errorf("step %d (%s): want %s", i+1, steps[i].Name, what)
+		}
+	}
+	check(0, "the SDK's create", steps[0].Actor == "kubeflow-sdk" && steps[0].Create != nil)
+	check(1, "Kueue's apply, not forced", steps[1].Apply != nil && !steps[1].Force)
+	check(2, "the policy's merge patch", steps[2].Patch != nil && steps[2].Patch.Type == v1alpha1.PatchMerge)
+	check(3, "the JSON patch test", steps[3].Patch != nil && steps[3].Patch.Type == v1alpha1.PatchJSON)
+	check(5, "the stale update, read from the step whose answer it was read from, refused 409",
+		steps[5].Update != nil && steps[5].Update.From == steps[3].Name && steps[5].ExpectError != nil && steps[5].ExpectError.Status == 409)
+	body, _ := steps[6].Patch.Body.(map[string]any)
+	md, _ := body["metadata"].(map[string]any)
+	check(6, "the merge patch with resourceVersion 1 sent as it was, refused 409",
+		md["resourceVersion"] == "1" && steps[6].Patch.ResourceVersionFrom == "" && steps[6].ExpectError != nil && steps[6].ExpectError.Reason == "Conflict")
+	last := steps[8].Expect
+	check(8, "an expectation of TrainJob llm", last != nil && len(last.Objects) == 1 && last.Objects[0].Target.Name == "llm")
+	entries := last.Objects[0].Match["spec"].(map[string]any)["runtimePatches"].([]any)
+	var got []string
+	for _, e := range entries {
+		m := e.(map[string]any)
+		got = append(got, m["manager"].(string))
+		if _, ok := m["time"]; ok {
+			t.Errorf("entry %s expects its time, which replay writes anew", m["manager"])
+		}
+	}
+	if strings.Join(got, " ") != "trainer.kubeflow.org/kubeflow-sdk platform.example.com/policy kueue.x-k8s.io/manager" {
+		t.Errorf("final entries %v, want the SDK's, the policy's and Kueue's", got)
+	}
+	if _, ok := steps[0].Create["metadata"].(map[string]any)["namespace"]; ok {
+		t.Error("the create keeps the recorded namespace: replay runs in its own")
+	}
+}
+
+// TestImportOverlappingWrites: two writes the second of which was received
+// before the first was answered are one concurrently group.
+func TestImportOverlappingWrites(t *testing.T) {
+	lines := readLines(t, recorded)
+	// Kueue's second apply (line 7) received while the policy's JSON patch
+	// test (line 6) was in flight.
+	lines[6] = strings.Replace(lines[6], `"requestReceivedTimestamp":"`, `"requestReceivedTimestamp":"2000-01-01T00:00:00Z","was":"`, 1)
+	res, err := Import([]string{writeLog(t, lines)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var group *v1alpha1.Concurrently
+	for _, st := range res.Scenario.Spec.Steps {
+		if st.Concurrently != nil {
+			group = st.Concurrently
+		}
+	}
+	if group == nil || len(group.Writes) != 2 || group.Writes[1].Apply == nil {
+		t.Fatalf("no concurrently group of the JSON patch and Kueue's apply: %+v", group)
+	}
+}
+
+func TestImportBadInput(t *testing.T) {
+	lines := readLines(t, recorded)
+	metadataOnly := strings.Replace(lines[1], `"level":"RequestResponse"`, `"level":"Metadata"`, 1)
+	metadataOnly = metadataOnly[:strings.Index(metadataOnly, `,"requestObject"`)] + `,"requestReceivedTimestamp":"2026-11-26T20:00:00Z","stageTimestamp":"2026-11-26T20:00:00Z"}`
+	for _, tc := range []struct {
+		name    string
+		log     string
+		opts    Options
+		wantErr string
+	}{
+		{"not JSON", lines[0] + "\nnot json\n", Options{}, ":2: not an audit event"},
+		{"not an event", lines[0] + "\n" + `{"kind":"Pod","apiVersion":"v1"}` + "\n", Options{}, `:2: not an audit event: kind "Pod"`},
+		{"cut short", lines[0] + "\n" + lines[1][:100], Options{}, ":2: the last line is cut short"},
+		{"level Metadata", lines[0] + "\n" + metadataOnly + "\n", Options{}, ":2: the patch of TrainJob multi-manager-lost-update-6901b6/llm by admin is recorded at level Metadata, without its body: import needs level Request or RequestResponse"},
+		{"a TrainJob the log never writes", strings.Join(lines, "\n") + "\n", Options{TrainJobs: []string{"team-a/llm"}}, "TrainJob team-a/llm: the log has no write to it (its TrainJobs: multi-manager-lost-update-6901b6/llm)"},
+		{"no namespace", lines[0] + "\n", Options{TrainJobs: []string{"llm"}}, `TrainJob "llm": give it as NAMESPACE/NAME`},
+		{"two namespaces", lines[0] + "\n" + strings.ReplaceAll(lines[1], "multi-manager-lost-update-6901b6", "other") + "\n", Options{}, "the log writes TrainJobs of namespaces multi-manager-lost-update-6901b6 and other"},
+		{"no TrainJob", `{"kind":"Event","apiVersion":"audit.k8s.io/v1","stage":"ResponseComplete","verb":"get"}` + "\n", Options{}, "the log has no write to a TrainJob"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.log")
+			if err := os.WriteFile(path, []byte(tc.log), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Import([]string{path}, tc.opts)
+			if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %v, want bad input containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestImportDirectory: a directory is read file by file, in name order,
+// as rotated logs are.
+func TestImportDirectory(t *testing.T) {
+	lines := readLines(t, recorded)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "audit-2026-11-26T20-51-54.000.log"), []byte(strings.Join(lines[:4], "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "audit.log"), []byte(strings.Join(lines[4:], "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := Import([]string{recorded}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated, err := Import([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rotated.Scenario.Spec.Steps) != len(whole.Scenario.Spec.Steps) {
+		t.Fatalf("%d steps from the rotated files, %d from the whole log", len(rotated.Scenario.Spec.Steps), len(whole.Scenario.Spec.Steps))
+	}
+	for i, st := range rotated.Scenario.Spec.Steps {
+		if st.Name != whole.Scenario.Spec.Steps[i].Name {
+			t.Errorf("step %d: %q from the rotated files, %q from the whole log", i+1, st.Name, whole.Scenario.Spec.Steps[i].Name)
+		}
+	}
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+}
+
+func writeLog(t *testing.T, lines []string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
