@@ -32,7 +32,7 @@ type builder struct {
 func (b *builder) build(writes []*write) error {
 	spec := &b.res.Scenario.Spec
 	for _, w := range writes {
-		if !slices.Contains(b.trainJobs, w.name) {
+		if w.kind == trainJobKind && !slices.Contains(b.trainJobs, w.name) {
 			b.trainJobs = append(b.trainJobs, w.name)
 		}
 	}
@@ -49,7 +49,7 @@ func (b *builder) build(writes []*write) error {
 		}
 		if len(w.ev.RequestObject) == 0 || string(w.ev.RequestObject) == "null" {
 			if w.ev.Verb != "delete" {
-				return inputErrorf("%s: the %s of TrainJob %s/%s by %s is recorded at level %s, without its body: import needs level Request or RequestResponse for the writes to TrainJobs (docs/record.md)", w.ev.where(), w.ev.Verb, w.namespace, w.name, w.ev.User.Username, w.ev.Level)
+				return inputErrorf("%s: the %s of %s %s/%s by %s is recorded at level %s, without its body: import needs level Request or RequestResponse for the writes to TrainJobs and what they depend on (docs/record.md)", w.ev.where(), w.ev.Verb, w.kind, w.namespace, w.name, w.ev.User.Username, w.ev.Level)
 			}
 		}
 		managers = append(managers, w)
@@ -106,7 +106,6 @@ func (b *builder) build(writes []*write) error {
 	if last := b.finalExpectation(writes); last != nil {
 		spec.Steps = append(spec.Steps, *last)
 	}
-	b.note("nodes: the log holds none; the scenario's Pods stay Pending until spec.nodes gives them some")
 	return nil
 }
 
@@ -137,7 +136,10 @@ func (b *builder) step(w *write, before []*write) (v1alpha1.Step, []v1alpha1.Ste
 	ev := w.ev
 	b.n++
 	actor := b.actor(ev)
-	target := v1alpha1.Target{Kind: "TrainJob", Name: w.name}
+	target := v1alpha1.Target{Kind: w.kind, Name: w.name}
+	if w.kind != trainJobKind {
+		target.APIVersion = w.apiVersion
+	}
 	st := v1alpha1.Step{Actor: actor}
 	var reads []v1alpha1.Step
 	verb := ev.Verb
@@ -208,7 +210,7 @@ func (b *builder) step(w *write, before []*write) (v1alpha1.Step, []v1alpha1.Ste
 	if fv := ev.query("fieldValidation"); fv != "" {
 		st.FieldValidation = fv
 	}
-	st.Name = fmt.Sprintf("%d: %s %s TrainJob %s", b.n, actor, verbWord(verb), w.name)
+	st.Name = fmt.Sprintf("%d: %s %s %s %s", b.n, actor, verbWord(verb), w.kind, w.name)
 	if s := ev.ResponseStatus; s != nil && s.Code >= 300 {
 		st.ExpectError = &v1alpha1.ExpectError{Status: s.Code, Reason: s.Reason, MessageContains: portableMessage(s.Message, b.namespace)}
 		st.Name += fmt.Sprintf(", refused %d %s", s.Code, s.Reason)
@@ -258,9 +260,13 @@ func (b *builder) readFrom(w *write, rv string, before []*write) (from string, r
 		}
 	}
 	b.n++
+	target := &v1alpha1.Target{Kind: w.kind, Name: w.name}
+	if w.kind != trainJobKind {
+		target.APIVersion = w.apiVersion
+	}
 	get := v1alpha1.Step{
-		Name: fmt.Sprintf("%d: %s reads TrainJob %s", b.n, b.actor(w.ev), w.name),
-		Get:  &v1alpha1.Target{Kind: "TrainJob", Name: w.name},
+		Name: fmt.Sprintf("%d: %s reads %s %s", b.n, b.actor(w.ev), w.kind, w.name),
+		Get:  target,
 	}
 	b.note(fmt.Sprintf("%s: the %s carried resourceVersion %s (%s): replayed from a read just before it", w.ev.where(), w.ev.Verb, rv, why))
 	return get.Name, []v1alpha1.Step{get}, false
@@ -338,7 +344,7 @@ const harnessAdmin = "admin"
 func (b *builder) finalExpectation(writes []*write) *v1alpha1.Step {
 	last := map[string]*write{}
 	for _, w := range writes {
-		if w.ev.ResponseStatus != nil && w.ev.ResponseStatus.Code < 300 && (w.ev.Verb == "delete" || len(w.ev.ResponseObject) > 0) {
+		if w.kind == trainJobKind && w.ev.ResponseStatus != nil && w.ev.ResponseStatus.Code < 300 && (w.ev.Verb == "delete" || len(w.ev.ResponseObject) > 0) {
 			last[w.name] = w
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/identity"
@@ -21,6 +22,9 @@ type Options struct {
 	// TrainJobs are the TrainJobs to import, as namespace/name. Empty:
 	// every TrainJob the log has writes to, which must be in one namespace.
 	TrainJobs []string
+	// Namespace, instead of TrainJobs, imports every TrainJob the log
+	// writes in that namespace.
+	Namespace string
 	// Name is the scenario's name. Empty: imported-<the first TrainJob>.
 	Name string
 }
@@ -40,11 +44,14 @@ type Result struct {
 	Events, Writes, Components int
 }
 
-// write is a write to one of the chosen TrainJobs.
+// write is a write to one of the chosen TrainJobs, or to an object of
+// their namespace they may depend on (dependencies).
 type write struct {
-	ev        *event
-	namespace string
-	name      string
+	ev         *event
+	namespace  string
+	name       string
+	apiVersion string
+	kind       string
 	component bool
 	// status is a write of the status subresource: never a step (the
 	// Trainer writes it), but what a later request's resourceVersion may
@@ -73,8 +80,18 @@ func Import(paths []string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Namespace != "" && len(want) > 0 {
+		return nil, inputErrorf("choose TrainJobs or a namespace, not both")
+	}
+	namespace := opts.Namespace
+	if namespace == "" {
+		if namespace, err = chosenNamespace(files, want); err != nil {
+			return nil, err
+		}
+	}
 	res := &Result{}
 	var writes []*write
+	var nodes []*corev1.Node
 	for _, path := range files {
 		f, err := os.Open(path)
 		if err != nil {
@@ -82,12 +99,15 @@ func Import(paths []string, opts Options) (*Result, error) {
 		}
 		err = readEvents(f, path, func(ev *event) error {
 			res.Events++
-			w, ok := trainJobWrite(ev)
-			if !ok {
+			if n, ok := nodeCreate(ev); ok {
+				nodes = append(nodes, n)
 				return nil
 			}
-			key := w.namespace + "/" + w.name
-			if len(want) > 0 {
+			w, ok := objectWrite(ev)
+			if !ok || w.namespace != namespace {
+				return nil
+			}
+			if key := w.namespace + "/" + w.name; w.kind == trainJobKind && len(want) > 0 {
 				if _, chosen := want[key]; !chosen {
 					return nil
 				}
@@ -106,23 +126,17 @@ func Import(paths []string, opts Options) (*Result, error) {
 			return nil, inputErrorf("TrainJob %s: the log has no write to it (its TrainJobs: %s)", tj, strings.Join(trainJobsOf(files), ", "))
 		}
 	}
-	if len(writes) == 0 {
-		return nil, inputErrorf("the log has no write to a TrainJob: nothing to import")
-	}
-	namespace := writes[0].namespace
-	for _, w := range writes {
-		if w.namespace != namespace {
-			return nil, inputErrorf("the log writes TrainJobs of namespaces %s and %s: choose one namespace's with --trainjob NAMESPACE/NAME", namespace, w.namespace)
-		}
-	}
 	b := &builder{res: res, namespace: namespace, actors: map[actorKey]string{}, byRV: map[string]*write{}}
 	if err := b.build(writes); err != nil {
 		return nil, err
 	}
+	if res.Scenario.Spec.Nodes = b.nodeGroups(nodes); len(res.Scenario.Spec.Nodes) == 0 {
+		b.note("nodes: the log holds none made for the namespace (simctl's recorded runs log their nodes' creates); the scenario's Pods stay Pending until spec.nodes gives them some")
+	}
 	res.Namespace, res.TrainJobs = namespace, b.trainJobs
 	name := opts.Name
 	if name == "" {
-		name = dnsName("imported-" + writes[0].name)
+		name = dnsName("imported-" + b.trainJobs[0])
 	}
 	res.Scenario.APIVersion = v1alpha1.GroupVersion
 	res.Scenario.Kind = v1alpha1.Kind
@@ -162,6 +176,35 @@ func logFiles(paths []string) ([]string, error) {
 	return out, nil
 }
 
+// chosenNamespace is the namespace of the chosen TrainJobs, or, when none
+// is chosen, of every TrainJob the log writes: one namespace either way.
+func chosenNamespace(files []string, want map[string]bool) (string, error) {
+	namespaces := map[string]bool{}
+	for tj := range want {
+		ns, _, _ := strings.Cut(tj, "/")
+		namespaces[ns] = true
+	}
+	all := want
+	if len(want) == 0 {
+		all = map[string]bool{}
+		for _, tj := range trainJobsOf(files) {
+			if tj == "none" {
+				return "", inputErrorf("the log has no write to a TrainJob: nothing to import")
+			}
+			ns, _, _ := strings.Cut(tj, "/")
+			namespaces[ns] = true
+			all[tj] = true
+		}
+	}
+	if len(namespaces) > 1 {
+		return "", inputErrorf("the TrainJobs %s are in %d namespaces: choose one namespace's with --trainjob NAMESPACE/NAME", strings.Join(slices.Sorted(maps.Keys(all)), ", "), len(namespaces))
+	}
+	for ns := range namespaces {
+		return ns, nil
+	}
+	return "", inputErrorf("no TrainJob chosen")
+}
+
 // trainJobsOf lists the TrainJobs files write to, for an error that says
 // which there are; unreadable files are left out (their error came first).
 func trainJobsOf(files []string) []string {
@@ -172,7 +215,7 @@ func trainJobsOf(files []string) []string {
 			continue
 		}
 		_ = readEvents(f, path, func(ev *event) error {
-			if w, ok := trainJobWrite(ev); ok {
+			if w, ok := objectWrite(ev); ok && w.kind == trainJobKind {
 				seen[w.namespace+"/"+w.name] = true
 			}
 			return nil
@@ -185,11 +228,24 @@ func trainJobsOf(files []string) []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-// trainJobWrite returns ev as a write to a TrainJob (its main resource):
-// a create, update, patch or delete.
-func trainJobWrite(ev *event) (*write, bool) {
+const trainJobKind = "TrainJob"
+
+// dependencies are the resources of a TrainJob's namespace whose writes are
+// imported with it (RecordPolicy records them), by resource: their
+// apiVersion and kind.
+var dependencies = map[string][2]string{
+	"serviceaccounts":        {"v1", "ServiceAccount"},
+	"persistentvolumeclaims": {"v1", "PersistentVolumeClaim"},
+	"configmaps":             {"v1", "ConfigMap"},
+	"trainingruntimes":       {"trainer.kubeflow.org/v1alpha1", "TrainingRuntime"},
+}
+
+// objectWrite returns ev as a write to a TrainJob (its main resource or
+// status) or to a dependency: a create, update, patch or delete, not a
+// dry run.
+func objectWrite(ev *event) (*write, bool) {
 	ref := ev.ObjectRef
-	if ref == nil || ref.Resource != "trainjobs" || (ref.Subresource != "" && ref.Subresource != "status") || ref.APIGroup != "trainer.kubeflow.org" {
+	if ref == nil || ref.Namespace == "" {
 		return nil, false
 	}
 	switch ev.Verb {
@@ -200,7 +256,21 @@ func trainJobWrite(ev *event) (*write, bool) {
 	if ev.query("dryRun") != "" { // changes nothing (a probe's, a client's check)
 		return nil, false
 	}
-	w := &write{ev: ev, namespace: ref.Namespace, name: ref.Name, status: ref.Subresource == "status"}
+	w := &write{ev: ev, namespace: ref.Namespace, name: ref.Name}
+	switch {
+	case ref.Resource == "trainjobs" && ref.APIGroup == "trainer.kubeflow.org" && (ref.Subresource == "" || ref.Subresource == "status"):
+		w.apiVersion, w.kind, w.status = "trainer.kubeflow.org/v1alpha1", trainJobKind, ref.Subresource == "status"
+	default:
+		dep, ok := dependencies[ref.Resource]
+		group, _, _ := strings.Cut(dep[0], "/")
+		if dep[0] == "v1" {
+			group = ""
+		}
+		if !ok || ref.Subresource != "" || ref.APIGroup != group {
+			return nil, false
+		}
+		w.apiVersion, w.kind = dep[0], dep[1]
+	}
 	user, _ := ev.user()
 	w.component = isComponent(user)
 	if w.name == "" { // a create: the name is in the body

@@ -113,7 +113,7 @@ func TestImportBadInput(t *testing.T) {
 		{"level Metadata", lines[0] + "\n" + metadataOnly + "\n", Options{}, ":2: the patch of TrainJob multi-manager-lost-update-6901b6/llm by admin is recorded at level Metadata, without its body: import needs level Request or RequestResponse"},
 		{"a TrainJob the log never writes", strings.Join(lines, "\n") + "\n", Options{TrainJobs: []string{"team-a/llm"}}, "TrainJob team-a/llm: the log has no write to it (its TrainJobs: multi-manager-lost-update-6901b6/llm)"},
 		{"no namespace", lines[0] + "\n", Options{TrainJobs: []string{"llm"}}, `TrainJob "llm": give it as NAMESPACE/NAME`},
-		{"two namespaces", lines[0] + "\n" + strings.ReplaceAll(lines[1], "multi-manager-lost-update-6901b6", "other") + "\n", Options{}, "the log writes TrainJobs of namespaces multi-manager-lost-update-6901b6 and other"},
+		{"two namespaces", lines[0] + "\n" + strings.ReplaceAll(lines[1], "multi-manager-lost-update-6901b6", "other") + "\n", Options{}, "the TrainJobs multi-manager-lost-update-6901b6/llm, other/llm are in 2 namespaces: choose one namespace's with --trainjob NAMESPACE/NAME"},
 		{"no TrainJob", `{"kind":"Event","apiVersion":"audit.k8s.io/v1","stage":"ResponseComplete","verb":"get"}` + "\n", Options{}, "the log has no write to a TrainJob"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,15 +20,17 @@ func newImportCommand(streams Streams) *cobra.Command {
 		trainJobs []string
 		out       string
 		name      string
+		namespace string
 	)
 	cmd := &cobra.Command{
-		Use:   "import --audit-log FILE|DIR [--trainjob NAMESPACE/NAME]... [-o FILE]",
+		Use:   "import --audit-log FILE|DIR [--trainjob NAMESPACE/NAME]... [--namespace NS] [-o FILE]",
 		Short: "Turn an API server's audit log into a scenario",
 		Long: `import reads an API server's audit log (JSON lines of audit.k8s.io/v1 Events, as
 'simctl up --audit-log' and 'simctl run --audit-log' record them, or a cluster's
 own: docs/record.md) and writes the scenario of the writes to the chosen
-TrainJobs (--trainjob, repeatable; default: every TrainJob the log writes, in
-one namespace):
+TrainJobs (--trainjob, repeatable; or every TrainJob of --namespace; default:
+every TrainJob the log writes, in one namespace) and of what they depend on in
+their namespace (ServiceAccounts, PVCs, ConfigMaps, TrainingRuntimes):
 
 - one actor per user and field manager that wrote them, named after the field
   manager, its user impersonated on replay (unless it is simctl's admin);
@@ -41,13 +43,14 @@ one namespace):
 - each refused write with an expectError of the server's answer;
 - writes that overlapped in time (one received before the one before it was
   answered) in a concurrently group;
+- the nodes a recorded run made for the namespace, as node groups;
 - a last step expecting each TrainJob's runtimePatches entries as the log
   leaves them.
 
 The components' writes (the Trainer, JobSet, Kueue, kube-controller-manager,
 the scheduler, kubelets) are left out: the controllers of the cluster the
-scenario runs on do that work again. What the log does not hold (the nodes,
-the runtime, a user's RBAC) is said in notes, on standard error and at the
+scenario runs on do that work again. What the log does not hold (a real
+cluster's nodes, a ClusterTrainingRuntime, a user's RBAC) is said in notes, on standard error and at the
 top of the scenario. The scenario is checked as 'simctl lint' checks files.
 
 A directory is read file by file in name order (rotated logs first). The log
@@ -66,7 +69,7 @@ writes), 1 the scenario made does not lint (a bug: please report it).`,
 			if len(logs) == 0 {
 				return withCode(ExitUsage, errors.New("give the audit log with --audit-log FILE or DIR"))
 			}
-			res, err := auditimport.Import(logs, auditimport.Options{TrainJobs: trainJobs, Name: name})
+			res, err := auditimport.Import(logs, auditimport.Options{TrainJobs: trainJobs, Namespace: namespace, Name: name})
 			if err != nil {
 				if auditimport.IsInputError(err) {
 					return withCode(ExitUsage, err)
@@ -101,6 +104,7 @@ writes), 1 the scenario made does not lint (a bug: please report it).`,
 	}
 	cmd.Flags().StringArrayVar(&logs, "audit-log", nil, "the audit log: a file of JSON lines, or a directory of rotated files (repeatable)")
 	cmd.Flags().StringArrayVar(&trainJobs, "trainjob", nil, "a TrainJob to import, as NAMESPACE/NAME (repeatable; default: every TrainJob the log writes)")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "import every TrainJob the log writes in this namespace (instead of --trainjob)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the scenario to this file (default: standard output)")
 	cmd.Flags().StringVar(&name, "name", "", "the scenario's name (default: imported-<the first TrainJob>)")
 	return cmd

@@ -42,8 +42,8 @@ func Policy() string { return policy(false) }
 // ConfigMaps, Kueue's queues and priority classes) with their request and
 // response objects (RequestResponse: the bodies to replay, the
 // resourceVersions that say which write a stale one raced, the objects the
-// scenario ends with), and the Pods as they were created (Request), by the
-// Job controller too, for the expectations.
+// scenario ends with), and the Pods and Nodes as they were created
+// (Request): what the Pods were made with, and the nodes a scenario needs.
 func RecordPolicy() string { return policy(true) }
 
 // RecordedResources are the resources RecordPolicy records every user's
@@ -60,7 +60,18 @@ func policy(record bool) string {
 		users = append(users, fmt.Sprintf("%q", u))
 	}
 	componentUsers := strings.Join(users, ", ")
-	rules := `- level: None
+	rules := ""
+	if record {
+		// Before the heartbeats' rule: a node as it was created (its
+		// labels and taints), not its updates.
+		rules += `- level: Request
+  verbs: [create]
+  resources:
+  - group: ""
+    resources: [nodes]
+`
+	}
+	rules += `- level: None
   resources:
   - group: coordination.k8s.io
     resources: [leases]

@@ -96,6 +96,8 @@ func TestRecordPolicy(t *testing.T) {
 		{"the scheduler's binding, as without recording", "system:kube-scheduler", "create", "", "pods", "binding", "ns", auditinternal.LevelMetadata},
 		{"KWOK's Pod status, as without recording", kwok.User, "patch", "", "pods", "status", "ns", auditinternal.LevelMetadata},
 		{"KWOK's node heartbeat", kwok.User, "patch", "", "nodes", "status", "", auditinternal.LevelNone},
+		{"a node as created", "admin", "create", "", "nodes", "", "", auditinternal.LevelRequest},
+		{"a node's update", "admin", "patch", "", "nodes", "", "", auditinternal.LevelNone},
 		{"a read", "alice", "get", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelNone},
 		{"a Secret", "alice", "create", "", "secrets", "", "ns", auditinternal.LevelNone},
 		{"an actor's status write", "alice", "patch", "trainer.kubeflow.org", "trainjobs", "status", "ns", auditinternal.LevelNone},
