@@ -52,7 +52,7 @@ type write struct {
 	name       string
 	apiVersion string
 	kind       string
-	component bool
+	component  bool
 	// status is a write of the status subresource: never a step (the
 	// Trainer writes it), but what a later request's resourceVersion may
 	// have been read from.
