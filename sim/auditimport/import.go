@@ -123,7 +123,8 @@ func Import(paths []string, opts Options) (*Result, error) {
 	}
 	for _, tj := range slices.Sorted(maps.Keys(want)) {
 		if !want[tj] {
-			return nil, inputErrorf("TrainJob %s: the log has no write to it (its TrainJobs: %s)", tj, strings.Join(trainJobsOf(files), ", "))
+			found, _ := trainJobsOf(files) // read once already, without an error
+			return nil, inputErrorf("TrainJob %s: the log has no write to it (its TrainJobs: %s)", tj, strings.Join(found, ", "))
 		}
 	}
 	b := &builder{res: res, namespace: namespace, actors: map[actorKey]string{}, byRV: map[string]*write{}}
@@ -187,7 +188,11 @@ func chosenNamespace(files []string, want map[string]bool) (string, error) {
 	all := want
 	if len(want) == 0 {
 		all = map[string]bool{}
-		for _, tj := range trainJobsOf(files) {
+		found, err := trainJobsOf(files)
+		if err != nil {
+			return "", err
+		}
+		for _, tj := range found {
 			if tj == "none" {
 				return "", inputErrorf("the log has no write to a TrainJob: nothing to import")
 			}
@@ -205,27 +210,30 @@ func chosenNamespace(files []string, want map[string]bool) (string, error) {
 	return "", inputErrorf("no TrainJob chosen")
 }
 
-// trainJobsOf lists the TrainJobs files write to, for an error that says
-// which there are; unreadable files are left out (their error came first).
-func trainJobsOf(files []string) []string {
+// trainJobsOf lists the TrainJobs files write to, "none" when there is
+// none; bad input is an error, as Import's.
+func trainJobsOf(files []string) ([]string, error) {
 	seen := map[string]bool{}
 	for _, path := range files {
 		f, err := os.Open(path)
 		if err != nil {
-			continue
+			return nil, inputErrorf("%v", err)
 		}
-		_ = readEvents(f, path, func(ev *event) error {
+		err = readEvents(f, path, func(ev *event) error {
 			if w, ok := objectWrite(ev); ok && w.kind == trainJobKind {
 				seen[w.namespace+"/"+w.name] = true
 			}
 			return nil
 		})
 		f.Close()
+		if err != nil {
+			return nil, err
+		}
 	}
 	if len(seen) == 0 {
-		return []string{"none"}
+		return []string{"none"}, nil
 	}
-	return slices.Sorted(maps.Keys(seen))
+	return slices.Sorted(maps.Keys(seen)), nil
 }
 
 const trainJobKind = "TrainJob"

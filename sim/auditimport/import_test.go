@@ -10,8 +10,8 @@ import (
 )
 
 // recorded is the audit log of a recorded run (simctl run --audit-log) of
-// scenarios/multi-manager/lost-update.yaml: its events of TrainJob llm,
-// as the API server wrote them.
+// scenarios/multi-manager/lost-update.yaml: its events of TrainJob llm and
+// the create of its node, as the API server wrote them.
 const recorded = "testdata/lost-update.audit.log"
 
 func TestImportRecordedRun(t *testing.T) {
@@ -33,8 +33,11 @@ func TestImportRecordedRun(t *testing.T) {
 	if got := strings.Join(managers, " "); got != "kubeflow-sdk kueue-admission platform-policy simctl" {
 		t.Errorf("actors' field managers %q, want the four of the run, in the order they first wrote", got)
 	}
-	if res.Writes != 8 || res.Components != 5 {
-		t.Errorf("%d writes, %d of components left out; want 8 and the Trainer's 5 status patches", res.Writes, res.Components)
+	if res.Writes != 8 || res.Components != 7 {
+		t.Errorf("%d writes, %d of components left out; want 8 and the Trainer's 7 status patches", res.Writes, res.Components)
+	}
+	if nodes := sc.Spec.Nodes; len(nodes) != 1 || nodes[0].Profile != "nvidia-h100-80gb" || nodes[0].Count != 1 || nodes[0].Labels != nil || nodes[0].Taints != nil {
+		t.Errorf("nodes %+v, want the run's one H100 node, as its profile makes it", nodes)
 	}
 	steps := sc.Spec.Steps
 	if len(steps) != 9 {
@@ -79,9 +82,9 @@ func TestImportRecordedRun(t *testing.T) {
 // before the first was answered are one concurrently group.
 func TestImportOverlappingWrites(t *testing.T) {
 	lines := readLines(t, recorded)
-	// Kueue's second apply (line 7) received while the policy's JSON patch
-	// test (line 6) was in flight.
-	lines[6] = strings.Replace(lines[6], `"requestReceivedTimestamp":"`, `"requestReceivedTimestamp":"2000-01-01T00:00:00Z","was":"`, 1)
+	// Kueue's second apply (line 9) received while the policy's JSON patch
+	// test (line 8) was in flight.
+	lines[8] = strings.Replace(lines[8], `"requestReceivedTimestamp":"`, `"requestReceivedTimestamp":"2000-01-01T00:00:00Z","was":"`, 1)
 	res, err := Import([]string{writeLog(t, lines)}, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +102,7 @@ func TestImportOverlappingWrites(t *testing.T) {
 
 func TestImportBadInput(t *testing.T) {
 	lines := readLines(t, recorded)
-	metadataOnly := strings.Replace(lines[1], `"level":"RequestResponse"`, `"level":"Metadata"`, 1)
+	metadataOnly := strings.Replace(lines[2], `"level":"RequestResponse"`, `"level":"Metadata"`, 1)
 	metadataOnly = metadataOnly[:strings.Index(metadataOnly, `,"requestObject"`)] + `,"requestReceivedTimestamp":"2026-11-26T20:00:00Z","stageTimestamp":"2026-11-26T20:00:00Z"}`
 	for _, tc := range []struct {
 		name    string
@@ -107,13 +110,13 @@ func TestImportBadInput(t *testing.T) {
 		opts    Options
 		wantErr string
 	}{
-		{"not JSON", lines[0] + "\nnot json\n", Options{}, ":2: not an audit event"},
-		{"not an event", lines[0] + "\n" + `{"kind":"Pod","apiVersion":"v1"}` + "\n", Options{}, `:2: not an audit event: kind "Pod"`},
-		{"cut short", lines[0] + "\n" + lines[1][:100], Options{}, ":2: the last line is cut short"},
-		{"level Metadata", lines[0] + "\n" + metadataOnly + "\n", Options{}, ":2: the patch of TrainJob multi-manager-lost-update-6901b6/llm by admin is recorded at level Metadata, without its body: import needs level Request or RequestResponse"},
-		{"a TrainJob the log never writes", strings.Join(lines, "\n") + "\n", Options{TrainJobs: []string{"team-a/llm"}}, "TrainJob team-a/llm: the log has no write to it (its TrainJobs: multi-manager-lost-update-6901b6/llm)"},
-		{"no namespace", lines[0] + "\n", Options{TrainJobs: []string{"llm"}}, `TrainJob "llm": give it as NAMESPACE/NAME`},
-		{"two namespaces", lines[0] + "\n" + strings.ReplaceAll(lines[1], "multi-manager-lost-update-6901b6", "other") + "\n", Options{}, "the TrainJobs multi-manager-lost-update-6901b6/llm, other/llm are in 2 namespaces: choose one namespace's with --trainjob NAMESPACE/NAME"},
+		{"not JSON", lines[1] + "\nnot json\n", Options{}, ":2: not an audit event"},
+		{"not an event", lines[1] + "\n" + `{"kind":"Pod","apiVersion":"v1"}` + "\n", Options{}, `:2: not an audit event: kind "Pod"`},
+		{"cut short", lines[1] + "\n" + lines[2][:100], Options{}, ":2: the last line is cut short"},
+		{"level Metadata", lines[1] + "\n" + metadataOnly + "\n", Options{}, ":2: the patch of TrainJob multi-manager-lost-update-42e49b/llm by admin is recorded at level Metadata, without its body: import needs level Request or RequestResponse"},
+		{"a TrainJob the log never writes", strings.Join(lines, "\n") + "\n", Options{TrainJobs: []string{"team-a/llm"}}, "TrainJob team-a/llm: the log has no write to it (its TrainJobs: multi-manager-lost-update-42e49b/llm)"},
+		{"no namespace", lines[1] + "\n", Options{TrainJobs: []string{"llm"}}, `TrainJob "llm": give it as NAMESPACE/NAME`},
+		{"two namespaces", lines[1] + "\n" + strings.ReplaceAll(lines[2], "multi-manager-lost-update-42e49b", "other") + "\n", Options{}, "the TrainJobs multi-manager-lost-update-42e49b/llm, other/llm are in 2 namespaces: choose one namespace's with --trainjob NAMESPACE/NAME"},
 		{"no TrainJob", `{"kind":"Event","apiVersion":"audit.k8s.io/v1","stage":"ResponseComplete","verb":"get"}` + "\n", Options{}, "the log has no write to a TrainJob"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

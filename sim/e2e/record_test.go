@@ -36,14 +36,17 @@ type recordedEvent struct {
 }
 
 var _ = Describe("a recorded run (simctl run --audit-log)", Ordered, func() {
-	var simctl, log string
-	BeforeAll(func() { simctl = buildSimctl() })
+	var simctl, dir, log string
+	BeforeAll(func() {
+		simctl = buildSimctl()
+		dir = GinkgoT().TempDir() // the specs', until the last of them
+	})
 
 	It("records every user's writes to the TrainJob with their field managers, bodies and answers, and the Pods as they were created", func() {
-		dir := filepath.Join(GinkgoT().TempDir(), "recorded")
-		session := startSimctl(simctl, "run", "--audit-log", dir, "../../scenarios/multi-manager/lost-update.yaml")
+		recorded := filepath.Join(dir, "recorded")
+		session := startSimctl(simctl, "run", "--audit-log", recorded, "../../scenarios/multi-manager/lost-update.yaml")
 		Eventually(session).WithTimeout(3 * time.Minute).Should(gexec.Exit(0))
-		log = filepath.Join(dir, "audit.log")
+		log = filepath.Join(recorded, "audit.log")
 		Expect(session.Out).To(gbytes.Say("audit log: " + log))
 
 		f, err := os.Open(log)
@@ -88,7 +91,7 @@ var _ = Describe("a recorded run (simctl run --audit-log)", Ordered, func() {
 
 	It("imports back into a scenario that lints and replays to the same verdict, its refusals and final entries expected (simctl import)", func() {
 		Expect(log).NotTo(BeEmpty(), "the recording spec ran first")
-		imported := filepath.Join(GinkgoT().TempDir(), "imported.yaml")
+		imported := filepath.Join(dir, "imported.yaml")
 		session := startSimctl(simctl, "import", "--audit-log", log, "-o", imported)
 		Eventually(session).WithTimeout(time.Minute).Should(gexec.Exit(0))
 		Expect(session.Err).To(gbytes.Say(`: 8 writes of 4 actors`))
@@ -104,9 +107,10 @@ var _ = Describe("a recorded run (simctl run --audit-log)", Ordered, func() {
 	})
 
 	It("refuses a log that already holds one, exit 2, before it starts a cluster", func() {
-		dir := GinkgoT().TempDir()
-		Expect(os.WriteFile(filepath.Join(dir, "audit.log"), []byte("{}\n"), 0o644)).To(Succeed())
-		session := startSimctl(simctl, "run", "--audit-log", dir, "../../scenarios/multi-manager/lost-update.yaml")
+		used := filepath.Join(dir, "used")
+		Expect(os.MkdirAll(used, 0o755)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(used, "audit.log"), []byte("{}\n"), 0o644)).To(Succeed())
+		session := startSimctl(simctl, "run", "--audit-log", used, "../../scenarios/multi-manager/lost-update.yaml")
 		Eventually(session).WithTimeout(time.Minute).Should(gexec.Exit(2))
 		Expect(session.Err).To(gbytes.Say("already holds a log"))
 		Expect(session.Out).NotTo(gbytes.Say("cluster ready"))
