@@ -62,13 +62,13 @@ func policy(record bool) string {
 	componentUsers := strings.Join(users, ", ")
 	rules := ""
 	if record {
-		// Before the heartbeats' rule: a node as it was created (its
-		// labels and taints), not its updates.
+		// First, before the heartbeats' rule: Pods and Nodes as they
+		// were created (a node's labels and taints), not their updates.
 		rules += `- level: Request
   verbs: [create]
   resources:
   - group: ""
-    resources: [nodes]
+    resources: [pods, nodes]
 `
 	}
 	rules += `- level: None
@@ -89,12 +89,7 @@ func policy(record bool) string {
     resources: [trainjobs, trainjobs/status]
 `
 	if record {
-		rules += `- level: Request
-  verbs: [create]
-  resources:
-  - group: ""
-    resources: [pods]
-- level: RequestResponse
+		rules += `- level: RequestResponse
   verbs: [create, update, patch, delete]
   resources:
 `
