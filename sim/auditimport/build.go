@@ -3,6 +3,7 @@ package auditimport
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -25,6 +26,8 @@ type builder struct {
 	n         int // steps made
 	// actorEvents are the first writes of each actor, in order.
 	actorEvents []*event
+	// concurrently is Options.Concurrently.
+	concurrently bool
 }
 
 // build turns the writes, in the order the server completed them, into the
@@ -67,6 +70,21 @@ func (b *builder) build(writes []*write) error {
 		b.note("the log has no response objects (level Request): which write a resourceVersion was read from, and how the TrainJobs ended, are unknown; writes that carried one are sent from a read just before them, and no step expects the TrainJobs' final entries (RequestResponse records both)")
 	}
 
+	// What was created before the first write to a TrainJob is the
+	// scenario's set-up, which the TrainJobs' first write waits for, as
+	// it waited on the cluster (the Trainer's webhook reads runtimes from
+	// its cache).
+	for len(managers) > 0 && managers[0].kind != trainJobKind && managers[0].ev.Verb == "create" && managers[0].rv != "" {
+		w := managers[0]
+		managers = managers[1:]
+		spec.Setup = append(spec.Setup, v1alpha1.SetupObject{Object: cleanObject(w.ev.RequestObject)})
+		b.byRV[w.rv] = w
+		if user, groups := w.ev.user(); user != harnessAdmin || !slices.Contains(groups, "system:masters") {
+			b.note(fmt.Sprintf("%s: %s created %s %s before the first write to a TrainJob: in spec.setup, created as simctl's admin", w.ev.where(), user, w.kind, w.name))
+		}
+		b.res.Writes++
+	}
+
 	// Writes that overlapped in time (one received before the one before
 	// it was answered) are a group, sent together.
 	var groups [][]*write
@@ -87,14 +105,24 @@ func (b *builder) build(writes []*write) error {
 			spec.Steps = append(spec.Steps, reads...)
 			steps = append(steps, st)
 		}
-		if len(steps) == 1 {
+		switch {
+		case len(steps) == 1:
 			spec.Steps = append(spec.Steps, steps[0])
-		} else {
+		case b.concurrently:
 			b.n++
 			spec.Steps = append(spec.Steps, v1alpha1.Step{
 				Name:         fmt.Sprintf("%d: %d writes sent together (each received before the one before it was answered)", b.n, len(steps)),
 				Concurrently: &v1alpha1.Concurrently{Writes: steps},
 			})
+		default:
+			// One after the other, in the order the server answered
+			// them: the outcome the log shows, every time.
+			spec.Steps = append(spec.Steps, steps...)
+			var names []string
+			for _, st := range steps {
+				names = append(names, fmt.Sprintf("%q", st.Name))
+			}
+			b.note(fmt.Sprintf("steps %s raced (each received before the one before it was answered): they are sent in the order the server answered them; simctl import --concurrently sends them together, in a concurrently group whose interleavings explore the other orders", strings.Join(names, ", ")))
 		}
 		for _, w := range g {
 			if w.rv != "" {
@@ -134,7 +162,6 @@ func indexOf(writes []*write, w *write) int {
 // user's writes before w.
 func (b *builder) step(w *write, before []*write) (v1alpha1.Step, []v1alpha1.Step, error) {
 	ev := w.ev
-	b.n++
 	actor := b.actor(ev)
 	target := v1alpha1.Target{Kind: w.kind, Name: w.name}
 	if w.kind != trainJobKind {
@@ -151,19 +178,23 @@ func (b *builder) step(w *write, before []*write) (v1alpha1.Step, []v1alpha1.Ste
 	case "update":
 		obj := cleanObject(ev.RequestObject)
 		rv := metadataString(ev.RequestObject, "resourceVersion")
-		from, read, literal := b.readFrom(w, rv, before)
+		from, base, read, literal := b.readFrom(w, rv, before)
 		reads = append(reads, read...)
 		switch {
-		case from != "":
-			// The change from the object the step answered with to the
+		case from != "" && base != nil:
+			// The change from the object as the log has it at rv to the
 			// request, both as the server wrote them.
 			var sent map[string]any
 			_ = json.Unmarshal(ev.RequestObject, &sent)
-			set, err := mergeDiff(b.responseOf(from), sent)
+			set, err := mergeDiff(base, sent)
 			if err != nil {
 				return st, nil, fmt.Errorf("%s: %w", ev.where(), err)
 			}
 			st.Update = &v1alpha1.Update{From: from, Set: set}
+		case from != "":
+			// The object at rv is not in the log: what was sent, on the
+			// object read.
+			st.Update = &v1alpha1.Update{From: from, Set: obj}
 		case literal:
 			st.Update = &v1alpha1.Update{Object: withRV(obj, rv)}
 		default:
@@ -210,6 +241,7 @@ func (b *builder) step(w *write, before []*write) (v1alpha1.Step, []v1alpha1.Ste
 	if fv := ev.query("fieldValidation"); fv != "" {
 		st.FieldValidation = fv
 	}
+	b.n++ // after its reads
 	st.Name = fmt.Sprintf("%d: %s %s %s %s", b.n, actor, verbWord(verb), w.kind, w.name)
 	if s := ev.ResponseStatus; s != nil && s.Code >= 300 {
 		st.ExpectError = &v1alpha1.ExpectError{Status: s.Code, Reason: s.Reason, MessageContains: portableMessage(s.Message, b.namespace)}
@@ -226,7 +258,7 @@ func (b *builder) patchRV(w *write, p *v1alpha1.Patch, rv string, before []*writ
 	if rv == "" {
 		return
 	}
-	from, read, literal := b.readFrom(w, rv, before)
+	from, _, read, literal := b.readFrom(w, rv, before)
 	*reads = append(*reads, read...)
 	switch {
 	case from != "":
@@ -241,22 +273,25 @@ func (b *builder) patchRV(w *write, p *v1alpha1.Patch, rv string, before []*writ
 // was refused 409 (rv was stale, and any other version is too), rv itself
 // (literal); else a get just before the write's group, which reads what
 // the write then read (a resourceVersion of a component's write, or of
-// one the log lacks), with a note.
-func (b *builder) readFrom(w *write, rv string, before []*write) (from string, reads []v1alpha1.Step, literal bool) {
+// one the log lacks), with a note. base is the object as the log has it
+// at rv, which the write's change is taken against; nil when the log
+// lacks it.
+func (b *builder) readFrom(w *write, rv string, before []*write) (from string, base map[string]any, reads []v1alpha1.Step, literal bool) {
 	if rv == "" {
-		return "", nil, false
+		return "", nil, nil, false
 	}
 	if src, ok := b.byRV[rv]; ok && src.step != "" {
-		return src.step, nil, false
+		return src.step, responseObject(src), nil, false
 	}
 	if s := w.ev.ResponseStatus; s != nil && s.Code == 409 {
-		return "", nil, true
+		return "", nil, nil, true
 	}
 	why := "no write of the log answered with it"
 	for _, o := range before {
 		if o.rv == rv {
 			who, _ := o.ev.user()
 			why = "a write by " + who + " answered with it"
+			base = responseObject(o)
 		}
 	}
 	b.n++
@@ -269,19 +304,16 @@ func (b *builder) readFrom(w *write, rv string, before []*write) (from string, r
 		Get:  target,
 	}
 	b.note(fmt.Sprintf("%s: the %s carried resourceVersion %s (%s): replayed from a read just before it", w.ev.where(), w.ev.Verb, rv, why))
-	return get.Name, []v1alpha1.Step{get}, false
+	return get.Name, base, []v1alpha1.Step{get}, false
 }
 
-// responseOf is the cleaned response object of the write that made step.
-func (b *builder) responseOf(step string) map[string]any {
-	for _, w := range b.byRV {
-		if w.step == step {
-			var obj map[string]any
-			_ = json.Unmarshal(w.ev.ResponseObject, &obj)
-			return obj
-		}
+// responseObject is the object w's answer carried, nil without one.
+func responseObject(w *write) map[string]any {
+	var obj map[string]any
+	if json.Unmarshal(w.ev.ResponseObject, &obj) != nil {
+		return nil
 	}
-	return map[string]any{}
+	return obj
 }
 
 // actor is the name of the actor of ev's user and field manager, made on
@@ -372,10 +404,11 @@ func (b *builder) finalExpectation(writes []*write) *v1alpha1.Step {
 			delete(e, "time") // when the entry was written: another time on replay
 			entries = append(entries, e)
 		}
-		objects = append(objects, v1alpha1.ObjectExpectation{
-			Target: target,
-			Match:  v1alpha1.Object{"spec": map[string]any{"runtimePatches": entries}},
-		})
+		exp := v1alpha1.ObjectExpectation{Target: target}
+		if len(entries) > 0 {
+			exp.Match = v1alpha1.Object{"spec": map[string]any{"runtimePatches": entries}}
+		}
+		objects = append(objects, exp)
 	}
 	if len(objects) == 0 {
 		return nil
@@ -466,14 +499,20 @@ func withRVBody(body any, rv string) any {
 	return body
 }
 
+// volatile matches what differs in a refusal's message on replay: a time
+// the server wrote, an object's UID.
+var volatile = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
 // portableMessage is the part of a refusal's message that holds on
-// replay: the longest stretch without the original namespace's name.
+// replay: the longest stretch without the original namespace's name, a
+// time or a UID.
 func portableMessage(msg, namespace string) string {
-	if namespace == "" || !strings.Contains(msg, namespace) {
-		return msg
+	if namespace != "" {
+		msg = strings.ReplaceAll(msg, namespace, "\x00")
 	}
+	msg = volatile.ReplaceAllString(msg, "\x00")
 	best := ""
-	for _, part := range strings.Split(msg, namespace) {
+	for _, part := range strings.Split(msg, "\x00") {
 		if p := strings.TrimSpace(part); len(p) > len(best) {
 			best = p
 		}

@@ -25,6 +25,10 @@ type Options struct {
 	// Namespace, instead of TrainJobs, imports every TrainJob the log
 	// writes in that namespace.
 	Namespace string
+	// Concurrently sends writes that raced (each received before the one
+	// before it was answered) together, in a concurrently group, instead
+	// of one after the other in the order the server answered them.
+	Concurrently bool
 	// Name is the scenario's name. Empty: imported-<the first TrainJob>.
 	Name string
 }
@@ -127,7 +131,7 @@ func Import(paths []string, opts Options) (*Result, error) {
 			return nil, inputErrorf("TrainJob %s: the log has no write to it (its TrainJobs: %s)", tj, strings.Join(found, ", "))
 		}
 	}
-	b := &builder{res: res, namespace: namespace, actors: map[actorKey]string{}, byRV: map[string]*write{}}
+	b := &builder{res: res, namespace: namespace, actors: map[actorKey]string{}, byRV: map[string]*write{}, concurrently: opts.Concurrently}
 	if err := b.build(writes); err != nil {
 		return nil, err
 	}

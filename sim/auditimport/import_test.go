@@ -79,24 +79,53 @@ func TestImportRecordedRun(t *testing.T) {
 }
 
 // TestImportOverlappingWrites: two writes the second of which was received
-// before the first was answered are one concurrently group.
+// before the first was answered raced: by default they are sent one after
+// the other in the order the server answered them, with a note; with
+// Concurrently, together in a concurrently group.
 func TestImportOverlappingWrites(t *testing.T) {
 	lines := readLines(t, recorded)
 	// Kueue's second apply (line 9) received while the policy's JSON patch
 	// test (line 8) was in flight.
 	lines[8] = strings.Replace(lines[8], `"requestReceivedTimestamp":"`, `"requestReceivedTimestamp":"2000-01-01T00:00:00Z","was":"`, 1)
-	res, err := Import([]string{writeLog(t, lines)}, Options{})
+	log := writeLog(t, lines)
+	ordered, err := Import([]string{log}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := ordered.Scenario.Spec.Steps
+	if steps[3].Patch == nil || steps[3].Patch.Type != v1alpha1.PatchJSON || steps[4].Apply == nil {
+		t.Errorf("steps 4 and 5: %q, %q; want the JSON patch, then Kueue's apply, as the server answered them", steps[3].Name, steps[4].Name)
+	}
+	raced := false
+	for _, n := range ordered.Notes {
+		raced = raced || strings.Contains(n, "raced") && strings.Contains(n, steps[3].Name) && strings.Contains(n, steps[4].Name)
+	}
+	if !raced {
+		t.Errorf("no note says steps 4 and 5 raced: %q", ordered.Notes)
+	}
+
+	together, err := Import([]string{log}, Options{Concurrently: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var group *v1alpha1.Concurrently
-	for _, st := range res.Scenario.Spec.Steps {
+	for _, st := range together.Scenario.Spec.Steps {
 		if st.Concurrently != nil {
 			group = st.Concurrently
 		}
 	}
 	if group == nil || len(group.Writes) != 2 || group.Writes[1].Apply == nil {
 		t.Fatalf("no concurrently group of the JSON patch and Kueue's apply: %+v", group)
+	}
+}
+
+func TestPortableMessage(t *testing.T) {
+	msg := `admission webhook "v" denied the request: spec.runtimePatches: Invalid value: [{"manager":"m","time":"2026-11-26T21:12:43Z","x":1}]: must not have envs`
+	if got := portableMessage(msg, "ns-1"); got != `admission webhook "v" denied the request: spec.runtimePatches: Invalid value: [{"manager":"m","time":"` {
+		t.Errorf("portableMessage = %q, want the longest part without the time", got)
+	}
+	if got := portableMessage(`trainjobs "llm" in ns-1 is forbidden: the quota`, "ns-1"); got != `is forbidden: the quota` {
+		t.Errorf("portableMessage = %q, want the longest part without the namespace", got)
 	}
 }
 

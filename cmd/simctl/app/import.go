@@ -21,6 +21,7 @@ func newImportCommand(streams Streams) *cobra.Command {
 		out       string
 		name      string
 		namespace string
+		together  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "import --audit-log FILE|DIR [--trainjob NAMESPACE/NAME]... [--namespace NS] [-o FILE]",
@@ -34,15 +35,19 @@ their namespace (ServiceAccounts, PVCs, ConfigMaps, TrainingRuntimes):
 
 - one actor per user and field manager that wrote them, named after the field
   manager, its user impersonated on replay (unless it is simctl's admin);
+- what was created before the first write to a TrainJob (a runtime, a
+  ServiceAccount) as spec.setup, which the first write waits for;
 - one step per write, in the order the server completed them, with the verb
   and patch type the request used (create, update, JSON merge patch, JSON
   patch, server-side apply, forced or not) and its body; an update or patch
   that carried a resourceVersion reads it from the step whose answer had it,
   or sends it as it was when the server refused it 409, or else reads the
   TrainJob just before it;
-- each refused write with an expectError of the server's answer;
-- writes that overlapped in time (one received before the one before it was
-  answered) in a concurrently group;
+- each refused write with an expectError of the server's answer (the part of
+  its message without the namespace, times and UIDs, which differ on replay);
+- writes that raced (one received before the one before it was answered) one
+  after the other in the order the server answered them, with a note
+  (--concurrently: together, in a concurrently group);
 - the nodes a recorded run made for the namespace, as node groups;
 - a last step expecting each TrainJob's runtimePatches entries as the log
   leaves them.
@@ -69,7 +74,7 @@ writes), 1 the scenario made does not lint (a bug: please report it).`,
 			if len(logs) == 0 {
 				return withCode(ExitUsage, errors.New("give the audit log with --audit-log FILE or DIR"))
 			}
-			res, err := auditimport.Import(logs, auditimport.Options{TrainJobs: trainJobs, Namespace: namespace, Name: name})
+			res, err := auditimport.Import(logs, auditimport.Options{TrainJobs: trainJobs, Namespace: namespace, Name: name, Concurrently: together})
 			if err != nil {
 				if auditimport.IsInputError(err) {
 					return withCode(ExitUsage, err)
@@ -105,6 +110,7 @@ writes), 1 the scenario made does not lint (a bug: please report it).`,
 	cmd.Flags().StringArrayVar(&logs, "audit-log", nil, "the audit log: a file of JSON lines, or a directory of rotated files (repeatable)")
 	cmd.Flags().StringArrayVar(&trainJobs, "trainjob", nil, "a TrainJob to import, as NAMESPACE/NAME (repeatable; default: every TrainJob the log writes)")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "import every TrainJob the log writes in this namespace (instead of --trainjob)")
+	cmd.Flags().BoolVar(&together, "concurrently", false, "send writes that raced together, in a concurrently group whose interleavings can explore their orders\n(default: one after the other, in the order the server answered them, which replays the log's outcome)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the scenario to this file (default: standard output)")
 	cmd.Flags().StringVar(&name, "name", "", "the scenario's name (default: imported-<the first TrainJob>)")
 	return cmd

@@ -6,6 +6,7 @@ package audit
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -158,6 +159,17 @@ type objectMeta struct {
 	Metadata struct {
 		ResourceVersion string `json:"resourceVersion"`
 	} `json:"metadata"`
+}
+
+// UnmarshalJSON reads an object's metadata; a body that is not an object
+// (a JSON patch's list of operations, which a recorded run's policy keeps)
+// has none.
+func (o *objectMeta) UnmarshalJSON(data []byte) error {
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		return nil
+	}
+	type plain objectMeta
+	return json.Unmarshal(data, (*plain)(o))
 }
 
 // resourceVersion is an object's, "" without one.

@@ -38,6 +38,13 @@ func TestReadComponentRequests(t *testing.T) {
 		t.Errorf("second request %+v, want Kueue's patch of 42 refused 409 Conflict with the message, later, writing nothing", r)
 	}
 
+	// A JSON patch's body, a list of operations (a recorded run's policy
+	// keeps every user's bodies), is read as a body without metadata.
+	jsonPatch := `{"kind":"Event","verb":"patch","user":{"username":"admin"},"objectRef":{"resource":"trainjobs","namespace":"ns","name":"llm"},"responseStatus":{"metadata":{},"code":200},"requestObject":[{"op":"test","path":"/spec/suspend","value":true}],"stageTimestamp":"2026-11-24T10:00:01Z"}`
+	if _, err := Read(strings.NewReader(jsonPatch+"\n"+strings.SplitN(log, "\n", 2)[0]+"\n"), "ns"); err != nil {
+		t.Errorf("a JSON patch's body: %v", err)
+	}
+
 	// A line that is not an event, other than one being written, is an
 	// error that names it: requests are not lost in silence.
 	_, err = Read(strings.NewReader("{\"verb\":\"patch\"}\nnot json\n{}\n"), "ns")
