@@ -96,6 +96,9 @@ func (b *builder) build(writes []*write) error {
 		groups = append(groups, []*write{w})
 	}
 	for _, g := range groups {
+		if wait := b.componentsBefore(g[0], writes); wait != nil {
+			spec.Steps = append(spec.Steps, *wait)
+		}
 		var steps []v1alpha1.Step
 		for _, w := range g {
 			st, reads, err := b.step(w, writes[:indexOf(writes, w)])
@@ -135,6 +138,69 @@ func (b *builder) build(writes []*write) error {
 		spec.Steps = append(spec.Steps, *last)
 	}
 	return nil
+}
+
+// componentsBefore keeps the components' part of the order: when the
+// last write to w's TrainJob answered before w was sent is a component's
+// (the Trainer's status, say), the components acted between the managers'
+// writes, and w may depend on it (a change refused while the Jobs are
+// active; an update from a read that saw the Trainer's status). It is a
+// step that waits until the TrainJob's status is as that write left it
+// (its conditions and jobs, without times and messages); nil when no
+// component wrote last.
+func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
+	if w.kind != trainJobKind || w.ev.Verb == "create" {
+		return nil
+	}
+	var last *write
+	for _, o := range writes {
+		if o.kind == trainJobKind && o.name == w.name && o.rv != "" && !o.ev.Completed.After(w.ev.Received) && o != w {
+			last = o
+		}
+	}
+	if last == nil || !(last.component || last.status) {
+		return nil
+	}
+	obj := responseObject(last)
+	status, ok := obj["status"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	status = stable(status).(map[string]any)
+	if len(status) == 0 {
+		return nil
+	}
+	who, _ := last.ev.user()
+	b.n++
+	return &v1alpha1.Step{
+		Name: fmt.Sprintf("%d: TrainJob %s's status is as %s left it before the next write", b.n, w.name, who),
+		Expect: &v1alpha1.Expect{Objects: []v1alpha1.ObjectExpectation{{
+			Target: v1alpha1.Target{Kind: trainJobKind, Name: w.name},
+			Match:  v1alpha1.Object{"status": status},
+		}}},
+	}
+}
+
+// stable is v without what differs on replay: times and messages.
+func stable(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range t {
+			if k == "message" || strings.HasSuffix(k, "Time") || strings.HasSuffix(k, "Timestamp") {
+				continue
+			}
+			out[k] = stable(x)
+		}
+		return out
+	case []any:
+		out := make([]any, 0, len(t))
+		for _, x := range t {
+			out = append(out, stable(x))
+		}
+		return out
+	}
+	return v
 }
 
 // overlaps reports whether w was received before a write of g was

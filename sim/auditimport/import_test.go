@@ -39,9 +39,19 @@ func TestImportRecordedRun(t *testing.T) {
 	if nodes := sc.Spec.Nodes; len(nodes) != 1 || nodes[0].Profile != "nvidia-h100-80gb" || nodes[0].Count != 1 || nodes[0].Labels != nil || nodes[0].Taints != nil {
 		t.Errorf("nodes %+v, want the run's one H100 node, as its profile makes it", nodes)
 	}
-	steps := sc.Spec.Steps
+	all := sc.Spec.Steps
+	steps := append(writeSteps(all), all[len(all)-1])
 	if len(steps) != 9 {
 		t.Fatalf("%d steps, want the 8 writes and the final expectation", len(steps))
+	}
+	waits := 0
+	for _, st := range all {
+		if st.Expect != nil && st.Expect.Objects[0].Match["status"] != nil {
+			waits++
+		}
+	}
+	if waits == 0 {
+		t.Error("no step waits for the Trainer's status before the managers' next write, as the log has it between them")
 	}
 	check := func(i int, what string, ok bool) {
 		t.Helper()
@@ -92,7 +102,7 @@ func TestImportOverlappingWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := ordered.Scenario.Spec.Steps
+	steps := writeSteps(ordered.Scenario.Spec.Steps)
 	if steps[3].Patch == nil || steps[3].Patch.Type != v1alpha1.PatchJSON || steps[4].Apply == nil {
 		t.Errorf("steps 4 and 5: %q, %q; want the JSON patch, then Kueue's apply, as the server answered them", steps[3].Name, steps[4].Name)
 	}
@@ -188,6 +198,17 @@ func TestImportDirectory(t *testing.T) {
 			t.Errorf("step %d: %q from the rotated files, %q from the whole log", i+1, st.Name, whole.Scenario.Spec.Steps[i].Name)
 		}
 	}
+}
+
+// writeSteps are the steps that write, in order.
+func writeSteps(steps []v1alpha1.Step) []v1alpha1.Step {
+	var out []v1alpha1.Step
+	for _, st := range steps {
+		if st.Create != nil || st.Apply != nil || st.Patch != nil || st.Update != nil || st.Delete != nil {
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 func readLines(t *testing.T, path string) []string {
