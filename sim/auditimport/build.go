@@ -54,6 +54,16 @@ func (b *builder) build(writes []*write) error {
 			if w.ev.Verb != "delete" {
 				return inputErrorf("%s: the %s of %s %s/%s by %s is recorded at level %s, without its body: import needs level Request or RequestResponse for the writes to TrainJobs and what they depend on (docs/record.md)", w.ev.where(), w.ev.Verb, w.kind, w.namespace, w.name, w.ev.User.Username, w.ev.Level)
 			}
+		} else {
+			// Checked once here: the steps read the body as an object
+			// (a patch's may be a list of operations).
+			var body any
+			err := json.Unmarshal(w.ev.RequestObject, &body)
+			_, object := body.(map[string]any)
+			_, ops := body.([]any)
+			if err != nil || !(object || ops && w.ev.Verb == "patch") {
+				return inputErrorf("%s: the body of the %s of %s %s/%s is not an object: %.80s", w.ev.where(), w.ev.Verb, w.kind, w.namespace, w.name, string(w.ev.RequestObject))
+			}
 		}
 		managers = append(managers, w)
 	}
@@ -517,7 +527,8 @@ func jsonPatchRV(ops []any) ([]any, string) {
 }
 
 // cleanObject is a request's object as a step sends it: without what the
-// server sets or the replay's namespace changes.
+// server sets or the replay's namespace changes. raw is an object (build
+// checked it).
 func cleanObject(raw json.RawMessage) v1alpha1.Object {
 	var obj map[string]any
 	_ = json.Unmarshal(raw, &obj)

@@ -154,6 +154,7 @@ func TestImportBadInput(t *testing.T) {
 		{"cut short", lines[1] + "\n" + lines[2][:100], Options{}, ":2: the last line is cut short"},
 		{"level Metadata", lines[1] + "\n" + metadataOnly + "\n", Options{}, ":2: the patch of TrainJob multi-manager-lost-update-42e49b/llm by admin is recorded at level Metadata, without its body: import needs level Request or RequestResponse"},
 		{"a TrainJob the log never writes", strings.Join(lines, "\n") + "\n", Options{TrainJobs: []string{"team-a/llm"}}, "TrainJob team-a/llm: the log has no write to it (its TrainJobs: multi-manager-lost-update-42e49b/llm)"},
+		{"a body that is not an object", lines[1] + "\n" + strings.Replace(lines[2], `"requestObject":{`, `"requestObject":"x","was":{`, 1) + "\n", Options{}, ":2: the body of the patch of TrainJob multi-manager-lost-update-42e49b/llm is not an object"},
 		{"no namespace", lines[1] + "\n", Options{TrainJobs: []string{"llm"}}, `TrainJob "llm": give it as NAMESPACE/NAME`},
 		{"two namespaces", lines[1] + "\n" + strings.ReplaceAll(lines[2], "multi-manager-lost-update-42e49b", "other") + "\n", Options{}, "the TrainJobs multi-manager-lost-update-42e49b/llm, other/llm are in 2 namespaces: choose one namespace's with --trainjob NAMESPACE/NAME"},
 		{"no TrainJob", `{"kind":"Event","apiVersion":"audit.k8s.io/v1","stage":"ResponseComplete","verb":"get"}` + "\n", Options{}, "the log has no write to a TrainJob"},
