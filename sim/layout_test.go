@@ -40,7 +40,7 @@ var floors = [][]string{
 	// 9: the facade that picks a provider
 	{"sim"},
 	// 10, 11: the programs
-	{"sim/simginkgo", "sim/sime2e", "cmd/simctl/app", "hack/checkoutversion", "hack/corpustable", "hack/manifests", "hack/scalegen", "hack/schemagen", "hack/soak", "hack/upstream"},
+	{"sim/simginkgo", "sim/sime2e", "cmd/simctl/app", "hack/checkoutversion", "hack/corpustable", "hack/manifests", "hack/roundtrip", "hack/scalegen", "hack/schemagen", "hack/soak", "hack/upstream"},
 	{"cmd/simctl"},
 }
 

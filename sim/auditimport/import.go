@@ -1,6 +1,7 @@
 package auditimport
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -12,6 +13,7 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/identity"
@@ -150,6 +152,21 @@ func Import(paths []string, opts Options) (*Result, error) {
 	res.Scenario.Spec.Description = fmt.Sprintf("Imported from the audit log %s: the writes of %d managers to TrainJob(s) %s of namespace %s, in the order the API server completed them; the components' writes (%d) are left out, for replay's own controllers to do again.",
 		strings.Join(files, ", "), len(res.Scenario.Spec.Actors), strings.Join(b.trainJobs, ", "), namespace, res.Components)
 	return res, nil
+}
+
+// YAML is the scenario as a file: the notes as comments first.
+func (r *Result) YAML() ([]byte, error) {
+	body, err := yaml.Marshal(r.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString("# Imported by simctl import.\n")
+	for _, n := range r.Notes {
+		b.WriteString("# note: " + strings.ReplaceAll(n, "\n", " ") + "\n")
+	}
+	b.Write(body)
+	return b.Bytes(), nil
 }
 
 // logFiles expands directories into their files, in name order (rotated

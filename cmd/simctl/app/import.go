@@ -1,14 +1,12 @@
 package app
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/sim/auditimport"
 	"github.com/trainersim/trainersim/sim/scenario"
@@ -81,7 +79,7 @@ writes), 1 the scenario made does not lint (a bug: please report it).`,
 				}
 				return withCode(ExitFailed, err)
 			}
-			data, err := scenarioYAML(res)
+			data, err := res.YAML()
 			if err != nil {
 				return withCode(ExitFailed, err)
 			}
@@ -114,19 +112,4 @@ writes), 1 the scenario made does not lint (a bug: please report it).`,
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the scenario to this file (default: standard output)")
 	cmd.Flags().StringVar(&name, "name", "", "the scenario's name (default: imported-<the first TrainJob>)")
 	return cmd
-}
-
-// scenarioYAML is the scenario as a file: the notes as comments first.
-func scenarioYAML(res *auditimport.Result) ([]byte, error) {
-	body, err := yaml.Marshal(res.Scenario)
-	if err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	b.WriteString("# Imported by simctl import.\n")
-	for _, n := range res.Notes {
-		b.WriteString("# note: " + strings.ReplaceAll(n, "\n", " ") + "\n")
-	}
-	b.Write(body)
-	return b.Bytes(), nil
 }
