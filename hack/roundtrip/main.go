@@ -91,10 +91,7 @@ func run(dir string, paths []string) error {
 	agree, imports := 0, 0
 	var lines []string
 	for _, p := range runs {
-		name := p.original.Name
-		if p.original.Interleaving != nil {
-			name += fmt.Sprintf(" [order %s]", strings.Join(p.original.Interleaving.Order, " > "))
-		}
+		name := p.original.Name // with its order, for an explored interleaving
 		if p.importErr != nil {
 			lines = append(lines, fmt.Sprintf("  not imported: %s: %v", name, p.importErr))
 			continue
