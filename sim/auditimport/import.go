@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/identity"
 )
 
@@ -106,7 +107,9 @@ func Import(paths []string, opts Options) (*Result, error) {
 		err = readEvents(f, path, func(ev *event) error {
 			res.Events++
 			if n, ok := nodeCreate(ev); ok {
-				nodes = append(nodes, n)
+				if n.Labels[cluster.IsolationKey] == namespace { // the namespace's own: kept, not the log's every node
+					nodes = append(nodes, n)
+				}
 				return nil
 			}
 			w, ok := objectWrite(ev)
