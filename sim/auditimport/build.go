@@ -24,8 +24,8 @@ type builder struct {
 	byRV      map[string]*write
 	trainJobs []string
 	n         int // steps made
-	// actorEvents are the first writes of each actor, in order.
-	actorEvents []*event
+	// actorList is spec.actors, in the order they first wrote.
+	actorList []v1alpha1.Actor
 	// concurrently is Options.Concurrently.
 	concurrently bool
 }
@@ -143,7 +143,7 @@ func (b *builder) build(writes []*write) error {
 			}
 		}
 	}
-	spec.Actors = b.actorList()
+	spec.Actors = b.actorList
 	if last := b.finalExpectation(writes); last != nil {
 		spec.Steps = append(spec.Steps, *last)
 	}
@@ -393,53 +393,34 @@ func responseObject(w *write) map[string]any {
 }
 
 // actor is the name of the actor of ev's user and field manager, made on
-// first sight: the field manager, made a name.
+// first sight and added to actorList: named after the field manager, with,
+// unless it is the harness's own administrator, its user and groups,
+// impersonated on replay.
 func (b *builder) actor(ev *event) string {
-	user, _ := ev.user()
+	user, groups := ev.user()
 	key := actorKey{user, ev.fieldManager()}
 	if name, ok := b.actors[key]; ok {
 		return name
 	}
 	name := dnsName(key.fieldManager)
-	taken := func(n string) bool {
-		for _, v := range b.actors {
-			if v == n {
-				return true
-			}
-		}
-		return false
-	}
-	for i := 2; taken(name); i++ {
+	for i := 2; slices.ContainsFunc(b.actorList, func(a v1alpha1.Actor) bool { return a.Name == name }); i++ {
 		name = fmt.Sprintf("%s-%d", dnsName(key.fieldManager), i)
 	}
 	b.actors[key] = name
-	b.actorEvents = append(b.actorEvents, ev)
-	return name
-}
-
-// actorList is spec.actors, in the order they first wrote: each with its
-// field manager and, unless it is the harness's own administrator, its
-// user and groups, impersonated on replay.
-func (b *builder) actorList() []v1alpha1.Actor {
-	var out []v1alpha1.Actor
-	for _, ev := range b.actorEvents {
-		user, groups := ev.user()
-		key := actorKey{user, ev.fieldManager()}
-		a := v1alpha1.Actor{Name: b.actors[key], FieldManager: key.fieldManager}
-		if !(user == harnessAdmin && slices.Contains(groups, "system:masters")) {
-			a.User = user
-			for _, g := range groups {
-				if g != "system:authenticated" {
-					a.Groups = append(a.Groups, g)
-				}
-			}
-			if !slices.Contains(groups, "system:masters") {
-				b.note(fmt.Sprintf("actor %s writes as user %s, impersonated on replay: give the user the RBAC it had (a RoleBinding in spec.setup), or its writes are refused 403", a.Name, user))
+	a := v1alpha1.Actor{Name: name, FieldManager: key.fieldManager}
+	if !(user == harnessAdmin && slices.Contains(groups, "system:masters")) {
+		a.User = user
+		for _, g := range groups {
+			if g != "system:authenticated" {
+				a.Groups = append(a.Groups, g)
 			}
 		}
-		out = append(out, a)
+		if !slices.Contains(groups, "system:masters") {
+			b.note(fmt.Sprintf("actor %s writes as user %s, impersonated on replay: give the user the RBAC it had (a RoleBinding in spec.setup), or its writes are refused 403", name, user))
+		}
 	}
-	return out
+	b.actorList = append(b.actorList, a)
+	return name
 }
 
 // harnessAdmin is the user of the clusters simctl starts' admin

@@ -129,6 +129,43 @@ func TestImportOverlappingWrites(t *testing.T) {
 	}
 }
 
+// TestImportImpersonatedUser: a manager that is not simctl's admin keeps
+// its user and groups (less system:authenticated, which every user has),
+// impersonated on replay, with a note that it needs its RBAC there.
+func TestImportImpersonatedUser(t *testing.T) {
+	lines := readLines(t, recorded)
+	lines[2] = strings.Replace(lines[2], `"user":{"username":"admin","groups":["system:masters","system:authenticated"]`, `"user":{"username":"alice","groups":["team-a","system:authenticated"]`, 1)
+	res, err := Import([]string{writeLog(t, lines)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var alice *v1alpha1.Actor
+	for i, a := range res.Scenario.Spec.Actors {
+		if a.User == "alice" {
+			alice = &res.Scenario.Spec.Actors[i]
+		}
+	}
+	if alice == nil || alice.FieldManager != "kueue-admission" || strings.Join(alice.Groups, ",") != "team-a" {
+		t.Fatalf("actors %+v: want alice, as kueue-admission, in group team-a", res.Scenario.Spec.Actors)
+	}
+	names := map[string]bool{}
+	for _, a := range res.Scenario.Spec.Actors {
+		if a.FieldManager == "kueue-admission" {
+			names[a.Name] = true
+		}
+	}
+	if len(names) != 2 {
+		t.Errorf("kueue-admission's actors %v: want two, alice's and the admin's, named apart", names)
+	}
+	noted := false
+	for _, n := range res.Notes {
+		noted = noted || strings.Contains(n, "as user alice, impersonated on replay")
+	}
+	if !noted {
+		t.Errorf("no note that alice needs her RBAC on replay: %q", res.Notes)
+	}
+}
+
 func TestPortableMessage(t *testing.T) {
 	msg := `admission webhook "v" denied the request: spec.runtimePatches: Invalid value: [{"manager":"m","time":"2026-11-26T21:12:43Z","x":1}]: must not have envs`
 	if got := portableMessage(msg, "ns-1"); got != `admission webhook "v" denied the request: spec.runtimePatches: Invalid value: [{"manager":"m","time":"` {

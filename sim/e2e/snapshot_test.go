@@ -56,7 +56,13 @@ var _ = Describe("a start from the snapshot", Ordered, func() {
 		db, built := snapshotDB()
 		Expect(first.Stop()).To(Succeed())
 
+		restoredAt := time.Now()
 		restored = start(ctx, &envtest.Environment{Components: kueue})
+		// Kueue's CRDs came with the snapshot, made by the first start,
+		// not created again by this one.
+		flavors := &apiextensionsv1.CustomResourceDefinition{}
+		Expect(restored.Client().Get(ctx, client.ObjectKey{Name: "resourceflavors.kueue.x-k8s.io"}, flavors)).To(Succeed())
+		Expect(flavors.CreationTimestamp.Time).To(BeTemporally("<", restoredAt.Truncate(time.Second)), "Kueue's CRD was created by the restored start")
 		again, used := snapshotDB()
 		Expect(again).To(Equal(db), "the second start made a new snapshot")
 		Expect(used).To(Equal(built), "the second start rewrote the snapshot")

@@ -31,7 +31,11 @@ func keptCluster(b *testing.B) (simctl string, env *envtest.Environment) {
 	if err := env.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = env.Stop() })
+	b.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			b.Errorf("failed to stop the kept cluster: %v", err)
+		}
+	})
 	return simctl, env
 }
 
