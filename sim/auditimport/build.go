@@ -3,6 +3,7 @@ package auditimport
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -105,9 +106,19 @@ func (b *builder) build(writes []*write) error {
 		}
 		groups = append(groups, []*write{w})
 	}
+	b.staleReads(managers, writes)
 	for _, g := range groups {
 		if wait := b.componentsBefore(g[0], writes); wait != nil {
 			spec.Steps = append(spec.Steps, *wait)
+		}
+		for _, m := range g {
+			for _, w := range managers {
+				if w.readBefore == m {
+					get := b.readStep(w)
+					w.read = get.Name
+					spec.Steps = append(spec.Steps, get)
+				}
+			}
 		}
 		var steps []v1alpha1.Step
 		for _, w := range g {
@@ -158,37 +169,137 @@ func (b *builder) build(writes []*write) error {
 // step that waits until the TrainJob's status is as that write left it
 // (its conditions and jobs, without times and messages); nil when no
 // component wrote last.
+//
+// A controller may skip a status on replay that it wrote on the cluster
+// (it reconciles to the latest state, and two changes seen together are
+// one write): the Trainer reports a suspended JobSet's Jobs as 0 and then
+// 1 suspended, or at once as 1. So the wait asks only for what the
+// status kept through the components' later writes, up to the next
+// manager's write that changed the TrainJob (which the components may
+// have reacted to): on replay they can be that far before w is sent.
 func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
 	if w.kind != trainJobKind || w.ev.Verb == "create" {
 		return nil
 	}
-	var last *write
-	for _, o := range writes {
+	at := -1
+	for i, o := range writes {
 		if o.kind == trainJobKind && o.name == w.name && o.rv != "" && !o.ev.Completed.After(w.ev.Received) && o != w {
-			last = o
+			at = i
 		}
 	}
-	if last == nil || !(last.component || last.status) {
+	if at < 0 || !(writes[at].component || writes[at].status) {
 		return nil
 	}
-	obj := responseObject(last)
-	status, ok := obj["status"].(map[string]any)
+	last := writes[at]
+	status, ok := statusOf(last)
 	if !ok {
 		return nil
 	}
-	status = stable(status).(map[string]any)
-	if len(status) == 0 {
-		return nil
+	later := 0
+	prev := last.rv
+	for _, o := range writes[at+1:] {
+		if o.kind != trainJobKind || o.name != w.name || o.rv == "" {
+			continue
+		}
+		if !(o.component || o.status) {
+			if o.rv != prev {
+				break // a manager's change
+			}
+			continue
+		}
+		prev = o.rv
+		s, ok := statusOf(o)
+		if !ok {
+			break
+		}
+		kept, ok := common(status, s)
+		if !ok {
+			return nil
+		}
+		status = kept.(map[string]any)
+		later++
 	}
 	who, _ := last.ev.user()
 	b.n++
+	name := fmt.Sprintf("%d: TrainJob %s's status is as %s left it before the next write", b.n, w.name, who)
+	if later > 0 {
+		name = fmt.Sprintf("%d: TrainJob %s's status is as %s left it before the next write (the part its %d later write(s) kept)", b.n, w.name, who, later)
+	}
 	return &v1alpha1.Step{
-		Name: fmt.Sprintf("%d: TrainJob %s's status is as %s left it before the next write", b.n, w.name, who),
+		Name: name,
 		Expect: &v1alpha1.Expect{Objects: []v1alpha1.ObjectExpectation{{
 			Target: v1alpha1.Target{Kind: trainJobKind, Name: w.name},
 			Match:  v1alpha1.Object{"status": status},
 		}}},
 	}
+}
+
+// statusOf is the status w's answer carried, without times and messages;
+// false when it has none.
+func statusOf(w *write) (map[string]any, bool) {
+	status, ok := responseObject(w)["status"].(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	status = stable(status).(map[string]any)
+	return status, len(status) > 0
+}
+
+// common is the part of a that b has too, as an expectation matches it
+// (maps as subsets, list items paired by their type or name, else by
+// position); false when nothing is left.
+func common(a, b any) (any, bool) {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		out := map[string]any{}
+		for k, v := range x {
+			if c, ok := common(v, y[k]); ok {
+				out[k] = c
+			}
+		}
+		return out, len(out) > 0
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			return nil, false
+		}
+		out := []any{}
+		for i, xi := range x {
+			if c, ok := common(xi, pair(xi, i, x, y)); ok {
+				out = append(out, c)
+			}
+		}
+		return out, len(out) > 0
+	default:
+		return a, a != nil && reflect.DeepEqual(a, b)
+	}
+}
+
+// pair is the item of y that item i of x is compared with: the one of
+// the same type (a condition) or name (a job), else the one at i when the
+// lists are as long; nil for none.
+func pair(xi any, i int, x, y []any) any {
+	m, _ := xi.(map[string]any)
+	for _, key := range []string{"type", "name"} {
+		v, ok := m[key].(string)
+		if !ok {
+			continue
+		}
+		for _, yi := range y {
+			if n, _ := yi.(map[string]any); n != nil && n[key] == v {
+				return yi
+			}
+		}
+		return nil
+	}
+	if len(x) == len(y) {
+		return y[i]
+	}
+	return nil
 }
 
 // stable is v without what differs on replay: times and messages.
@@ -359,9 +470,6 @@ func (b *builder) readFrom(w *write, rv string, before []*write) (from string, b
 	if src, ok := b.byRV[rv]; ok && src.step != "" {
 		return src.step, responseObject(src), nil, false
 	}
-	if s := w.ev.ResponseStatus; s != nil && s.Code == 409 {
-		return "", nil, nil, true
-	}
 	why := "no write of the log answered with it"
 	for _, o := range before {
 		if o.rv == rv {
@@ -370,17 +478,87 @@ func (b *builder) readFrom(w *write, rv string, before []*write) (from string, b
 			base = responseObject(o)
 		}
 	}
+	if w.read != "" {
+		b.note(fmt.Sprintf("%s: the %s carried resourceVersion %s (%s), refused 409: replayed from a read just before %q, the change that made it stale", w.ev.where(), w.ev.Verb, rv, why, w.readBefore.step))
+		return w.read, base, nil, false
+	}
+	if s := w.ev.ResponseStatus; s != nil && s.Code == 409 {
+		return "", nil, nil, true
+	}
+	get := b.readStep(w)
+	b.note(fmt.Sprintf("%s: the %s carried resourceVersion %s (%s): replayed from a read just before it", w.ev.where(), w.ev.Verb, rv, why))
+	return get.Name, base, []v1alpha1.Step{get}, false
+}
+
+// readStep is a step in which w's actor reads w's object.
+func (b *builder) readStep(w *write) v1alpha1.Step {
 	b.n++
 	target := &v1alpha1.Target{Kind: w.kind, Name: w.name}
 	if w.kind != trainJobKind {
 		target.APIVersion = w.apiVersion
 	}
-	get := v1alpha1.Step{
-		Name: fmt.Sprintf("%d: %s reads %s %s", b.n, b.actor(w.ev), w.kind, w.name),
-		Get:  target,
+	actor := b.actor(w.ev)
+	return v1alpha1.Step{
+		Name:  fmt.Sprintf("%d: %s reads %s %s", b.n, actor, w.kind, w.name),
+		Actor: actor,
+		Get:   target,
 	}
-	b.note(fmt.Sprintf("%s: the %s carried resourceVersion %s (%s): replayed from a read just before it", w.ev.where(), w.ev.Verb, rv, why))
-	return get.Name, base, []v1alpha1.Step{get}, false
+}
+
+// staleReads places the reads of refused writes whose resourceVersion a
+// component's write answered with (the Trainer's status, say): the
+// manager read the object after that write, and a manager's change made
+// the read stale before the refused write was sent. On replay the read
+// goes just before that change (readBefore), so that the write carries a
+// version stale on replay too: the original number is another cluster's,
+// and could be the replay's current one. Without a manager's change in
+// between, the write is sent with the original number (readFrom).
+func (b *builder) staleReads(managers, writes []*write) {
+	for _, w := range managers {
+		if s := w.ev.ResponseStatus; s == nil || s.Code != 409 {
+			continue
+		}
+		rv := carriedRV(w)
+		if rv == "" || slices.ContainsFunc(managers, func(o *write) bool { return o.rv == rv }) {
+			continue
+		}
+		i := slices.IndexFunc(writes, func(o *write) bool { return o.rv == rv && o.kind == w.kind && o.name == w.name })
+		end := indexOf(writes, w)
+		if i < 0 || i > end {
+			continue
+		}
+		prev := rv
+		for _, o := range writes[i+1 : end] {
+			if o.kind != w.kind || o.name != w.name || o.rv == "" {
+				continue
+			}
+			if !(o.component || o.status) && o.rv != prev && slices.Contains(managers, o) {
+				w.readBefore = o
+				break
+			}
+			prev = o.rv
+		}
+	}
+}
+
+// carriedRV is the resourceVersion w's request carried, "" none.
+func carriedRV(w *write) string {
+	var body any
+	if json.Unmarshal(w.ev.RequestObject, &body) != nil {
+		return ""
+	}
+	switch t := body.(type) {
+	case []any:
+		_, rv := jsonPatchRV(t)
+		return rv
+	case map[string]any:
+		if w.ev.Verb == "update" || w.ev.Verb == "patch" && !isApply(w.ev, t) {
+			md, _ := t["metadata"].(map[string]any)
+			rv, _ := md["resourceVersion"].(string)
+			return rv
+		}
+	}
+	return ""
 }
 
 // responseObject is the object w's answer carried, nil without one.

@@ -69,6 +69,12 @@ type write struct {
 	rv string
 	// step is the name of the write's step, once it has one.
 	step string
+	// readBefore is, for a write refused 409 whose resourceVersion a
+	// component's write answered with, the manager's write that made it
+	// stale: the read the refused write is sent from goes just before it.
+	readBefore *write
+	// read is the name of that read's step, once it has one.
+	read string
 }
 
 // Import reads the audit logs at paths (files, or directories of rotated

@@ -3,6 +3,8 @@ package auditimport
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -265,4 +267,130 @@ func writeLog(t *testing.T, lines []string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// statusRead is another recorded run of the same scenario, in which the
+// Trainer wrote the TrainJob's status between the policy controller's
+// JSON patch test and its read, so that the update it sent carried the
+// resourceVersion of the Trainer's write (336), and in which the Trainer
+// reported the suspended JobSet first with 0 Jobs suspended, then 1.
+const statusRead = "testdata/lost-update-status-read.audit.log"
+
+// TestImportStaleReadOfAStatus: a refused update whose resourceVersion
+// the Trainer's status write answered with is sent from a read placed
+// just before the manager's change that made it stale (Kueue's second
+// apply), never with the recorded number, which on replay can be the
+// TrainJob's current version (and the update then accepted).
+func TestImportStaleReadOfAStatus(t *testing.T) {
+	res, err := Import([]string{statusRead}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := res.Scenario.Spec.Steps
+	refused := slices.IndexFunc(steps, func(st v1alpha1.Step) bool { return st.Update != nil })
+	if refused < 0 || steps[refused].ExpectError == nil || steps[refused].ExpectError.Status != 409 {
+		t.Fatalf("no update refused 409 in %v", stepNames(steps))
+	}
+	up := steps[refused].Update
+	if up.Object != nil || up.From == "" {
+		t.Fatalf("step %q sends %v from %q: want it sent from a read", steps[refused].Name, up.Object, up.From)
+	}
+	read := slices.IndexFunc(steps, func(st v1alpha1.Step) bool { return st.Name == up.From })
+	if read < 0 || steps[read].Get == nil || steps[read].Actor != "platform-policy" {
+		t.Fatalf("the update is sent from %q: want a step in which platform-policy reads the TrainJob", up.From)
+	}
+	if next := steps[read+1]; next.Apply == nil || next.Actor != "kueue-admission" || read+1 >= refused {
+		t.Errorf("the read is followed by %q: want Kueue's second apply, the change that made it stale, before the update", next.Name)
+	}
+	if set, _ := up.Set["metadata"].(map[string]any); set["resourceVersion"] != nil {
+		t.Errorf("the update sets resourceVersion %v: want the read's", set["resourceVersion"])
+	}
+	noted := false
+	for _, n := range res.Notes {
+		noted = noted || strings.Contains(n, "resourceVersion 336") && strings.Contains(n, "kueue-admission applies TrainJob llm")
+	}
+	if !noted {
+		t.Errorf("no note says where the read of resourceVersion 336 went: %q", res.Notes)
+	}
+}
+
+// TestImportStatusWaitKeepsWhatLasts: the wait for the status the Trainer
+// left before a manager's write asks only for what its later writes kept
+// up to the next manager's change: the Trainer reported 0 Jobs suspended
+// and then 1, and on replay may report 1 at once.
+func TestImportStatusWaitKeepsWhatLasts(t *testing.T) {
+	res, err := Import([]string{statusRead}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waits []map[string]any
+	for _, st := range res.Scenario.Spec.Steps {
+		if st.Expect != nil && st.Expect.Objects[0].Match["status"] != nil {
+			waits = append(waits, st.Expect.Objects[0].Match["status"].(map[string]any))
+		}
+	}
+	if len(waits) != 2 {
+		t.Fatalf("%d status waits, want 2: before the JSON patch test and before Kueue's second apply", len(waits))
+	}
+	job := func(status map[string]any) map[string]any {
+		jobs, _ := status["jobsStatus"].([]any)
+		if len(jobs) != 1 {
+			t.Fatalf("status %v: want one job's counts", status)
+		}
+		return jobs[0].(map[string]any)
+	}
+	if first := job(waits[0]); first["name"] != "node" || first["active"] != float64(0) {
+		t.Errorf("the first wait's job %v: want node, 0 active", first)
+	} else if _, ok := first["suspended"]; ok {
+		t.Errorf("the first wait asks for %v suspended, which the Trainer's next write changed before a manager's: want it left out", first["suspended"])
+	}
+	if second := job(waits[1]); second["suspended"] != float64(1) {
+		t.Errorf("the second wait's job %v: want 1 suspended, as the Trainer left it before Kueue's apply", second)
+	}
+	conds, _ := waits[0]["conditions"].([]any)
+	if len(conds) != 1 || conds[0].(map[string]any)["type"] != "Suspended" || conds[0].(map[string]any)["status"] != "True" {
+		t.Errorf("the first wait's conditions %v: want Suspended True, which the later write kept", conds)
+	}
+}
+
+func TestCommon(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		a, b    any
+		want    any
+		nothing bool
+	}{
+		{"equal scalars", "x", "x", "x", false},
+		{"different scalars", "x", "y", nil, true},
+		{"a map's shared keys", map[string]any{"a": 1.0, "b": 2.0, "c": 3.0}, map[string]any{"a": 1.0, "b": 5.0}, map[string]any{"a": 1.0}, false},
+		{"conditions paired by type", []any{
+			map[string]any{"type": "Created", "status": "True"},
+			map[string]any{"type": "Suspended", "status": "True"},
+		}, []any{
+			map[string]any{"type": "Suspended", "status": "False"},
+			map[string]any{"type": "Created", "status": "True"},
+		}, []any{
+			map[string]any{"type": "Created", "status": "True"},
+			map[string]any{"type": "Suspended"},
+		}, false},
+		{"jobs paired by name, one gone", []any{
+			map[string]any{"name": "node", "active": 1.0},
+			map[string]any{"name": "init", "active": 1.0},
+		}, []any{map[string]any{"name": "node", "active": 1.0}}, []any{map[string]any{"name": "node", "active": 1.0}}, false},
+		{"unnamed items by position", []any{1.0, 2.0}, []any{1.0, 3.0}, []any{1.0}, false},
+		{"a map against a list", map[string]any{"a": 1.0}, []any{1.0}, nil, true},
+	} {
+		got, ok := common(c.a, c.b)
+		if ok == c.nothing || ok && !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: common = %v, %v; want %v", c.name, got, ok, c.want)
+		}
+	}
+}
+
+func stepNames(steps []v1alpha1.Step) []string {
+	var out []string
+	for _, st := range steps {
+		out = append(out, st.Name)
+	}
+	return out
 }
