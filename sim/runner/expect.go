@@ -335,17 +335,41 @@ func (s *scenarioRun) checkObject(ctx context.Context, want *v1alpha1.ObjectExpe
 	if err != nil {
 		return fmt.Sprintf("failed to get %s %s: %v", t.Kind, t.Name, err), ""
 	}
-	if want.Match == nil {
+	return objectMismatch(want, got.Object)
+}
+
+// objectMismatch is how obj fails want's match and matchAny, with the
+// diff; "" when it matches (or want asks only that it exists).
+func objectMismatch(want *v1alpha1.ObjectExpectation, obj map[string]any) (string, string) {
+	t := want.Target
+	if want.Match == nil && len(want.MatchAny) == 0 {
 		return "", "" // it exists
 	}
 	exact, err := parseExact(want.Exact)
 	if err != nil {
 		return fmt.Sprintf("%s %s: %v", t.Kind, t.Name, err), ""
 	}
-	if ok, diff := partialMatch(map[string]any(want.Match), got.Object, exact); !ok {
-		return fmt.Sprintf("%s %s does not match", t.Kind, t.Name), fmt.Sprintf("%s %s mismatch (-want +got):\n%s", t.Kind, t.Name, diff)
+	if want.Match != nil {
+		if ok, diff := partialMatch(map[string]any(want.Match), obj, exact); !ok {
+			return fmt.Sprintf("%s %s does not match", t.Kind, t.Name), fmt.Sprintf("%s %s mismatch (-want +got):\n%s", t.Kind, t.Name, diff)
+		}
 	}
-	return "", ""
+	if len(want.MatchAny) == 0 {
+		return "", ""
+	}
+	// The diff shown is against the alternative it is closest to.
+	closest := ""
+	for _, alt := range want.MatchAny {
+		ok, diff := partialMatch(map[string]any(alt), obj, exact)
+		if ok {
+			return "", ""
+		}
+		if closest == "" || len(diff) < len(closest) {
+			closest = diff
+		}
+	}
+	return fmt.Sprintf("%s %s matches none of the %d objects of matchAny", t.Kind, t.Name, len(want.MatchAny)),
+		fmt.Sprintf("%s %s mismatch with the closest of matchAny (-want +got):\n%s", t.Kind, t.Name, closest)
 }
 
 func (s *scenarioRun) checkEvent(ctx context.Context, want *v1alpha1.EventExpectation, cached bool) string {

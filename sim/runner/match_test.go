@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
@@ -126,5 +127,54 @@ func TestNodeNamesFitAHostnameLabel(t *testing.T) {
 	}
 	if !strings.HasPrefix(name, "sim-"+ns[len(ns)-6:]) {
 		t.Errorf("node name %q does not carry the namespace suffix of %q", name, ns)
+	}
+}
+
+// TestObjectMismatchMatchAny: the object must match one of matchAny's
+// objects, and match as well when both are given; a failure names
+// matchAny and shows the diff against the closest alternative.
+func TestObjectMismatchMatchAny(t *testing.T) {
+	status := func(suspended float64) v1alpha1.Object {
+		return v1alpha1.Object{"status": map[string]any{"jobsStatus": []any{map[string]any{"name": "node", "suspended": suspended}}}}
+	}
+	obj := func(suspended float64, suspend bool) map[string]any {
+		return map[string]any{
+			"spec":   map[string]any{"suspend": suspend},
+			"status": map[string]any{"jobsStatus": []any{map[string]any{"name": "node", "active": 0.0, "suspended": suspended}}},
+		}
+	}
+	want := &v1alpha1.ObjectExpectation{
+		Target:   v1alpha1.Target{Kind: "TrainJob", Name: "llm"},
+		Match:    v1alpha1.Object{"spec": map[string]any{"suspend": true}},
+		MatchAny: []v1alpha1.Object{status(0), status(1)},
+	}
+	for _, c := range []struct {
+		name      string
+		obj       map[string]any
+		msg       string
+		diffHas   string
+		diffLacks string
+	}{
+		{name: "the first alternative", obj: obj(0, true)},
+		{name: "the second alternative", obj: obj(1, true)},
+		{name: "neither", obj: obj(2, true), msg: "TrainJob llm matches none of the 2 objects of matchAny", diffHas: "closest of matchAny"},
+		{name: "an alternative but not match", obj: obj(1, false), msg: "TrainJob llm does not match", diffHas: "suspend"},
+	} {
+		msg, diff := objectMismatch(want, c.obj)
+		if msg != c.msg {
+			t.Errorf("%s: %q, want %q", c.name, msg, c.msg)
+		}
+		if !strings.Contains(diff, c.diffHas) {
+			t.Errorf("%s: diff %q lacks %q", c.name, diff, c.diffHas)
+		}
+	}
+	// The diff is against the closest: 2 suspended differs from both by
+	// the count, and names it.
+	_, diff := objectMismatch(&v1alpha1.ObjectExpectation{
+		Target:   v1alpha1.Target{Kind: "TrainJob", Name: "llm"},
+		MatchAny: []v1alpha1.Object{{"status": map[string]any{"conditions": []any{map[string]any{"type": "Complete"}}, "jobsStatus": []any{map[string]any{"name": "other"}}}}, status(1)},
+	}, obj(2, true))
+	if !strings.Contains(diff, "suspended") || strings.Contains(diff, "Complete") {
+		t.Errorf("diff %q: want the one against the closer alternative (1 suspended)", diff)
 	}
 }

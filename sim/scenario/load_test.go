@@ -276,8 +276,9 @@ var invalid = map[string][]string{
 		`testdata/invalid-expect.yaml:13:16: spec.steps[1].expect.pods.count: must not be negative, found -1`,
 		`testdata/invalid-expect.yaml:14:16: spec.steps[1].expect.pods.phase: unknown phase "Completed": must be Pending, Running, Succeeded or Failed`,
 		`testdata/invalid-expect.yaml:18:24: spec.steps[2].expect.objects[0].target.kind: must not be empty`,
-		`testdata/invalid-expect.yaml:19:17: spec.steps[2].expect.objects[0].absent: absent cannot be combined with match or exact`,
-		`testdata/invalid-expect.yaml:23:19: spec.steps[3].expect.noOverlaps: invalid TrainJob name "LLM job": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+		`testdata/invalid-expect.yaml:19:17: spec.steps[2].expect.objects[0].absent: absent cannot be combined with match, matchAny or exact`,
+		`testdata/invalid-expect.yaml:22:17: spec.steps[2].expect.objects[1].absent: absent cannot be combined with match, matchAny or exact`,
+		`testdata/invalid-expect.yaml:26:19: spec.steps[3].expect.noOverlaps: invalid TrainJob name "LLM job": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
 	},
 	"invalid-owners.yaml": {
 		"testdata/invalid-owners.yaml:11:9: spec.steps[0].expect.owners[0].target.name: must not be empty",
@@ -293,7 +294,8 @@ var invalid = map[string][]string{
 		`testdata/invalid-exact.yaml:15:11: spec.steps[0].expect.objects[0].exact[2]: invalid path "spec.replicatedJobs[name=node": missing ]`,
 		`testdata/invalid-exact.yaml:16:11: spec.steps[0].expect.objects[0].exact[3]: exact path "spec.replicatedJobs[name=node].template.spec.template.spec.nodeSelector[\"cloud.google.com/gke-accelerator\"]" names nothing in match: spec.replicatedJobs[name=node].template.spec.template.spec has no field "nodeSelector"`,
 		`testdata/invalid-exact.yaml:24:17: spec.steps[0].expect.objects[1].exact[0]: exact path "spec.runtimePatches" needs match to compare`,
-		`testdata/invalid-exact.yaml:26:17: spec.steps[0].expect.pods.exact[0]: exact path "spec.tolerations" needs pods.all or pods.any to compare`,
+		`testdata/invalid-exact.yaml:26:17: spec.steps[0].expect.objects[2].exact[0]: exact path "status.conditions" names nothing in matchAny[1]: status has no field "conditions"`,
+		`testdata/invalid-exact.yaml:31:17: spec.steps[0].expect.pods.exact[0]: exact path "spec.tolerations" needs pods.all or pods.any to compare`,
 	},
 	"invalid-duplicate-key.yaml": {
 		`testdata/invalid-duplicate-key.yaml:6:3: metadata: duplicate key "name" (first at line 5)`,

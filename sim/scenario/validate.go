@@ -748,9 +748,15 @@ var expectationChecks = map[string]func(v *validator, path string, e *v1alpha1.E
 		for i, o := range e.Objects {
 			op := index(path, i)
 			v.target(join(op, "target"), o.Target)
-			if o.Absent && (o.Match != nil || len(o.Exact) > 0) {
-				v.errorf(join(op, "absent"), "absent cannot be combined with match or exact")
-			} else {
+			switch {
+			case o.Absent && (o.Match != nil || len(o.MatchAny) > 0 || len(o.Exact) > 0):
+				v.errorf(join(op, "absent"), "absent cannot be combined with match, matchAny or exact")
+			case o.Match == nil && len(o.MatchAny) > 0:
+				// Each alternative is matched with the exact paths.
+				for j, alt := range o.MatchAny {
+					v.exact(join(op, "exact"), o.Exact, fmt.Sprintf("matchAny[%d]", j), alt)
+				}
+			default:
 				v.exact(join(op, "exact"), o.Exact, "match", o.Match)
 			}
 		}

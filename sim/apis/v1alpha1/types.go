@@ -960,12 +960,21 @@ type ObjectExpectation struct {
 	// object exists.
 	// +optional
 	Match Object `json:"match,omitempty"`
+	// MatchAny are partial objects of which the object must match at least
+	// one, each as match matches (and with match when both are given): a
+	// state a controller may pass through or go past before the step looks,
+	// such as a status it reports in one write or two. simctl import writes
+	// it to wait for a status the components reached on the cluster or any
+	// they wrote after it.
+	// +optional
+	MatchAny []Object `json:"matchAny,omitempty"`
 	// Exact lists paths of the object, spelled as reports and simctl
 	// explain print them
 	// (spec.replicatedJobs[name=node].template.spec.template.spec.tolerations),
 	// whose value is compared whole instead of as a subset: a list item for
 	// item, in order (an empty list: none, the field absent too); a map with
-	// no keys but those given. Each must name something in match.
+	// no keys but those given. Each must name something in match or in
+	// every item of matchAny.
 	// +optional
 	Exact []string `json:"exact,omitempty"`
 	// Absent asserts that the object does not exist.
