@@ -170,13 +170,14 @@ func (b *builder) build(writes []*write) error {
 // (its conditions and jobs, without times and messages); nil when no
 // component wrote last.
 //
-// A controller may skip a status on replay that it wrote on the cluster
-// (it reconciles to the latest state, and two changes seen together are
-// one write): the Trainer reports a suspended JobSet's Jobs as 0 and then
-// 1 suspended, or at once as 1. So the wait asks only for what the
-// status kept through the components' later writes, up to the next
-// manager's write that changed the TrainJob (which the components may
-// have reacted to): on replay they can be that far before w is sent.
+// A controller may skip on replay a status it wrote on the cluster (it
+// reconciles to the latest state, and two changes seen together are one
+// write; the Trainer reports a suspended JobSet's Jobs as 0 and then 1
+// suspended, or at once as 1), or be further on (it reported the Jobs
+// active later than the Pods ran). What the log shows is that the
+// components had got at least that far, so the wait accepts that status
+// or any the components wrote after it (matchAny): those that followed a
+// later manager's write cannot be reached before it on replay.
 func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
 	if w.kind != trainJobKind || w.ev.Verb == "create" {
 		return nil
@@ -195,43 +196,28 @@ func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
 	if !ok {
 		return nil
 	}
-	later := 0
-	prev := last.rv
+	statuses := []map[string]any{status}
 	for _, o := range writes[at+1:] {
-		if o.kind != trainJobKind || o.name != w.name || o.rv == "" {
+		if o.kind != trainJobKind || o.name != w.name || !(o.component || o.status) {
 			continue
 		}
-		if !(o.component || o.status) {
-			if o.rv != prev {
-				break // a manager's change
-			}
-			continue
+		if s, ok := statusOf(o); ok && !slices.ContainsFunc(statuses, func(t map[string]any) bool { return reflect.DeepEqual(s, t) }) {
+			statuses = append(statuses, s)
 		}
-		prev = o.rv
-		s, ok := statusOf(o)
-		if !ok {
-			break
-		}
-		kept, ok := common(status, s)
-		if !ok {
-			return nil
-		}
-		status = kept.(map[string]any)
-		later++
 	}
 	who, _ := last.ev.user()
 	b.n++
+	exp := v1alpha1.ObjectExpectation{Target: v1alpha1.Target{Kind: trainJobKind, Name: w.name}}
 	name := fmt.Sprintf("%d: TrainJob %s's status is as %s left it before the next write", b.n, w.name, who)
-	if later > 0 {
-		name = fmt.Sprintf("%d: TrainJob %s's status is as %s left it before the next write (the part its %d later write(s) kept)", b.n, w.name, who, later)
+	if len(statuses) == 1 {
+		exp.Match = v1alpha1.Object{"status": status}
+	} else {
+		name += fmt.Sprintf(", or as the components' later writes took it (%d statuses)", len(statuses)-1)
+		for _, s := range statuses {
+			exp.MatchAny = append(exp.MatchAny, v1alpha1.Object{"status": s})
+		}
 	}
-	return &v1alpha1.Step{
-		Name: name,
-		Expect: &v1alpha1.Expect{Objects: []v1alpha1.ObjectExpectation{{
-			Target: v1alpha1.Target{Kind: trainJobKind, Name: w.name},
-			Match:  v1alpha1.Object{"status": status},
-		}}},
-	}
+	return &v1alpha1.Step{Name: name, Expect: &v1alpha1.Expect{Objects: []v1alpha1.ObjectExpectation{exp}}}
 }
 
 // statusOf is the status w's answer carried, without times and messages;
@@ -243,63 +229,6 @@ func statusOf(w *write) (map[string]any, bool) {
 	}
 	status = stable(status).(map[string]any)
 	return status, len(status) > 0
-}
-
-// common is the part of a that b has too, as an expectation matches it
-// (maps as subsets, list items paired by their type or name, else by
-// position); false when nothing is left.
-func common(a, b any) (any, bool) {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		out := map[string]any{}
-		for k, v := range x {
-			if c, ok := common(v, y[k]); ok {
-				out[k] = c
-			}
-		}
-		return out, len(out) > 0
-	case []any:
-		y, ok := b.([]any)
-		if !ok {
-			return nil, false
-		}
-		out := []any{}
-		for i, xi := range x {
-			if c, ok := common(xi, pair(xi, i, x, y)); ok {
-				out = append(out, c)
-			}
-		}
-		return out, len(out) > 0
-	default:
-		return a, a != nil && reflect.DeepEqual(a, b)
-	}
-}
-
-// pair is the item of y that item i of x is compared with: the one of
-// the same type (a condition) or name (a job), else the one at i when the
-// lists are as long; nil for none.
-func pair(xi any, i int, x, y []any) any {
-	m, _ := xi.(map[string]any)
-	for _, key := range []string{"type", "name"} {
-		v, ok := m[key].(string)
-		if !ok {
-			continue
-		}
-		for _, yi := range y {
-			if n, _ := yi.(map[string]any); n != nil && n[key] == v {
-				return yi
-			}
-		}
-		return nil
-	}
-	if len(x) == len(y) {
-		return y[i]
-	}
-	return nil
 }
 
 // stable is v without what differs on replay: times and messages.

@@ -105,6 +105,7 @@ func Import(paths []string, opts Options) (*Result, error) {
 	res := &Result{}
 	var writes []*write
 	var nodes []*corev1.Node
+	queueing := kueueObjects{}
 	for _, path := range files {
 		f, err := os.Open(path)
 		if err != nil {
@@ -112,6 +113,7 @@ func Import(paths []string, opts Options) (*Result, error) {
 		}
 		err = readEvents(f, path, func(ev *event) error {
 			res.Events++
+			queueing.observe(ev, namespace)
 			if n, ok := nodeCreate(ev); ok {
 				if n.Labels[cluster.IsolationKey] == namespace { // the namespace's own: kept, not the log's every node
 					nodes = append(nodes, n)
@@ -149,6 +151,7 @@ func Import(paths []string, opts Options) (*Result, error) {
 	if res.Scenario.Spec.Nodes = b.nodeGroups(nodes); len(res.Scenario.Spec.Nodes) == 0 {
 		b.note("nodes: the log holds none made for the namespace (simctl's recorded runs log their nodes' creates); the scenario's Pods stay Pending until spec.nodes gives them some")
 	}
+	b.kueue(queueing, writes)
 	res.Namespace, res.TrainJobs = namespace, b.trainJobs
 	name := opts.Name
 	if name == "" {

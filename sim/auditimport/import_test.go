@@ -48,7 +48,7 @@ func TestImportRecordedRun(t *testing.T) {
 	}
 	waits := 0
 	for _, st := range all {
-		if st.Expect != nil && st.Expect.Objects[0].Match["status"] != nil {
+		if st.Expect != nil && (st.Expect.Objects[0].Match["status"] != nil || len(st.Expect.Objects[0].MatchAny) > 0) {
 			waits++
 		}
 	}
@@ -314,76 +314,41 @@ func TestImportStaleReadOfAStatus(t *testing.T) {
 	}
 }
 
-// TestImportStatusWaitKeepsWhatLasts: the wait for the status the Trainer
-// left before a manager's write asks only for what its later writes kept
-// up to the next manager's change: the Trainer reported 0 Jobs suspended
-// and then 1, and on replay may report 1 at once.
-func TestImportStatusWaitKeepsWhatLasts(t *testing.T) {
+// TestImportStatusWaitAcceptsLaterStatuses: the wait for the status the
+// Trainer left before a manager's write accepts that status or any the
+// components wrote after it: the Trainer reported 0 Jobs suspended and
+// then 1, and on replay may report 1 at once, or be further on.
+func TestImportStatusWaitAcceptsLaterStatuses(t *testing.T) {
 	res, err := Import([]string{statusRead}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var waits []map[string]any
+	var waits []v1alpha1.ObjectExpectation
 	for _, st := range res.Scenario.Spec.Steps {
-		if st.Expect != nil && st.Expect.Objects[0].Match["status"] != nil {
-			waits = append(waits, st.Expect.Objects[0].Match["status"].(map[string]any))
+		if st.Expect != nil && st.Expect.Objects[0].Match["spec"] == nil {
+			waits = append(waits, st.Expect.Objects[0])
 		}
 	}
 	if len(waits) != 2 {
 		t.Fatalf("%d status waits, want 2: before the JSON patch test and before Kueue's second apply", len(waits))
 	}
-	job := func(status map[string]any) map[string]any {
-		jobs, _ := status["jobsStatus"].([]any)
+	suspended := func(o v1alpha1.Object) any {
+		jobs, _ := o["status"].(map[string]any)["jobsStatus"].([]any)
 		if len(jobs) != 1 {
-			t.Fatalf("status %v: want one job's counts", status)
+			t.Fatalf("status %v: want one job's counts", o)
 		}
-		return jobs[0].(map[string]any)
+		return jobs[0].(map[string]any)["suspended"]
 	}
-	if first := job(waits[0]); first["name"] != "node" || first["active"] != float64(0) {
-		t.Errorf("the first wait's job %v: want node, 0 active", first)
-	} else if _, ok := first["suspended"]; ok {
-		t.Errorf("the first wait asks for %v suspended, which the Trainer's next write changed before a manager's: want it left out", first["suspended"])
-	}
-	if second := job(waits[1]); second["suspended"] != float64(1) {
-		t.Errorf("the second wait's job %v: want 1 suspended, as the Trainer left it before Kueue's apply", second)
-	}
-	conds, _ := waits[0]["conditions"].([]any)
-	if len(conds) != 1 || conds[0].(map[string]any)["type"] != "Suspended" || conds[0].(map[string]any)["status"] != "True" {
-		t.Errorf("the first wait's conditions %v: want Suspended True, which the later write kept", conds)
-	}
-}
-
-func TestCommon(t *testing.T) {
-	for _, c := range []struct {
-		name    string
-		a, b    any
-		want    any
-		nothing bool
-	}{
-		{"equal scalars", "x", "x", "x", false},
-		{"different scalars", "x", "y", nil, true},
-		{"a map's shared keys", map[string]any{"a": 1.0, "b": 2.0, "c": 3.0}, map[string]any{"a": 1.0, "b": 5.0}, map[string]any{"a": 1.0}, false},
-		{"conditions paired by type", []any{
-			map[string]any{"type": "Created", "status": "True"},
-			map[string]any{"type": "Suspended", "status": "True"},
-		}, []any{
-			map[string]any{"type": "Suspended", "status": "False"},
-			map[string]any{"type": "Created", "status": "True"},
-		}, []any{
-			map[string]any{"type": "Created", "status": "True"},
-			map[string]any{"type": "Suspended"},
-		}, false},
-		{"jobs paired by name, one gone", []any{
-			map[string]any{"name": "node", "active": 1.0},
-			map[string]any{"name": "init", "active": 1.0},
-		}, []any{map[string]any{"name": "node", "active": 1.0}}, []any{map[string]any{"name": "node", "active": 1.0}}, false},
-		{"unnamed items by position", []any{1.0, 2.0}, []any{1.0, 3.0}, []any{1.0}, false},
-		{"a map against a list", map[string]any{"a": 1.0}, []any{1.0}, nil, true},
-	} {
-		got, ok := common(c.a, c.b)
-		if ok == c.nothing || ok && !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%s: common = %v, %v; want %v", c.name, got, ok, c.want)
+	for i, w := range waits {
+		if w.Match != nil || len(w.MatchAny) < 2 {
+			t.Fatalf("wait %d: match %v, %d of matchAny: want the status and the later ones in matchAny", i+1, w.Match, len(w.MatchAny))
 		}
+	}
+	if first := waits[0].MatchAny; suspended(first[0]) != float64(0) || suspended(first[1]) != float64(1) {
+		t.Errorf("the first wait accepts %v, then %v suspended: want 0 (as the Trainer left it), then 1 (its next write)", suspended(first[0]), suspended(first[1]))
+	}
+	if second := waits[1].MatchAny; suspended(second[0]) != float64(1) || len(second) != len(waits[0].MatchAny)-1 {
+		t.Errorf("the second wait accepts %d statuses, first with %v suspended: want 1 suspended, and the first wait's later statuses", len(second), suspended(second[0]))
 	}
 }
 
@@ -393,4 +358,77 @@ func stepNames(steps []v1alpha1.Step) []string {
 		out = append(out, st.Name)
 	}
 	return out
+}
+
+// realKueue is the recorded run of scenarios/real-kueue/
+// admits-to-the-flavor-that-fits.yaml: its TrainJob's events, its nodes'
+// creates, and the writes of its Kueue queueing objects (the harness's of
+// spec.queues, Kueue's own).
+const realKueue = "testdata/real-kueue-admits.audit.log"
+
+// TestImportKueueComponent: Kueue wrote to the TrainJob as a component:
+// its writes are left out, it is a component of the scenario, and
+// spec.queues is made from the log's LocalQueue, ClusterQueue and
+// ResourceFlavors: the V100 flavor with 4 GPUs, then the H100 flavor with
+// 16, each named after its profile.
+func TestImportKueueComponent(t *testing.T) {
+	res, err := Import([]string{realKueue}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := res.Scenario.Spec
+	if !slices.Equal(spec.Components, []string{"kueue"}) {
+		t.Errorf("components %v, want kueue", spec.Components)
+	}
+	if len(spec.Actors) != 1 || spec.Actors[0].FieldManager != "kubeflow-sdk" {
+		t.Errorf("actors %+v: want the SDK alone (Kueue's writes are a component's)", spec.Actors)
+	}
+	if res.Writes != 1 || res.Components != 10 {
+		t.Errorf("%d writes, %d of components: want the SDK's create, and the Trainer's 6 and Kueue's 4 left out", res.Writes, res.Components)
+	}
+	q := spec.Queues
+	if q == nil {
+		t.Fatalf("no spec.queues; notes: %q", res.Notes)
+	}
+	want := []v1alpha1.QueueFlavor{
+		{Profile: "nvidia-tesla-v100", GPU: "4", CPU: "32", Memory: "244Gi"},
+		{Profile: "nvidia-h100-80gb", GPU: "16", CPU: "384", Memory: "4Ti"},
+	}
+	if q.LocalQueue != "team-queue" || !reflect.DeepEqual(q.Flavors, want) || q.Preemption != "" || len(q.Teams) != 0 {
+		t.Errorf("queues %+v: want LocalQueue team-queue with flavors %+v, no preemption, no teams", q, want)
+	}
+}
+
+// TestQueueFlavor: a ResourceFlavor's node label names its profile: by the
+// GPU product label (the default, so no nodeLabel), the profile label, or
+// another label of a profile (kept as nodeLabel); a label no profile has,
+// or two labels, is an error that names them.
+func TestQueueFlavor(t *testing.T) {
+	rf := func(labels map[string]any) map[string]any {
+		return map[string]any{"spec": map[string]any{"nodeLabels": labels}}
+	}
+	h100 := []v1alpha1.NodeGroup{{Profile: "nvidia-h100-80gb", Count: 1}}
+	for _, c := range []struct {
+		name   string
+		flavor string
+		rf     map[string]any
+		want   v1alpha1.QueueFlavor
+		err    string
+	}{
+		{"by GPU product", "nvidia-h100-80gb", rf(map[string]any{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}), v1alpha1.QueueFlavor{Profile: "nvidia-h100-80gb"}, ""},
+		{"by profile label, named", "big", rf(map[string]any{"trainersim.dev/profile": "cpu"}), v1alpha1.QueueFlavor{Name: "big", Profile: "cpu"}, ""},
+		{"unknown label", "x", rf(map[string]any{"cloud.example.com/pool": "gpu-a"}), v1alpha1.QueueFlavor{}, "cloud.example.com/pool=gpu-a, which no node profile has"},
+		{"two labels", "x", rf(map[string]any{"a": "1", "b": "2"}), v1alpha1.QueueFlavor{}, "by 2 labels"},
+	} {
+		got, err := queueFlavor(c.flavor, c.rf, h100)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want one saying %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s: %+v, %v; want %+v", c.name, got, err, c.want)
+		}
+	}
 }

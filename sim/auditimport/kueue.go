@@ -1,0 +1,270 @@
+package auditimport
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/trainersim/trainersim/fakegpu"
+	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/identity"
+	"github.com/trainersim/trainersim/sim/releases"
+)
+
+// Kueue run as a component: its writes to the TrainJobs are left out like
+// the Trainer's, and replay runs it (spec.components) with the queues the
+// TrainJobs were admitted through (spec.queues), made from the log's
+// LocalQueues, ClusterQueues, ResourceFlavors and WorkloadPriorityClasses
+// (RecordPolicy records them at RequestResponse).
+
+const (
+	kueueGroup         = "kueue.x-k8s.io"
+	queueNameLabel     = "kueue.x-k8s.io/queue-name"
+	priorityClassLabel = "kueue.x-k8s.io/priority-class"
+	gpuProductLabel    = "nvidia.com/gpu.product"
+)
+
+// kueueObjects are Kueue's queueing objects as the log's last successful
+// write of each left them, by resource and name (a LocalQueue's of the
+// imported namespace only).
+type kueueObjects map[string]map[string]map[string]any
+
+// kueueResources are the resources kueueObjects keeps.
+var kueueResources = []string{"localqueues", "clusterqueues", "resourceflavors", "workloadpriorityclasses"}
+
+// observe keeps ev's object when ev wrote one of them successfully. A
+// delete is not applied: a recorded run deletes its queues after its
+// scenario, which used them.
+func (k kueueObjects) observe(ev *event, namespace string) {
+	ref := ev.ObjectRef
+	if ref == nil || ref.APIGroup != kueueGroup || ref.Subresource != "" || !slices.Contains(kueueResources, ref.Resource) {
+		return
+	}
+	if ref.Resource == "localqueues" && ref.Namespace != namespace {
+		return
+	}
+	switch ev.Verb {
+	case "create", "update", "patch":
+	default:
+		return
+	}
+	if ev.ResponseStatus == nil || ev.ResponseStatus.Code >= 300 || ev.query("dryRun") != "" {
+		return
+	}
+	var obj map[string]any
+	if json.Unmarshal(ev.ResponseObject, &obj) != nil || obj == nil {
+		return
+	}
+	name := metadataString(ev.ResponseObject, "name")
+	if name == "" {
+		return
+	}
+	if k[ref.Resource] == nil {
+		k[ref.Resource] = map[string]map[string]any{}
+	}
+	k[ref.Resource][name] = obj
+}
+
+// kueueRan reports whether Kueue, as a component, wrote to the TrainJobs.
+func kueueRan(writes []*write) bool {
+	return slices.ContainsFunc(writes, func(w *write) bool {
+		user, _ := w.ev.user()
+		return w.kind == trainJobKind && identity.Who(user) == identity.Kueue
+	})
+}
+
+// trainJobLabel is label key of the first of the TrainJobs' writes that
+// sent it, "" none.
+func trainJobLabel(writes []*write, key string) string {
+	for _, w := range writes {
+		if w.kind != trainJobKind || w.component {
+			continue
+		}
+		var obj struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal(w.ev.RequestObject, &obj) == nil && obj.Metadata.Labels[key] != "" {
+			return obj.Metadata.Labels[key]
+		}
+	}
+	return ""
+}
+
+// kueue makes Kueue a component of the scenario, with its queues, when it
+// wrote to the TrainJobs; what the log lacks is said in notes.
+func (b *builder) kueue(k kueueObjects, writes []*write) {
+	if !kueueRan(writes) {
+		return
+	}
+	spec := &b.res.Scenario.Spec
+	spec.Components = append(spec.Components, releases.ComponentKueue)
+	lq := trainJobLabel(writes, queueNameLabel)
+	if lq == "" {
+		b.note("Kueue wrote to the TrainJobs, which name no LocalQueue (label " + queueNameLabel + "): spec.queues is not made")
+		return
+	}
+	q, err := k.queues(b.namespace, lq, spec.Nodes)
+	if err != nil {
+		b.note(fmt.Sprintf("Kueue admitted the TrainJobs through LocalQueue %s: %v; spec.queues is not made, write it (docs/scenarios.md)", lq, err))
+		return
+	}
+	for _, w := range writes {
+		name := trainJobLabel([]*write{w}, priorityClassLabel)
+		if name == "" || slices.ContainsFunc(q.PriorityClasses, func(p v1alpha1.PriorityClass) bool { return p.Name == name }) {
+			continue
+		}
+		wpc, ok := k["workloadpriorityclasses"][name]
+		if !ok {
+			b.note(fmt.Sprintf("WorkloadPriorityClass %s, which a TrainJob names, is not in the log: add it to spec.queues.priorityClasses", name))
+			continue
+		}
+		value, _ := wpc["value"].(float64)
+		q.PriorityClasses = append(q.PriorityClasses, v1alpha1.PriorityClass{Name: name, Value: int32(value)})
+	}
+	spec.Queues = q
+	b.note("Kueue ran as a component (its writes to the TrainJobs are left out, and replay runs it): spec.queues is made from the log's LocalQueue " + lq + ", its ClusterQueue and their ResourceFlavors; its webhook's reinvocation policy is not in the log (Kueue's manifest's, Never, is used)")
+}
+
+// queues is the spec.queues of LocalQueue lq in namespace ns: its
+// ClusterQueue's flavors, preemption policy, and the namespace's other
+// LocalQueues as teams.
+func (k kueueObjects) queues(ns, lq string, nodes []v1alpha1.NodeGroup) (*v1alpha1.Queues, error) {
+	clusterQueueOf := func(name string) (string, error) {
+		obj, ok := k["localqueues"][name]
+		if !ok {
+			return "", fmt.Errorf("the log has no write of LocalQueue %s", name)
+		}
+		cq, _ := nested(obj, "spec", "clusterQueue").(string)
+		return cq, nil
+	}
+	cq, err := clusterQueueOf(lq)
+	if err != nil {
+		return nil, err
+	}
+	flavors, preemption, err := k.clusterQueue(ns, cq, nodes)
+	if err != nil {
+		return nil, err
+	}
+	q := &v1alpha1.Queues{LocalQueue: lq, Flavors: flavors}
+	if preemption != "Never" {
+		q.Preemption = preemption
+	}
+	for _, team := range sortedKeys(k["localqueues"]) {
+		if team == lq {
+			continue
+		}
+		tcq, err := clusterQueueOf(team)
+		if err != nil {
+			return nil, err
+		}
+		tf, _, err := k.clusterQueue(ns, tcq, nodes)
+		if err != nil {
+			return nil, err
+		}
+		q.Teams = append(q.Teams, v1alpha1.QueueTeam{LocalQueue: team, Flavors: tf})
+	}
+	return q, nil
+}
+
+// clusterQueue is ClusterQueue cq's flavors, in the order Kueue tries
+// them, and its withinClusterQueue preemption policy.
+func (k kueueObjects) clusterQueue(ns, cq string, nodes []v1alpha1.NodeGroup) ([]v1alpha1.QueueFlavor, string, error) {
+	obj, ok := k["clusterqueues"][cq]
+	if !ok {
+		return nil, "", fmt.Errorf("the log has no write of ClusterQueue %s", cq)
+	}
+	preemption, _ := nested(obj, "spec", "preemption", "withinClusterQueue").(string)
+	groups, _ := nested(obj, "spec", "resourceGroups").([]any)
+	var out []v1alpha1.QueueFlavor
+	for _, g := range groups {
+		flavors, _ := nested(g, "flavors").([]any)
+		for _, f := range flavors {
+			name, _ := nested(f, "name").(string)
+			rf, ok := k["resourceflavors"][name]
+			if !ok {
+				return nil, "", fmt.Errorf("the log has no write of ResourceFlavor %s", name)
+			}
+			flavor, err := queueFlavor(strings.TrimPrefix(name, ns+"-"), rf, nodes)
+			if err != nil {
+				return nil, "", err
+			}
+			resources, _ := nested(f, "resources").([]any)
+			for _, r := range resources {
+				quota := fmt.Sprint(nested(r, "nominalQuota"))
+				switch nested(r, "name") {
+				case "nvidia.com/gpu":
+					flavor.GPU = quota
+				case "cpu":
+					flavor.CPU = quota
+				case "memory":
+					flavor.Memory = quota
+				}
+			}
+			out = append(out, flavor)
+		}
+	}
+	return out, preemption, nil
+}
+
+// queueFlavor is ResourceFlavor rf as a flavor named name: the node
+// profile whose nodes its one node label selects, the scenario's nodes'
+// first.
+func queueFlavor(name string, rf map[string]any, nodes []v1alpha1.NodeGroup) (v1alpha1.QueueFlavor, error) {
+	labels, _ := nested(rf, "spec", "nodeLabels").(map[string]any)
+	if len(labels) != 1 {
+		return v1alpha1.QueueFlavor{}, fmt.Errorf("ResourceFlavor %s selects nodes by %d labels, and a flavor of spec.queues by one", name, len(labels))
+	}
+	var key, value string
+	for k, v := range labels {
+		key, value = k, fmt.Sprint(v)
+	}
+	var candidates []fakegpu.Profile
+	for _, g := range nodes {
+		if p, err := fakegpu.LookupProfile(g.Profile); err == nil {
+			candidates = append(candidates, p)
+		}
+	}
+	candidates = append(candidates, fakegpu.Profiles()...)
+	for _, p := range candidates {
+		if p.Labels[key] != value && !(key == fakegpu.ProfileLabel && value == p.Name) {
+			continue
+		}
+		f := v1alpha1.QueueFlavor{Name: name, Profile: p.Name}
+		if name == p.Name {
+			f.Name = ""
+		}
+		byDefault := fakegpu.ProfileLabel
+		if _, ok := p.Labels[gpuProductLabel]; ok {
+			byDefault = gpuProductLabel
+		}
+		if key != byDefault {
+			f.NodeLabel = key
+		}
+		return f, nil
+	}
+	return v1alpha1.QueueFlavor{}, fmt.Errorf("ResourceFlavor %s selects nodes by %s=%s, which no node profile has (simctl profiles)", name, key, value)
+}
+
+// nested is the value at path in v's maps, nil when absent.
+func nested(v any, path ...string) any {
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
