@@ -56,58 +56,29 @@ func run(dir string, paths []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(imported, 0o755); err != nil {
+	trips, err := auditimport.ImportRuns(filepath.Join(logDir, "audit.log"), original, imported)
+	if err != nil {
 		return err
 	}
-	type pair struct {
-		original  results.Scenario
-		importErr error
-	}
-	var runs []pair
-	for _, sc := range original.Scenarios {
-		if sc.Skipped != "" {
-			continue
-		}
-		p := pair{original: sc}
-		res, err := auditimport.Import([]string{filepath.Join(logDir, "audit.log")}, auditimport.Options{Namespace: sc.Namespace, Name: sc.Namespace})
-		if err == nil {
-			var data []byte
-			if data, err = res.YAML(); err == nil {
-				err = os.WriteFile(filepath.Join(imported, sc.Namespace+".yaml"), data, 0o644)
-			}
-		}
-		p.importErr = err
-		runs = append(runs, p)
-	}
-	fmt.Printf("replaying %d imports ...\n", len(runs))
+	fmt.Printf("replaying %d imports ...\n", len(trips))
 	replay, err := simctlRun(simctl, filepath.Join(dir, "replay"), imported)
 	if err != nil {
 		return err
 	}
-	byName := map[string]results.Scenario{}
-	for _, sc := range replay.Scenarios {
-		byName[sc.Name] = sc
-	}
+	auditimport.Replayed(trips, replay)
 	agree, imports := 0, 0
 	var lines []string
-	for _, p := range runs {
-		name := p.original.Name // with its order, for an explored interleaving
-		if p.importErr != nil {
-			lines = append(lines, fmt.Sprintf("  not imported: %s: %v", name, p.importErr))
-			continue
+	for _, t := range trips {
+		if t.Err == nil {
+			imports++
 		}
-		imports++
-		r, ok := byName[p.original.Namespace]
-		switch {
-		case !ok:
-			lines = append(lines, fmt.Sprintf("  no replay: %s", name))
-		case r.Passed == p.original.Passed:
+		if t.Agrees() {
 			agree++
-		default:
-			lines = append(lines, fmt.Sprintf("  differs: %s: the original passed=%t, the replay passed=%t: %s", name, p.original.Passed, r.Passed, firstLine(r.Failure)))
+		} else {
+			lines = append(lines, "  "+t.Difference())
 		}
 	}
-	fmt.Printf("%d scenario runs (skipped ones left out); %d imported; %d replay to the original's verdict\n", len(runs), imports, agree)
+	fmt.Printf("%d scenario runs (skipped ones left out); %d imported; %d replay to the original's verdict\n", len(trips), imports, agree)
 	for _, l := range lines {
 		fmt.Println(l)
 	}
@@ -130,12 +101,4 @@ func simctlRun(simctl, reportDir string, args ...string) (results.Run, error) {
 		return run, err
 	}
 	return run, json.Unmarshal(data, &run)
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return s
 }

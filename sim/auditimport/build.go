@@ -231,6 +231,34 @@ func statusOf(w *write) (map[string]any, bool) {
 	return status, len(status) > 0
 }
 
+// volatileKeys are map keys whose values a component derives from what
+// differs on replay: Kueue names a Workload after its job's UID.
+var volatileKeys = []string{"kueue.x-k8s.io/workload"}
+
+// portable is v without what differs on replay: the values of
+// volatileKeys, and strings that hold the recorded namespace's name (a
+// ClusterQueue simctl named after it, in Kueue's label of the queue).
+func portable(v any, namespace string) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range t {
+			if s, ok := x.(string); slices.Contains(volatileKeys, k) || ok && namespace != "" && strings.Contains(s, namespace) {
+				continue
+			}
+			out[k] = portable(x, namespace)
+		}
+		return out
+	case []any:
+		out := make([]any, 0, len(t))
+		for _, x := range t {
+			out = append(out, portable(x, namespace))
+		}
+		return out
+	}
+	return v
+}
+
 // stable is v without what differs on replay: times and messages.
 func stable(v any) any {
 	switch t := v.(type) {
@@ -566,7 +594,7 @@ func (b *builder) finalExpectation(writes []*write) *v1alpha1.Step {
 		entries := []any{}
 		for _, e := range obj.Spec.RuntimePatches {
 			delete(e, "time") // when the entry was written: another time on replay
-			entries = append(entries, e)
+			entries = append(entries, portable(e, b.namespace))
 		}
 		exp := v1alpha1.ObjectExpectation{Target: target}
 		if len(entries) > 0 {

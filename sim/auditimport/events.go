@@ -50,6 +50,9 @@ type event struct {
 	} `json:"responseStatus"`
 	RequestObject  json.RawMessage `json:"requestObject"`
 	ResponseObject json.RawMessage `json:"responseObject"`
+	// Annotations are the API server's: which mutating webhooks ran in
+	// which round and what they changed, among them.
+	Annotations map[string]string `json:"annotations"`
 	Received       time.Time       `json:"requestReceivedTimestamp"`
 	Completed      time.Time       `json:"stageTimestamp"`
 

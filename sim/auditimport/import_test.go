@@ -432,3 +432,66 @@ func TestQueueFlavor(t *testing.T) {
 		}
 	}
 }
+
+// TestImportKueueEntryPortable: the final expectation of Kueue's entry
+// leaves out what differs on replay: the Workload's name (from the
+// TrainJob's UID) and the ClusterQueue's (the recorded namespace's), and
+// keeps the flavor's node selector and the LocalQueue's name.
+func TestImportKueueEntryPortable(t *testing.T) {
+	res, err := Import([]string{realKueue}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := res.Scenario.Spec.Steps
+	last := steps[len(steps)-1].Expect.Objects[0].Match
+	entries := last["spec"].(map[string]any)["runtimePatches"].([]any)
+	template := nested(entries[0], "trainingRuntimeSpec", "template", "spec", "replicatedJobs").([]any)[0]
+	pod := nested(template, "template", "spec", "template")
+	if a := nested(pod, "metadata", "annotations"); a != nil && nested(a, "kueue.x-k8s.io/workload") != nil {
+		t.Errorf("Kueue's entry expects the Workload's name: %v", a)
+	}
+	labels, _ := nested(pod, "metadata", "labels").(map[string]any)
+	if _, ok := labels["kueue.x-k8s.io/cluster-queue-name"]; ok || labels["kueue.x-k8s.io/local-queue-name"] != "team-queue" {
+		t.Errorf("Kueue's labels %v: want the LocalQueue's name, not the ClusterQueue's (the recorded namespace's)", labels)
+	}
+	if sel := nested(pod, "spec", "nodeSelector", "nvidia.com/gpu.product"); sel != "NVIDIA-H100-80GB-HBM3" {
+		t.Errorf("Kueue's node selector %v, want the H100 flavor's", sel)
+	}
+}
+
+// TestImportWebhookRounds: Kueue's webhook called in a second round means
+// its reinvocation policy was IfNeeded; a webhook that is no component's
+// and changed the create is named in a note (replay has none).
+func TestImportWebhookRounds(t *testing.T) {
+	lines := readLines(t, realKueue)
+	create := slices.IndexFunc(lines, func(l string) bool {
+		return strings.Contains(l, `"verb":"create"`) && strings.Contains(l, `"resource":"trainjobs"`)
+	})
+	if create < 0 {
+		t.Fatal("no create of the TrainJob in the log")
+	}
+	plain, err := Import([]string{writeLog(t, lines)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := plain.Scenario.Spec.Queues.KueueWebhookReinvocation; got != "" {
+		t.Errorf("reinvocation %q without a second round, want Kueue's manifest's (empty)", got)
+	}
+	lines[create] = strings.Replace(lines[create], `"annotations":{`, `"annotations":{`+
+		`"mutation.webhook.admission.k8s.io/round_0_index_9":"{\"configuration\":\"platform-defaults-1\",\"webhook\":\"trainjobs.example.com\",\"mutated\":true}",`+
+		`"mutation.webhook.admission.k8s.io/round_1_index_7":"{\"configuration\":\"kueue-mutating-webhook-configuration-1\",\"webhook\":\"mtrainjob.kb.io\",\"mutated\":false}",`, 1)
+	res, err := Import([]string{writeLog(t, lines)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Scenario.Spec.Queues.KueueWebhookReinvocation; got != "IfNeeded" {
+		t.Errorf("reinvocation %q, want IfNeeded (Kueue's webhook was called in round 1)", got)
+	}
+	noted := false
+	for _, n := range res.Notes {
+		noted = noted || strings.Contains(n, "webhook trainjobs.example.com of MutatingWebhookConfiguration platform-defaults-1 changed the create of TrainJob llm")
+	}
+	if !noted {
+		t.Errorf("no note names the platform's webhook: %q", res.Notes)
+	}
+}

@@ -66,11 +66,23 @@ func (k kueueObjects) observe(ev *event, namespace string) {
 	k[ref.Resource][name] = obj
 }
 
-// kueueRan reports whether Kueue, as a component, wrote to the TrainJobs.
+// kueueRan reports whether Kueue, as a component, wrote to the TrainJobs,
+// or its webhook changed a write to them.
 func kueueRan(writes []*write) bool {
 	return slices.ContainsFunc(writes, func(w *write) bool {
 		user, _ := w.ev.user()
-		return w.kind == trainJobKind && identity.Who(user) == identity.Kueue
+		if w.kind != trainJobKind {
+			return false
+		}
+		if identity.Who(user) == identity.Kueue {
+			return true
+		}
+		for _, calls := range w.ev.webhookCalls() {
+			if slices.ContainsFunc(calls, func(c webhookCall) bool { return c.Mutated && kueueConfiguration(c.Configuration) }) {
+				return true
+			}
+		}
+		return false
 	})
 }
 
@@ -94,7 +106,7 @@ func trainJobLabel(writes []*write, key string) string {
 }
 
 // kueue makes Kueue a component of the scenario, with its queues, when it
-// wrote to the TrainJobs; what the log lacks is said in notes.
+// acted on the TrainJobs; what the log lacks is said in notes.
 func (b *builder) kueue(k kueueObjects, writes []*write) {
 	if !kueueRan(writes) {
 		return
@@ -124,8 +136,13 @@ func (b *builder) kueue(k kueueObjects, writes []*write) {
 		value, _ := wpc["value"].(float64)
 		q.PriorityClasses = append(q.PriorityClasses, v1alpha1.PriorityClass{Name: name, Value: int32(value)})
 	}
+	reinvocation := "Never, Kueue's manifest's: the log shows no second round of it"
+	if kueueReinvoked(writes) {
+		q.KueueWebhookReinvocation = "IfNeeded"
+		reinvocation = "IfNeeded: the log shows it called again in a second round"
+	}
 	spec.Queues = q
-	b.note("Kueue ran as a component (its writes to the TrainJobs are left out, and replay runs it): spec.queues is made from the log's LocalQueue " + lq + ", its ClusterQueue and their ResourceFlavors; its webhook's reinvocation policy is not in the log (Kueue's manifest's, Never, is used)")
+	b.note("Kueue ran as a component (its writes to the TrainJobs are left out, and replay runs it): spec.queues is made from the log's LocalQueue " + lq + ", its ClusterQueue and their ResourceFlavors; its webhook's reinvocation policy is " + reinvocation)
 }
 
 // queues is the spec.queues of LocalQueue lq in namespace ns: its
@@ -267,4 +284,81 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// mutationPrefix starts the API server's audit annotation of a mutating
+// webhook's call: mutation.webhook.admission.k8s.io/round_<r>_index_<i>.
+const mutationPrefix = "mutation.webhook.admission.k8s.io/round_"
+
+// webhookCall is such an annotation's value.
+type webhookCall struct {
+	Configuration string `json:"configuration"`
+	Webhook       string `json:"webhook"`
+	Mutated       bool   `json:"mutated"`
+}
+
+// webhookCalls are the mutating webhooks ev's request went through, by
+// round (0, or 1 for a reinvocation).
+func (ev *event) webhookCalls() map[int][]webhookCall {
+	out := map[int][]webhookCall{}
+	for k, v := range ev.Annotations {
+		rest, ok := strings.CutPrefix(k, mutationPrefix)
+		if !ok {
+			continue
+		}
+		var round int
+		var call webhookCall
+		if _, err := fmt.Sscanf(rest, "%d_", &round); err != nil || json.Unmarshal([]byte(v), &call) != nil {
+			continue
+		}
+		out[round] = append(out[round], call)
+	}
+	return out
+}
+
+// kueueConfiguration tells Kueue's MutatingWebhookConfiguration (its
+// manifest's name, which simctl suffixes per scenario) from others.
+func kueueConfiguration(name string) bool {
+	return strings.HasPrefix(name, "kueue-mutating-webhook-configuration")
+}
+
+// componentConfiguration tells the components' own webhook configurations,
+// which replay's components install again.
+func componentConfiguration(name string) bool {
+	return kueueConfiguration(name) || strings.HasSuffix(name, ".trainer.kubeflow.org") || strings.HasPrefix(name, "jobset-")
+}
+
+// kueueReinvoked reports whether Kueue's webhook was called again in a
+// second round (reinvocationPolicy IfNeeded) for a write of writes.
+func kueueReinvoked(writes []*write) bool {
+	for _, w := range writes {
+		for _, c := range w.ev.webhookCalls()[1] {
+			if kueueConfiguration(c.Configuration) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// otherWebhooks notes each mutating webhook that is not a component's and
+// changed a manager's write on admission: replay has no such webhook.
+func (b *builder) otherWebhooks(writes []*write) {
+	seen := map[string]bool{}
+	for _, w := range writes {
+		if w.component {
+			continue
+		}
+		calls := w.ev.webhookCalls()
+		for _, round := range []int{0, 1} {
+			for _, c := range calls[round] {
+				key := c.Configuration + "/" + c.Webhook
+				if !c.Mutated || componentConfiguration(c.Configuration) || seen[key] {
+					continue
+				}
+				seen[key] = true
+				b.note(fmt.Sprintf("%s: webhook %s of MutatingWebhookConfiguration %s changed the %s of %s %s on admission (its patch is in the event's annotation patch.webhook.admission.k8s.io/...): replay has no such webhook; declare one in spec.webhooks (docs/scenarios.md)", w.ev.where(), c.Webhook, c.Configuration, w.ev.Verb, w.kind, w.name))
+			}
+		}
+	}
 }

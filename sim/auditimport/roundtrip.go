@@ -1,0 +1,90 @@
+package auditimport
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/trainersim/trainersim/results"
+)
+
+// Trip is one scenario run's round trip: the run as recorded, its import,
+// and the import's replay.
+type Trip struct {
+	Original results.Scenario
+	// File is the imported scenario; Err why there is none.
+	File string
+	Err  error
+	// Replay is the imported scenario's run: nil until Replayed, or when
+	// the replay has none.
+	Replay *results.Scenario
+}
+
+// ImportRuns imports each scenario run of run (skipped ones left out) from
+// the audit log at log, into dir: a file per run, named, like the imported
+// scenario, after the run's namespace.
+func ImportRuns(log string, run results.Run, dir string) ([]*Trip, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var trips []*Trip
+	for _, sc := range run.Scenarios {
+		if sc.Skipped != "" {
+			continue
+		}
+		t := &Trip{Original: sc}
+		res, err := Import([]string{log}, Options{Namespace: sc.Namespace, Name: sc.Namespace})
+		if err == nil {
+			var data []byte
+			if data, err = res.YAML(); err == nil {
+				t.File = filepath.Join(dir, sc.Namespace+".yaml")
+				err = os.WriteFile(t.File, data, 0o644)
+			}
+		}
+		t.Err = err
+		trips = append(trips, t)
+	}
+	return trips, nil
+}
+
+// Replayed gives each trip its scenario's run of replay.
+func Replayed(trips []*Trip, replay results.Run) {
+	byName := map[string]*results.Scenario{}
+	for i := range replay.Scenarios {
+		byName[replay.Scenarios[i].Name] = &replay.Scenarios[i]
+	}
+	for _, t := range trips {
+		if t.Err == nil {
+			t.Replay = byName[t.Original.Namespace]
+		}
+	}
+}
+
+// Agrees reports whether the replay kept the original's verdict.
+func (t *Trip) Agrees() bool {
+	return t.Replay != nil && t.Replay.Passed == t.Original.Passed
+}
+
+// Difference says how the trip went wrong, "" when it agrees. The name
+// is the original run's, with its order for an explored interleaving.
+func (t *Trip) Difference() string {
+	name := t.Original.Name
+	switch {
+	case t.Err != nil:
+		return fmt.Sprintf("not imported: %s: %v", name, t.Err)
+	case t.Replay == nil:
+		return fmt.Sprintf("no replay: %s", name)
+	case !t.Agrees():
+		return fmt.Sprintf("differs: %s: the original passed=%t, the replay passed=%t: %s", name, t.Original.Passed, t.Replay.Passed, firstLine(t.Replay.Failure))
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
