@@ -53,8 +53,8 @@ type event struct {
 	// Annotations are the API server's: which mutating webhooks ran in
 	// which round and what they changed, among them.
 	Annotations map[string]string `json:"annotations"`
-	Received       time.Time       `json:"requestReceivedTimestamp"`
-	Completed      time.Time       `json:"stageTimestamp"`
+	Received    time.Time         `json:"requestReceivedTimestamp"`
+	Completed   time.Time         `json:"stageTimestamp"`
 
 	// Where it was read: file and line.
 	file string
