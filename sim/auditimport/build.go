@@ -29,6 +29,8 @@ type builder struct {
 	actorList []v1alpha1.Actor
 	// concurrently is Options.Concurrently.
 	concurrently bool
+	// pods are the writes to the namespace's Pods, in the log's order.
+	pods []podEvent
 }
 
 // build turns the writes, in the order the server completed them, into the
@@ -108,7 +110,17 @@ func (b *builder) build(writes []*write) error {
 	}
 	b.staleReads(managers, writes)
 	for _, g := range groups {
-		if wait := b.componentsBefore(g[0], writes); wait != nil {
+		wait := b.componentsBefore(g[0], writes)
+		if pods := b.podsBefore(g[0]); pods != nil {
+			if wait == nil {
+				b.n++
+				wait = &v1alpha1.Step{Name: fmt.Sprintf("%d: TrainJob %s's Pods run before the next write", b.n, g[0].name), Expect: &v1alpha1.Expect{}}
+			} else {
+				wait.Name += fmt.Sprintf("; its %d Pod(s) run", *pods.Count)
+			}
+			wait.Expect.Pods = pods
+		}
+		if wait != nil {
 			spec.Steps = append(spec.Steps, *wait)
 		}
 		for _, m := range g {

@@ -105,6 +105,7 @@ func Import(paths []string, opts Options) (*Result, error) {
 	res := &Result{}
 	var writes []*write
 	var nodes []*corev1.Node
+	var pods []podEvent
 	queueing := kueueObjects{}
 	for _, path := range files {
 		f, err := os.Open(path)
@@ -114,6 +115,10 @@ func Import(paths []string, opts Options) (*Result, error) {
 		err = readEvents(f, path, func(ev *event) error {
 			res.Events++
 			queueing.observe(ev, namespace)
+			if p, ok := podWrite(ev, namespace); ok {
+				pods = append(pods, p)
+				return nil
+			}
 			if n, ok := nodeCreate(ev); ok {
 				if n.Labels[cluster.IsolationKey] == namespace { // the namespace's own: kept, not the log's every node
 					nodes = append(nodes, n)
@@ -144,7 +149,7 @@ func Import(paths []string, opts Options) (*Result, error) {
 			return nil, inputErrorf("TrainJob %s: the log has no write to it (its TrainJobs: %s)", tj, strings.Join(found, ", "))
 		}
 	}
-	b := &builder{res: res, namespace: namespace, actors: map[actorKey]string{}, byRV: map[string]*write{}, concurrently: opts.Concurrently}
+	b := &builder{res: res, namespace: namespace, actors: map[actorKey]string{}, byRV: map[string]*write{}, concurrently: opts.Concurrently, pods: pods}
 	if err := b.build(writes); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package auditimport
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -493,5 +494,41 @@ func TestImportWebhookRounds(t *testing.T) {
 	}
 	if !noted {
 		t.Errorf("no note names the platform's webhook: %q", res.Notes)
+	}
+}
+
+// preemption is the recorded run of scenarios/kueue/
+// preemption-clears-entry.yaml: its TrainJob's and Pods' events (the Pods'
+// status writes with their bodies) and its nodes' creates.
+const preemption = "testdata/preemption-clears-entry.audit.log"
+
+// TestImportPodsRunning: Kueue suspended the TrainJob once both its Pods
+// ran, and its change right after was refused because they still did: the
+// steps before both writes wait for the 2 Pods Running; none waits for
+// Pods before the Job controller created them, or once they were deleted.
+func TestImportPodsRunning(t *testing.T) {
+	res, err := Import([]string{preemption}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := res.Scenario.Spec.Steps
+	suspend := slices.IndexFunc(steps, func(st v1alpha1.Step) bool {
+		return st.Patch != nil && fmt.Sprint(st.Patch.Body) == "map[spec:map[suspend:true]]"
+	})
+	if suspend < 1 {
+		t.Fatalf("no merge patch that suspends in %v", stepNames(steps))
+	}
+	var waits []int
+	for i, st := range steps {
+		if st.Expect != nil && st.Expect.Pods != nil {
+			waits = append(waits, i)
+			p := st.Expect.Pods
+			if p.Count == nil || *p.Count != 2 || p.Phase != "Running" || p.Selector.MatchLabels[jobSetNameLabel] != "llm" {
+				t.Errorf("step %q expects Pods %+v: want JobSet llm's 2 Running", st.Name, p)
+			}
+		}
+	}
+	if len(waits) != 2 || waits[0] != suspend-1 || waits[1] != suspend+1 || steps[suspend+2].ExpectError == nil {
+		t.Errorf("Pod waits at steps %v: want them just before the suspend (%d) and before the refused change after it", waits, suspend)
 	}
 }

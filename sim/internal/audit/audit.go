@@ -64,12 +64,19 @@ func policy(record bool) string {
 	rules := ""
 	if record {
 		// First, before the heartbeats' rule: Pods and Nodes as they
-		// were created (a node's labels and taints), not their updates.
+		// were created (a node's labels and taints), not their updates;
+		// the Pods' status as the kubelets wrote it (the phase a
+		// manager's write met).
 		rules += `- level: Request
   verbs: [create]
   resources:
   - group: ""
     resources: [pods, nodes]
+- level: Request
+  verbs: [update, patch]
+  resources:
+  - group: ""
+    resources: [pods/status]
 `
 	}
 	rules += `- level: None

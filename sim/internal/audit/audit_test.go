@@ -101,7 +101,7 @@ func TestRecordPolicy(t *testing.T) {
 		{"Kueue's patch of a TrainJob, as without recording", kueue.User, "patch", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelRequestResponse},
 		{"the Job controller's create of a Pod, with the Pod", "system:serviceaccount:kube-system:job-controller", "create", "", "pods", "", "ns", auditinternal.LevelRequest},
 		{"the scheduler's binding, as without recording", "system:kube-scheduler", "create", "", "pods", "binding", "ns", auditinternal.LevelMetadata},
-		{"KWOK's Pod status, as without recording", kwok.User, "patch", "", "pods", "status", "ns", auditinternal.LevelMetadata},
+		{"KWOK's Pod status, with its body (the phase)", kwok.User, "patch", "", "pods", "status", "ns", auditinternal.LevelRequest},
 		{"KWOK's node heartbeat", kwok.User, "patch", "", "nodes", "status", "", auditinternal.LevelNone},
 		{"a node as created", "admin", "create", "", "nodes", "", "", auditinternal.LevelRequest},
 		{"a node's update", "admin", "patch", "", "nodes", "", "", auditinternal.LevelNone},
@@ -130,6 +130,7 @@ func TestDocumentedRecordPolicy(t *testing.T) {
 		{"the Job controller's Pod", "system:serviceaccount:kube-system:job-controller", "create", "", "pods", "", "ns", auditinternal.LevelRequest},
 		{"the JobSet controller's status", "system:serviceaccount:kubeflow-system:jobset-controller-manager", "update", "jobset.x-k8s.io", "jobsets", "status", "ns", auditinternal.LevelMetadata},
 		{"a binding", "system:kube-scheduler", "create", "", "pods", "binding", "ns", auditinternal.LevelMetadata},
+		{"a kubelet's Pod status", "system:node:n", "patch", "", "pods", "status", "ns", auditinternal.LevelRequest},
 		{"a lease", "system:node:n", "update", "coordination.k8s.io", "leases", "", "kube-node-lease", auditinternal.LevelNone},
 		{"a read", "alice", "get", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelNone},
 	})
