@@ -3,7 +3,6 @@ package auditimport
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -29,8 +28,10 @@ type builder struct {
 	actorList []v1alpha1.Actor
 	// concurrently is Options.Concurrently.
 	concurrently bool
-	// pods are the writes to the namespace's Pods, in the log's order.
-	pods []podEvent
+	// pods are the writes to the namespace's Pods, jobSets the JobSets'
+	// statuses, in the log's order.
+	pods    []podEvent
+	jobSets []jobSetStatus
 }
 
 // build turns the writes, in the order the server completed them, into the
@@ -111,6 +112,15 @@ func (b *builder) build(writes []*write) error {
 	b.staleReads(managers, writes)
 	for _, g := range groups {
 		wait := b.componentsBefore(g[0], writes)
+		if js := b.jobSetBefore(g[0]); js != nil {
+			if wait == nil {
+				b.n++
+				wait = &v1alpha1.Step{Name: fmt.Sprintf("%d: JobSet %s's status is as its controller left it before the next write", b.n, g[0].name), Expect: &v1alpha1.Expect{}}
+			} else {
+				wait.Name += "; its JobSet's too"
+			}
+			wait.Expect.Objects = append(wait.Expect.Objects, *js)
+		}
 		if pods := b.podsBefore(g[0]); pods != nil {
 			if wait == nil {
 				b.n++
@@ -208,13 +218,19 @@ func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
 	if !ok {
 		return nil
 	}
+	var earlier []map[string]any
+	for _, o := range writes[:at] {
+		if s, ok := statusOf(o); ok && o.kind == trainJobKind && o.name == w.name {
+			earlier = append(earlier, s)
+		}
+	}
 	statuses := []map[string]any{status}
 	for _, o := range writes[at+1:] {
 		if o.kind != trainJobKind || o.name != w.name || !(o.component || o.status) {
 			continue
 		}
-		if s, ok := statusOf(o); ok && !slices.ContainsFunc(statuses, func(t map[string]any) bool { return reflect.DeepEqual(s, t) }) {
-			statuses = append(statuses, s)
+		if s, ok := statusOf(o); ok {
+			statuses = laterStatus(statuses, earlier, s)
 		}
 	}
 	who, _ := last.ev.user()
@@ -234,12 +250,18 @@ func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
 
 // statusOf is the status w's answer carried, without times and messages;
 // false when it has none.
+//
+// Its jobs' counts are left out: they mirror the JobSet's, which the
+// Trainer's checks read and the waits expect directly (jobSetBefore), and
+// the Trainer reports them later or earlier on replay than the managers'
+// writes on the cluster, where a count the log never shows can hold.
 func statusOf(w *write) (map[string]any, bool) {
 	status, ok := responseObject(w)["status"].(map[string]any)
 	if !ok {
 		return nil, false
 	}
 	status = stable(status).(map[string]any)
+	delete(status, "jobsStatus")
 	return status, len(status) > 0
 }
 
@@ -271,13 +293,17 @@ func portable(v any, namespace string) any {
 	return v
 }
 
-// stable is v without what differs on replay: times and messages.
+// stable is a status v without what differs on replay: times, messages,
+// and how many Pods were ready (a count of the TrainJob's jobs or the
+// JobSet's replicated jobs: when a kubelet reported readiness, which on
+// replay comes earlier or later against the managers' writes, and which
+// nothing a manager writes depends on, unlike the active count).
 func stable(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		out := map[string]any{}
 		for k, x := range t {
-			if k == "message" || strings.HasSuffix(k, "Time") || strings.HasSuffix(k, "Timestamp") {
+			if k == "message" || k == "ready" || strings.HasSuffix(k, "Time") || strings.HasSuffix(k, "Timestamp") {
 				continue
 			}
 			out[k] = stable(x)

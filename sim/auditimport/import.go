@@ -106,6 +106,7 @@ func Import(paths []string, opts Options) (*Result, error) {
 	var writes []*write
 	var nodes []*corev1.Node
 	var pods []podEvent
+	var jobSets []jobSetStatus
 	queueing := kueueObjects{}
 	for _, path := range files {
 		f, err := os.Open(path)
@@ -117,6 +118,10 @@ func Import(paths []string, opts Options) (*Result, error) {
 			queueing.observe(ev, namespace)
 			if p, ok := podWrite(ev, namespace); ok {
 				pods = append(pods, p)
+				return nil
+			}
+			if s, ok := jobSetStatusWrite(ev, namespace); ok {
+				jobSets = append(jobSets, s)
 				return nil
 			}
 			if n, ok := nodeCreate(ev); ok {
@@ -149,7 +154,7 @@ func Import(paths []string, opts Options) (*Result, error) {
 			return nil, inputErrorf("TrainJob %s: the log has no write to it (its TrainJobs: %s)", tj, strings.Join(found, ", "))
 		}
 	}
-	b := &builder{res: res, namespace: namespace, actors: map[actorKey]string{}, byRV: map[string]*write{}, concurrently: opts.Concurrently, pods: pods}
+	b := &builder{res: res, namespace: namespace, actors: map[actorKey]string{}, byRV: map[string]*write{}, concurrently: opts.Concurrently, pods: pods, jobSets: jobSets}
 	if err := b.build(writes); err != nil {
 		return nil, err
 	}

@@ -315,41 +315,56 @@ func TestImportStaleReadOfAStatus(t *testing.T) {
 	}
 }
 
-// TestImportStatusWaitAcceptsLaterStatuses: the wait for the status the
-// Trainer left before a manager's write accepts that status or any the
-// components wrote after it: the Trainer reported 0 Jobs suspended and
-// then 1, and on replay may report 1 at once, or be further on.
-func TestImportStatusWaitAcceptsLaterStatuses(t *testing.T) {
+// TestImportStatusWaitConditions: the wait for the status the Trainer
+// left before a manager's write expects its conditions, not its jobs'
+// counts (the Trainer reported 0 Jobs suspended and then 1, and on replay
+// may report 1 at once, or more active than the log ever shows).
+func TestImportStatusWaitConditions(t *testing.T) {
 	res, err := Import([]string{statusRead}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var waits []v1alpha1.ObjectExpectation
+	waits := 0
 	for _, st := range res.Scenario.Spec.Steps {
-		if st.Expect != nil && st.Expect.Objects[0].Match["spec"] == nil {
-			waits = append(waits, st.Expect.Objects[0])
+		if st.Expect == nil || st.Expect.Objects[0].Match["spec"] != nil {
+			continue
+		}
+		waits++
+		o := st.Expect.Objects[0]
+		alts := o.MatchAny
+		if o.Match != nil {
+			alts = append(alts, o.Match)
+		}
+		for _, alt := range alts {
+			if status := alt["status"].(map[string]any); status["jobsStatus"] != nil {
+				t.Errorf("step %q expects the jobs' counts %v", st.Name, status["jobsStatus"])
+			}
+		}
+		// The first is the status as the Trainer left it; the others
+		// are its later ones (resumed, at the end of the log).
+		conds, _ := alts[0]["status"].(map[string]any)["conditions"].([]any)
+		if len(conds) != 1 || nested(conds[0], "type") != "Suspended" || nested(conds[0], "status") != "True" {
+			t.Errorf("step %q expects conditions %v first, want Suspended True", st.Name, conds)
 		}
 	}
-	if len(waits) != 2 {
-		t.Fatalf("%d status waits, want 2: before the JSON patch test and before Kueue's second apply", len(waits))
+	if waits != 2 {
+		t.Errorf("%d status waits, want 2: before the JSON patch test and before Kueue's second apply", waits)
 	}
-	suspended := func(o v1alpha1.Object) any {
-		jobs, _ := o["status"].(map[string]any)["jobsStatus"].([]any)
-		if len(jobs) != 1 {
-			t.Fatalf("status %v: want one job's counts", o)
-		}
-		return jobs[0].(map[string]any)["suspended"]
+}
+
+// TestLaterStatus: a wait accepts a later status unless it is one it
+// accepts already or one the object had before: running again after a
+// resume must not pass a wait for the suspension.
+func TestLaterStatus(t *testing.T) {
+	running := map[string]any{"active": 1.0}
+	suspended := map[string]any{"active": 0.0, "suspended": 1.0}
+	resuming := map[string]any{"active": 0.0}
+	got := []map[string]any{suspended}
+	for _, s := range []map[string]any{suspended, resuming, running} {
+		got = laterStatus(got, []map[string]any{running}, s)
 	}
-	for i, w := range waits {
-		if w.Match != nil || len(w.MatchAny) < 2 {
-			t.Fatalf("wait %d: match %v, %d of matchAny: want the status and the later ones in matchAny", i+1, w.Match, len(w.MatchAny))
-		}
-	}
-	if first := waits[0].MatchAny; suspended(first[0]) != float64(0) || suspended(first[1]) != float64(1) {
-		t.Errorf("the first wait accepts %v, then %v suspended: want 0 (as the Trainer left it), then 1 (its next write)", suspended(first[0]), suspended(first[1]))
-	}
-	if second := waits[1].MatchAny; suspended(second[0]) != float64(1) || len(second) != len(waits[0].MatchAny)-1 {
-		t.Errorf("the second wait accepts %d statuses, first with %v suspended: want 1 suspended, and the first wait's later statuses", len(second), suspended(second[0]))
+	if want := []map[string]any{suspended, resuming}; !reflect.DeepEqual(got, want) {
+		t.Errorf("accepted %v, want %v", got, want)
 	}
 }
 
@@ -530,5 +545,49 @@ func TestImportPodsRunning(t *testing.T) {
 	}
 	if len(waits) != 2 || waits[0] != suspend-1 || waits[1] != suspend+1 || steps[suspend+2].ExpectError == nil {
 		t.Errorf("Pod waits at steps %v: want them just before the suspend (%d) and before the refused change after it", waits, suspend)
+	}
+}
+
+// refusesChange is the recorded run of scenarios/suspension/
+// jobset-refuses-change-after-run.yaml: its TrainJob's events, its
+// JobSet's status writes (with the objects they left) and its node's
+// create.
+const refusesChange = "testdata/jobset-refuses-change-after-run.audit.log"
+
+// TestImportJobSetStatus: the change written to the suspended TrainJob
+// was accepted once the JobSet counted no Job active (the Trainer refuses
+// it while one is): the step before it waits for the JobSet as its
+// controller left it, 0 active and 1 suspended, without the ready count.
+func TestImportJobSetStatus(t *testing.T) {
+	res, err := Import([]string{refusesChange}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := res.Scenario.Spec.Steps
+	change := slices.IndexFunc(steps, func(st v1alpha1.Step) bool { return st.Patch != nil && st.Patch.Type == v1alpha1.PatchJSON })
+	if change < 1 || steps[change].ExpectError != nil {
+		t.Fatalf("no accepted JSON patch in %v", stepNames(steps))
+	}
+	wait := steps[change-1].Expect
+	if wait == nil {
+		t.Fatalf("step %q before the change is no wait", steps[change-1].Name)
+	}
+	i := slices.IndexFunc(wait.Objects, func(o v1alpha1.ObjectExpectation) bool { return o.Target.Kind == "JobSet" })
+	if i < 0 {
+		t.Fatalf("the wait %q expects no JobSet", steps[change-1].Name)
+	}
+	js := wait.Objects[i]
+	if js.Target.Name != "stuck" || js.Target.APIVersion != "jobset.x-k8s.io/v1alpha2" {
+		t.Errorf("target %+v, want JobSet stuck", js.Target)
+	}
+	first := js.Match
+	if first == nil && len(js.MatchAny) > 0 {
+		first = js.MatchAny[0]
+	}
+	jobs, _ := nested(map[string]any(first), "status", "replicatedJobsStatus").([]any)
+	if len(jobs) != 1 || nested(jobs[0], "active") != float64(0) || nested(jobs[0], "suspended") != float64(1) {
+		t.Errorf("the JobSet's jobs %v: want node with 0 active, 1 suspended", jobs)
+	} else if _, ok := jobs[0].(map[string]any)["ready"]; ok {
+		t.Errorf("the JobSet's jobs %v expect a ready count: readiness is the kubelet's timing", jobs)
 	}
 }

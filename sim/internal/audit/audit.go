@@ -66,7 +66,8 @@ func policy(record bool) string {
 		// First, before the heartbeats' rule: Pods and Nodes as they
 		// were created (a node's labels and taints), not their updates;
 		// the Pods' status as the kubelets wrote it (the phase a
-		// manager's write met).
+		// manager's write met), and the JobSets' as their controller
+		// left it (the Trainer refuses a change while a Job is active).
 		rules += `- level: Request
   verbs: [create]
   resources:
@@ -77,6 +78,11 @@ func policy(record bool) string {
   resources:
   - group: ""
     resources: [pods/status]
+- level: RequestResponse
+  verbs: [update, patch]
+  resources:
+  - group: jobset.x-k8s.io
+    resources: [jobsets/status]
 `
 	}
 	rules += `- level: None

@@ -128,9 +128,11 @@ func TestDocumentedRecordPolicy(t *testing.T) {
 		{"a runtime", "admin", "update", "trainer.kubeflow.org", "clustertrainingruntimes", "", "", auditinternal.LevelRequestResponse},
 		{"a LocalQueue", "admin", "create", "kueue.x-k8s.io", "localqueues", "", "ns", auditinternal.LevelRequestResponse},
 		{"the Job controller's Pod", "system:serviceaccount:kube-system:job-controller", "create", "", "pods", "", "ns", auditinternal.LevelRequest},
-		{"the JobSet controller's status", "system:serviceaccount:kubeflow-system:jobset-controller-manager", "update", "jobset.x-k8s.io", "jobsets", "status", "ns", auditinternal.LevelMetadata},
+		{"the JobSet controller's status", "system:serviceaccount:kubeflow-system:jobset-controller-manager", "update", "jobset.x-k8s.io", "jobsets", "status", "ns", auditinternal.LevelRequestResponse},
+		{"the JobSet controller's Job", "system:serviceaccount:kubeflow-system:jobset-controller-manager", "create", "batch", "jobs", "", "ns", auditinternal.LevelMetadata},
 		{"a binding", "system:kube-scheduler", "create", "", "pods", "binding", "ns", auditinternal.LevelMetadata},
 		{"a kubelet's Pod status", "system:node:n", "patch", "", "pods", "status", "ns", auditinternal.LevelRequest},
+		{"the JobSet controller's status", "system:serviceaccount:kubeflow-system:jobset-controller-manager", "update", "jobset.x-k8s.io", "jobsets", "status", "ns", auditinternal.LevelRequestResponse},
 		{"a lease", "system:node:n", "update", "coordination.k8s.io", "leases", "", "kube-node-lease", auditinternal.LevelNone},
 		{"a read", "alice", "get", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelNone},
 	})
