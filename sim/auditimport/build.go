@@ -183,25 +183,28 @@ func (b *builder) build(writes []*write) error {
 	return nil
 }
 
-// componentsBefore keeps the components' part of the order: when the
-// last write to w's TrainJob answered before w was sent is a component's
-// (the Trainer's status, say), the components acted between the managers'
-// writes, and w may depend on it (a change refused while the Jobs are
-// active; an update from a read that saw the Trainer's status). It is a
-// step that waits until the TrainJob's status is as that write left it
-// (its conditions and jobs, without times and messages); nil when no
-// component wrote last.
+// componentsBefore keeps the Trainer's part of the order before a write
+// that carries a resourceVersion (an update from a read, a patch with a
+// version): when the last write to w's TrainJob answered before w was
+// sent is a component's (the Trainer's status), the read w was sent from
+// saw it, and on replay must too, or the Trainer's write lands between the
+// read and w and w is refused 409 where it was accepted. It is a step that
+// waits until the TrainJob's conditions are as that write left them; nil
+// when no component wrote last, or its write left no conditions.
 //
 // A controller may skip on replay a status it wrote on the cluster (it
 // reconciles to the latest state, and two changes seen together are one
-// write; the Trainer reports a suspended JobSet's Jobs as 0 and then 1
-// suspended, or at once as 1), or be further on (it reported the Jobs
-// active later than the Pods ran). What the log shows is that the
-// components had got at least that far, so the wait accepts that status
-// or any the components wrote after it (matchAny): those that followed a
+// write), or be further on. What the log shows is that the components had
+// got at least that far, so the wait accepts that status or any the
+// components wrote after it (matchAny, laterStatus): those that followed a
 // later manager's write cannot be reached before it on replay.
+//
+// Before other writes the TrainJob's status decides nothing (the
+// Trainer's checks read the JobSet: jobSetBefore), and its conditions
+// depend on what the Trainer saw (Resumed only if it saw the TrainJob
+// suspended), which on replay may never come.
 func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
-	if w.kind != trainJobKind || w.ev.Verb == "create" {
+	if w.kind != trainJobKind || w.ev.Verb == "create" || carriedRV(w) == "" {
 		return nil
 	}
 	at := -1

@@ -47,15 +47,6 @@ func TestImportRecordedRun(t *testing.T) {
 	if len(steps) != 9 {
 		t.Fatalf("%d steps, want the 8 writes and the final expectation", len(steps))
 	}
-	waits := 0
-	for _, st := range all {
-		if st.Expect != nil && (st.Expect.Objects[0].Match["status"] != nil || len(st.Expect.Objects[0].MatchAny) > 0) {
-			waits++
-		}
-	}
-	if waits == 0 {
-		t.Error("no step waits for the Trainer's status before the managers' next write, as the log has it between them")
-	}
 	check := func(i int, what string, ok bool) {
 		t.Helper()
 		if !ok {
@@ -315,40 +306,54 @@ func TestImportStaleReadOfAStatus(t *testing.T) {
 	}
 }
 
-// TestImportStatusWaitConditions: the wait for the status the Trainer
-// left before a manager's write expects its conditions, not its jobs'
-// counts (the Trainer reported 0 Jobs suspended and then 1, and on replay
-// may report 1 at once, or more active than the log ever shows).
+// TestImportStatusWaitConditions: Kueue read the TrainJob after the
+// Trainer reported it suspended, and updated it from that read: the step
+// before the read waits for the TrainJob's conditions as the Trainer left
+// them (not its jobs' counts, which the Trainer reports earlier or later
+// on replay); no write that carries no resourceVersion (the suspend)
+// waits for the TrainJob's status.
 func TestImportStatusWaitConditions(t *testing.T) {
-	res, err := Import([]string{statusRead}, Options{})
+	res, err := Import([]string{preemption}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waits := 0
-	for _, st := range res.Scenario.Spec.Steps {
-		if st.Expect == nil || st.Expect.Objects[0].Match["spec"] != nil {
-			continue
+	steps := res.Scenario.Spec.Steps
+	read := slices.IndexFunc(steps, func(st v1alpha1.Step) bool { return st.Get != nil })
+	if read < 1 || steps[read+1].Update == nil || steps[read+1].Update.From != steps[read].Name {
+		t.Fatalf("no read that an update is sent from in %v", stepNames(steps))
+	}
+	trainJobWait := func(st v1alpha1.Step) *v1alpha1.ObjectExpectation {
+		if st.Expect == nil {
+			return nil
 		}
-		waits++
-		o := st.Expect.Objects[0]
-		alts := o.MatchAny
-		if o.Match != nil {
-			alts = append(alts, o.Match)
-		}
-		for _, alt := range alts {
-			if status := alt["status"].(map[string]any); status["jobsStatus"] != nil {
-				t.Errorf("step %q expects the jobs' counts %v", st.Name, status["jobsStatus"])
+		for i, o := range st.Expect.Objects {
+			if o.Target.Kind == "TrainJob" && o.Match["spec"] == nil {
+				return &st.Expect.Objects[i]
 			}
 		}
-		// The first is the status as the Trainer left it; the others
-		// are its later ones (resumed, at the end of the log).
-		conds, _ := alts[0]["status"].(map[string]any)["conditions"].([]any)
-		if len(conds) != 1 || nested(conds[0], "type") != "Suspended" || nested(conds[0], "status") != "True" {
-			t.Errorf("step %q expects conditions %v first, want Suspended True", st.Name, conds)
+		return nil
+	}
+	o := trainJobWait(steps[read-1])
+	if o == nil {
+		t.Fatalf("step %q before the read does not wait for the TrainJob's status", steps[read-1].Name)
+	}
+	alts := append([]v1alpha1.Object{o.Match}, o.MatchAny...)
+	if o.Match == nil {
+		alts = o.MatchAny
+	}
+	for _, alt := range alts {
+		if status := alt["status"].(map[string]any); status["jobsStatus"] != nil {
+			t.Errorf("step %q expects the jobs' counts %v", steps[read-1].Name, status["jobsStatus"])
 		}
 	}
-	if waits != 2 {
-		t.Errorf("%d status waits, want 2: before the JSON patch test and before Kueue's second apply", waits)
+	conds, _ := alts[0]["status"].(map[string]any)["conditions"].([]any)
+	if len(conds) != 1 || nested(conds[0], "type") != "Suspended" || nested(conds[0], "status") != "True" {
+		t.Errorf("step %q expects conditions %v first, want Suspended True, as the Trainer left them", steps[read-1].Name, conds)
+	}
+	for i, st := range steps {
+		if i != read-1 && trainJobWait(st) != nil {
+			t.Errorf("step %q waits for the TrainJob's status: only the read needs it", st.Name)
+		}
 	}
 }
 
