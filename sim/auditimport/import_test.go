@@ -515,6 +515,39 @@ func TestImportWebhookRounds(t *testing.T) {
 	if !noted {
 		t.Errorf("no note names the platform's webhook: %q", res.Notes)
 	}
+	if len(res.Scenario.Spec.Webhooks) != 0 {
+		t.Errorf("webhooks %+v declared: the platform's patch is not in the log", res.Scenario.Spec.Webhooks)
+	}
+}
+
+// TestImportDeclaredWebhook: a webhook that added its own runtimePatches
+// entry to the create (its patch in the audit annotations), and was called
+// again in a second round, is declared in spec.webhooks with that entry,
+// named after its configuration less the namespace's suffix simctl gave
+// it; Kueue's entry, which Kueue's webhook adds, is not taken for it.
+func TestImportDeclaredWebhook(t *testing.T) {
+	lines := readLines(t, realKueue)
+	create := slices.IndexFunc(lines, func(l string) bool {
+		return strings.Contains(l, `"verb":"create"`) && strings.Contains(l, `"resource":"trainjobs"`)
+	})
+	patch := `[{\"op\":\"replace\",\"path\":\"/spec/runtimePatches\",\"value\":[` +
+		`{\"manager\":\"kueue.x-k8s.io/manager\",\"trainingRuntimeSpec\":{\"template\":{\"spec\":{}}}},` +
+		`{\"manager\":\"platform.example.com/defaults\",\"trainingRuntimeSpec\":{\"template\":{\"metadata\":{\"labels\":{\"cost-center\":\"ml\"}}}}}]}]`
+	lines[create] = strings.Replace(lines[create], `"annotations":{`, `"annotations":{`+
+		`"mutation.webhook.admission.k8s.io/round_0_index_9":"{\"configuration\":\"platform-defaults-f3675d\",\"webhook\":\"trainjobs.example.com\",\"mutated\":true}",`+
+		`"patch.webhook.admission.k8s.io/round_0_index_9":"{\"configuration\":\"platform-defaults-f3675d\",\"webhook\":\"trainjobs.example.com\",\"patch\":`+patch+`,\"patchType\":\"JSONPatch\"}",`+
+		`"mutation.webhook.admission.k8s.io/round_1_index_9":"{\"configuration\":\"platform-defaults-f3675d\",\"webhook\":\"trainjobs.example.com\",\"mutated\":false}",`, 1)
+	res, err := Import([]string{writeLog(t, lines)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []v1alpha1.AdmissionWebhook{{
+		Name: "platform-defaults", Object: "TrainJob", Manager: "platform.example.com/defaults", ReinvocationPolicy: "IfNeeded",
+		Entry: v1alpha1.Object{"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"cost-center": "ml"}}}},
+	}}
+	if got := res.Scenario.Spec.Webhooks; !reflect.DeepEqual(got, want) {
+		t.Errorf("webhooks %+v, want %+v; notes %q", got, want, res.Notes)
+	}
 }
 
 // preemption is the recorded run of scenarios/kueue/
