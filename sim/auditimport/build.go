@@ -1,6 +1,7 @@
 package auditimport
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -162,13 +163,23 @@ func (b *builder) build(writes []*write) error {
 			})
 		default:
 			// One after the other, in the order the server answered
-			// them: the outcome the log shows, every time.
+			// them: the outcome the log shows, but for which of its
+			// messages a refusal gave, which can depend on whether the
+			// other write was stored before the refused one was
+			// validated (sent one after the other, it always was): only
+			// the message's beginning, up to the kind of the field
+			// error, is expected.
+			for i := range steps {
+				if e := steps[i].ExpectError; e != nil {
+					e.MessageContains = raceMessage(e.MessageContains)
+				}
+			}
 			spec.Steps = append(spec.Steps, steps...)
 			var names []string
 			for _, st := range steps {
 				names = append(names, fmt.Sprintf("%q", st.Name))
 			}
-			b.note(fmt.Sprintf("steps %s raced (each received before the one before it was answered): they are sent in the order the server answered them; simctl import --concurrently sends them together, in a concurrently group whose interleavings explore the other orders", strings.Join(names, ", ")))
+			b.note(fmt.Sprintf("steps %s raced (each received before the one before it was answered): they are sent in the order the server answered them, a refusal's message expected up to the kind of its field error (the rest can depend on the race); simctl import --concurrently sends them together, in a concurrently group whose interleavings explore the other orders", strings.Join(names, ", ")))
 		}
 		for _, w := range g {
 			if w.rv != "" {
@@ -183,47 +194,67 @@ func (b *builder) build(writes []*write) error {
 	return nil
 }
 
-// componentsBefore keeps the Trainer's part of the order before a write
-// that carries a resourceVersion (an update from a read, a patch with a
-// version): when the last write to w's TrainJob answered before w was
-// sent is a component's (the Trainer's status), the read w was sent from
-// saw it, and on replay must too, or the Trainer's write lands between the
-// read and w and w is refused 409 where it was accepted. It is a step that
-// waits until the TrainJob's conditions are as that write left them; nil
-// when no component wrote last, or its write left no conditions.
+// componentsBefore keeps the Trainer's part of the order: a step that
+// waits until the TrainJob's status is as the Trainer's last write of it
+// before w left it, in what w depends on; nil when w depends on none of
+// it, or the log has none.
+//
+//   - Before a write that carries a resourceVersion (an update from a
+//     read, a patch with a version), when the last write to the TrainJob
+//     before w was the Trainer's: the read w was sent from saw it, and on
+//     replay must too, or the Trainer's write lands between the read and w
+//     and w is refused 409 where it was accepted. Its conditions say so.
+//   - Before a write that sends runtimePatches: the Trainer's webhook
+//     refuses the change while its cache of the JobSet counts a Job
+//     active, and the jobs' counts the Trainer last reported are what its
+//     cache had (the JobSet's own status, jobSetBefore, may be ahead of
+//     it).
+//
+// Before other writes the TrainJob's status decides nothing, and its
+// conditions depend on what the Trainer saw (Resumed only if it saw the
+// TrainJob suspended), which on replay may never come.
 //
 // A controller may skip on replay a status it wrote on the cluster (it
 // reconciles to the latest state, and two changes seen together are one
-// write), or be further on. What the log shows is that the components had
-// got at least that far, so the wait accepts that status or any the
-// components wrote after it (matchAny, laterStatus): those that followed a
-// later manager's write cannot be reached before it on replay.
-//
-// Before other writes the TrainJob's status decides nothing (the
-// Trainer's checks read the JobSet: jobSetBefore), and its conditions
-// depend on what the Trainer saw (Resumed only if it saw the TrainJob
-// suspended), which on replay may never come.
+// write), or be further on. What the log shows is that it had got at
+// least that far, so the wait accepts that status or any it wrote after
+// it (matchAny, laterStatus): those that followed a later manager's write
+// cannot be reached before it on replay.
 func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
-	if w.kind != trainJobKind || w.ev.Verb == "create" || carriedRV(w) == "" {
+	if w.kind != trainJobKind || w.ev.Verb == "create" {
 		return nil
 	}
-	at := -1
+	var fields []string
+	read := carriedRV(w) != ""
+	if read {
+		fields = append(fields, "conditions")
+	}
+	if bytes.Contains(w.ev.RequestObject, []byte("runtimePatches")) {
+		fields = append(fields, "jobsStatus")
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	at, lastAny := -1, -1
 	for i, o := range writes {
 		if o.kind == trainJobKind && o.name == w.name && o.rv != "" && !o.ev.Completed.After(w.ev.Received) && o != w {
-			at = i
+			lastAny = i
+			if o.component || o.status {
+				at = i
+			}
 		}
 	}
-	if at < 0 || !(writes[at].component || writes[at].status) {
-		return nil
+	if at < 0 || read && len(fields) == 1 && lastAny != at {
+		return nil // not the Trainer's last: the read did not race it
 	}
 	last := writes[at]
-	status, ok := statusOf(last)
+	status, ok := statusOf(last, fields)
 	if !ok {
 		return nil
 	}
 	var earlier []map[string]any
 	for _, o := range writes[:at] {
-		if s, ok := statusOf(o); ok && o.kind == trainJobKind && o.name == w.name {
+		if s, ok := statusOf(o, fields); ok && o.kind == trainJobKind && o.name == w.name && (o.component || o.status) {
 			earlier = append(earlier, s)
 		}
 	}
@@ -232,18 +263,18 @@ func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
 		if o.kind != trainJobKind || o.name != w.name || !(o.component || o.status) {
 			continue
 		}
-		if s, ok := statusOf(o); ok {
+		if s, ok := statusOf(o, fields); ok {
 			statuses = laterStatus(statuses, earlier, s)
 		}
 	}
 	who, _ := last.ev.user()
 	b.n++
 	exp := v1alpha1.ObjectExpectation{Target: v1alpha1.Target{Kind: trainJobKind, Name: w.name}}
-	name := fmt.Sprintf("%d: TrainJob %s's status is as %s left it before the next write", b.n, w.name, who)
+	name := fmt.Sprintf("%d: TrainJob %s's %s as %s last left it before the next write", b.n, w.name, strings.Join(fields, " and "), who)
 	if len(statuses) == 1 {
 		exp.Match = v1alpha1.Object{"status": status}
 	} else {
-		name += fmt.Sprintf(", or as the components' later writes took it (%d statuses)", len(statuses)-1)
+		name += fmt.Sprintf(", or as its later writes took it (%d)", len(statuses)-1)
 		for _, s := range statuses {
 			exp.MatchAny = append(exp.MatchAny, v1alpha1.Object{"status": s})
 		}
@@ -251,21 +282,21 @@ func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
 	return &v1alpha1.Step{Name: name, Expect: &v1alpha1.Expect{Objects: []v1alpha1.ObjectExpectation{exp}}}
 }
 
-// statusOf is the status w's answer carried, without times and messages;
-// false when it has none.
-//
-// Its jobs' counts are left out: they mirror the JobSet's, which the
-// Trainer's checks read and the waits expect directly (jobSetBefore), and
-// the Trainer reports them later or earlier on replay than the managers'
-// writes on the cluster, where a count the log never shows can hold.
-func statusOf(w *write) (map[string]any, bool) {
+// statusOf is the fields of the status w's answer carried, without times,
+// messages and readiness (stable); false when it has none of them.
+func statusOf(w *write, fields []string) (map[string]any, bool) {
 	status, ok := responseObject(w)["status"].(map[string]any)
 	if !ok {
 		return nil, false
 	}
 	status = stable(status).(map[string]any)
-	delete(status, "jobsStatus")
-	return status, len(status) > 0
+	out := map[string]any{}
+	for _, f := range fields {
+		if v, ok := status[f]; ok {
+			out[f] = v
+		}
+	}
+	return out, len(out) > 0
 }
 
 // volatileKeys are map keys whose values a component derives from what
@@ -752,6 +783,25 @@ func portableMessage(msg, namespace string) string {
 		}
 	}
 	return best
+}
+
+// fieldErrors are the kinds of a field error in a refusal's message
+// (k8s.io/apimachinery's field.ErrorType).
+var fieldErrors = []string{": Forbidden", ": Invalid value", ": Required value", ": Duplicate value", ": Unsupported value", ": Too long", ": Too many"}
+
+// raceMessage is msg up to the kind of its first field error: the part of
+// a raced refusal's message that does not depend on the race.
+func raceMessage(msg string) string {
+	cut := -1
+	for _, kind := range fieldErrors {
+		if i := strings.Index(msg, kind); i >= 0 && (cut < 0 || i+len(kind) < cut) {
+			cut = i + len(kind)
+		}
+	}
+	if cut < 0 {
+		return msg
+	}
+	return msg[:cut]
 }
 
 func verbWord(verb string) string {

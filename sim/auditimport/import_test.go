@@ -306,13 +306,14 @@ func TestImportStaleReadOfAStatus(t *testing.T) {
 	}
 }
 
-// TestImportStatusWaitConditions: Kueue read the TrainJob after the
-// Trainer reported it suspended, and updated it from that read: the step
+// TestImportStatusWaits: Kueue read the TrainJob after the Trainer
+// reported it suspended, and updated its entry from that read: the step
 // before the read waits for the TrainJob's conditions as the Trainer left
-// them (not its jobs' counts, which the Trainer reports earlier or later
-// on replay); no write that carries no resourceVersion (the suspend)
-// waits for the TrainJob's status.
-func TestImportStatusWaitConditions(t *testing.T) {
+// them, and its jobs' counts (the Trainer's view of the JobSet, which its
+// webhook checks a change of runtimePatches against), without how many
+// Pods were ready; the suspend, which carries no resourceVersion and sends
+// no runtimePatches, waits for no TrainJob status.
+func TestImportStatusWaits(t *testing.T) {
 	res, err := Import([]string{preemption}, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -322,38 +323,48 @@ func TestImportStatusWaitConditions(t *testing.T) {
 	if read < 1 || steps[read+1].Update == nil || steps[read+1].Update.From != steps[read].Name {
 		t.Fatalf("no read that an update is sent from in %v", stepNames(steps))
 	}
-	trainJobWait := func(st v1alpha1.Step) *v1alpha1.ObjectExpectation {
+	trainJobWait := func(st v1alpha1.Step) []v1alpha1.Object {
 		if st.Expect == nil {
 			return nil
 		}
-		for i, o := range st.Expect.Objects {
+		for _, o := range st.Expect.Objects {
 			if o.Target.Kind == "TrainJob" && o.Match["spec"] == nil {
-				return &st.Expect.Objects[i]
+				if o.Match != nil {
+					return append([]v1alpha1.Object{o.Match}, o.MatchAny...)
+				}
+				return o.MatchAny
 			}
 		}
 		return nil
 	}
-	o := trainJobWait(steps[read-1])
-	if o == nil {
+	alts := trainJobWait(steps[read-1])
+	if len(alts) == 0 {
 		t.Fatalf("step %q before the read does not wait for the TrainJob's status", steps[read-1].Name)
 	}
-	alts := append([]v1alpha1.Object{o.Match}, o.MatchAny...)
-	if o.Match == nil {
-		alts = o.MatchAny
-	}
-	for _, alt := range alts {
-		if status := alt["status"].(map[string]any); status["jobsStatus"] != nil {
-			t.Errorf("step %q expects the jobs' counts %v", steps[read-1].Name, status["jobsStatus"])
-		}
-	}
-	conds, _ := alts[0]["status"].(map[string]any)["conditions"].([]any)
+	first := alts[0]["status"].(map[string]any)
+	conds, _ := first["conditions"].([]any)
 	if len(conds) != 1 || nested(conds[0], "type") != "Suspended" || nested(conds[0], "status") != "True" {
 		t.Errorf("step %q expects conditions %v first, want Suspended True, as the Trainer left them", steps[read-1].Name, conds)
 	}
-	for i, st := range steps {
-		if i != read-1 && trainJobWait(st) != nil {
-			t.Errorf("step %q waits for the TrainJob's status: only the read needs it", st.Name)
+	jobs, _ := first["jobsStatus"].([]any)
+	if len(jobs) != 1 || nested(jobs[0], "suspended") != float64(1) || nested(jobs[0], "active") != float64(0) {
+		t.Errorf("step %q expects jobs %v first, want 1 suspended, 0 active", steps[read-1].Name, jobs)
+	}
+	for _, st := range steps {
+		for _, alt := range trainJobWait(st) {
+			jobs, _ := nested(map[string]any(alt), "status", "jobsStatus").([]any)
+			for _, j := range jobs {
+				if _, ok := j.(map[string]any)["ready"]; ok {
+					t.Errorf("step %q expects a ready count: a kubelet's timing", st.Name)
+				}
+			}
 		}
+	}
+	suspend := slices.IndexFunc(steps, func(st v1alpha1.Step) bool {
+		return st.Patch != nil && fmt.Sprint(st.Patch.Body) == "map[spec:map[suspend:true]]"
+	})
+	if alts := trainJobWait(steps[suspend-1]); alts != nil {
+		t.Errorf("step %q before the suspend waits for the TrainJob's status %v: the suspend depends on none of it", steps[suspend-1].Name, alts)
 	}
 }
 
@@ -627,5 +638,17 @@ func TestImportJobSetStatus(t *testing.T) {
 		t.Errorf("the JobSet's jobs %v: want node with 0 active, 1 suspended", jobs)
 	} else if _, ok := jobs[0].(map[string]any)["ready"]; ok {
 		t.Errorf("the JobSet's jobs %v expect a ready count: readiness is the kubelet's timing", jobs)
+	}
+}
+
+func TestRaceMessage(t *testing.T) {
+	for msg, want := range map[string]string{
+		`admission webhook "v" denied the request: spec.runtimePatches: Forbidden: RuntimePatches cannot be modified when the JobSet's ReplicatedJob node is still active`: `admission webhook "v" denied the request: spec.runtimePatches: Forbidden`,
+		`TrainJob.trainer.kubeflow.org "x" is invalid: spec.runtimePatches[1]: Duplicate value: map[string]interface {}{"manager":"k"}`:                                    `TrainJob.trainer.kubeflow.org "x" is invalid: spec.runtimePatches[1]: Duplicate value`,
+		`Operation cannot be fulfilled on trainjobs.trainer.kubeflow.org "llm": the object has been modified`:                                                              `Operation cannot be fulfilled on trainjobs.trainer.kubeflow.org "llm": the object has been modified`,
+	} {
+		if got := raceMessage(msg); got != want {
+			t.Errorf("raceMessage(%q) = %q, want %q", msg, got, want)
+		}
 	}
 }
