@@ -208,7 +208,9 @@ func (b *builder) build(writes []*write) error {
 //     refuses the change while its cache of the JobSet counts a Job
 //     active, and the jobs' counts the Trainer last reported are what its
 //     cache had (the JobSet's own status, jobSetBefore, may be ahead of
-//     it).
+//     it). Not when the write carries a resourceVersion of a manager's
+//     write that came after the Trainer's: no write of the Trainer came
+//     between them, and waiting for a later one would bring it between.
 //
 // Before other writes the TrainJob's status decides nothing, and its
 // conditions depend on what the Trainer saw (Resumed only if it saw the
@@ -244,8 +246,11 @@ func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
 			}
 		}
 	}
-	if at < 0 || read && len(fields) == 1 && lastAny != at {
-		return nil // not the Trainer's last: the read did not race it
+	if at < 0 || read && lastAny != at {
+		// A write from a read of a manager's answer, which the log has
+		// accepted: no write of the Trainer came between, and a wait for
+		// one would bring it between.
+		return nil
 	}
 	last := writes[at]
 	status, ok := statusOf(last, fields)
