@@ -162,6 +162,7 @@ func Import(paths []string, opts Options) (*Result, error) {
 		b.note("nodes: the log holds none made for the namespace (simctl's recorded runs log their nodes' creates); the scenario's Pods stay Pending until spec.nodes gives them some")
 	}
 	b.kueue(queueing, writes)
+	res.Scenario.Spec.Lifecycle = b.lifecycles()
 	b.webhooks(writes)
 	res.Namespace, res.TrainJobs = namespace, b.trainJobs
 	name := opts.Name

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
@@ -650,5 +651,53 @@ func TestRaceMessage(t *testing.T) {
 		if got := raceMessage(msg); got != want {
 			t.Errorf("raceMessage(%q) = %q, want %q", msg, got, want)
 		}
+	}
+}
+
+// completes is the recorded run of scenarios/lifecycle/
+// trainjob-completes.yaml, whose Pods succeed 1 s after they start
+// (spec.lifecycle): its TrainJob's events and its Pods' (the kubelet's
+// status writes with their bodies).
+const completes = "testdata/trainjob-completes.audit.log"
+
+// TestImportLifecycle: the TrainJob's two Pods succeeded 1 s after their
+// containers started, as the kubelet reported: spec.lifecycle makes its
+// Pods succeed 1 s after they start (the log's few milliseconds of KWOK's
+// own work rounded off; the start to the nanosecond, from the running
+// state, not the terminated state's second).
+func TestImportLifecycle(t *testing.T) {
+	res, err := Import([]string{completes}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []v1alpha1.PodLifecycle{{
+		Selector:     v1alpha1.LabelSelector{MatchLabels: map[string]string{jobSetNameLabel: "train"}},
+		SucceedAfter: &v1alpha1.Duration{Duration: time.Second},
+	}}
+	if got := res.Scenario.Spec.Lifecycle; !reflect.DeepEqual(got, want) {
+		t.Errorf("lifecycle %+v, want %+v", got, want)
+	}
+}
+
+// TestImportLifecycleFailure: Pods that failed with exit code 137
+// (OOMKilled) 1 s after they started make a fail rule.
+func TestImportLifecycleFailure(t *testing.T) {
+	lines := readLines(t, completes)
+	var out []string
+	for _, l := range lines {
+		if strings.Contains(l, `"phase":"Succeeded"`) {
+			l = strings.Replace(l, `"phase":"Succeeded"`, `"phase":"Failed"`, 1)
+			l = strings.Replace(l, `"exitCode":0`, `"exitCode":137`, 1)
+			l = strings.Replace(l, `"reason":"Completed"`, `"reason":"OOMKilled"`, 1)
+		}
+		out = append(out, l)
+	}
+	res, err := Import([]string{writeLog(t, out)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Scenario.Spec.Lifecycle
+	if len(got) != 1 || got[0].Fail == nil || got[0].Fail.ExitCode != 137 || got[0].Fail.Reason != "OOMKilled" || got[0].Fail.After.Duration != time.Second || got[0].SucceedAfter != nil {
+		t.Errorf("lifecycle %+v: want the Pods to fail with 137, OOMKilled, 1 s after they start", got)
 	}
 }

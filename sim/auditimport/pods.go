@@ -2,6 +2,7 @@ package auditimport
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -27,6 +28,31 @@ type podEvent struct {
 	// phase is what a status write set, "" none.
 	phase string
 	at    time.Time
+	// container is the first container's state as a status write
+	// reported it, when it did.
+	container containerState
+}
+
+// containerState is the part of a Pod's first container status a
+// lifecycle is made from.
+type containerState struct {
+	State struct {
+		Running *struct {
+			StartedAt time.Time `json:"startedAt"`
+		} `json:"running"`
+		Terminated *terminated `json:"terminated"`
+	} `json:"state"`
+	LastState struct {
+		Terminated *terminated `json:"terminated"`
+	} `json:"lastState"`
+}
+
+// terminated is a container's end.
+type terminated struct {
+	ExitCode   int32     `json:"exitCode"`
+	Reason     string    `json:"reason"`
+	StartedAt  time.Time `json:"startedAt"`
+	FinishedAt time.Time `json:"finishedAt"`
 }
 
 // podWrite returns ev as a successful write to a Pod of namespace, or to
@@ -42,7 +68,8 @@ func podWrite(ev *event, namespace string) (podEvent, bool) {
 			Labels map[string]string `json:"labels"`
 		} `json:"metadata"`
 		Status struct {
-			Phase string `json:"phase"`
+			Phase             string           `json:"phase"`
+			ContainerStatuses []containerState `json:"containerStatuses"`
 		} `json:"status"`
 	}
 	_ = json.Unmarshal(ev.RequestObject, &body)
@@ -52,6 +79,9 @@ func podWrite(ev *event, namespace string) (podEvent, bool) {
 	case ref.Subresource == "" && ev.Verb == "delete":
 	case ref.Subresource == "status" && (ev.Verb == "patch" || ev.Verb == "update"):
 		p.phase = body.Status.Phase
+		if len(body.Status.ContainerStatuses) > 0 {
+			p.container = body.Status.ContainerStatuses[0]
+		}
 	default:
 		return podEvent{}, false
 	}
@@ -99,6 +129,100 @@ func mapValues(m map[string]string) []string {
 	out := make([]string, 0, len(m))
 	for _, v := range m {
 		out = append(out, v)
+	}
+	return out
+}
+
+// lifecycleRound is what a lifecycle's time is rounded to: the log's
+// times hold KWOK's few milliseconds of work on top of the scenario's.
+const lifecycleRound = 100 * time.Millisecond
+
+// lifecycles are the rules of spec.lifecycle that make the TrainJobs'
+// Pods end as they did in the log, one for each TrainJob whose Pods ended
+// alike: succeeded so long after they started, or failed with an exit
+// code (Failed, or restarted in place), so long after. A Pod deleted
+// before it ended (a suspension's) tells nothing; Pods of one TrainJob
+// that ended otherwise are named in a note.
+func (b *builder) lifecycles() []v1alpha1.PodLifecycle {
+	type end struct {
+		failed   bool
+		exitCode int32
+		reason   string
+		after    time.Duration
+	}
+	ends := map[string]map[string]end{} // TrainJob, Pod
+	deleted := map[string]bool{}
+	// started is when a Pod's container last started running, as the
+	// kubelet reported it while it ran: to the nanosecond, where the
+	// terminated state's start is to the second.
+	started := map[string]time.Time{}
+	for _, p := range b.pods {
+		if p.verb == "delete" {
+			deleted[p.name] = true
+			continue
+		}
+		if r := p.container.State.Running; r != nil && !r.StartedAt.IsZero() {
+			started[p.name] = r.StartedAt
+		}
+		var t *terminated
+		switch c := p.container; {
+		case c.State.Terminated != nil && (p.phase == "Succeeded" || p.phase == "Failed"):
+			t = c.State.Terminated
+		case c.LastState.Terminated != nil && c.LastState.Terminated.ExitCode != 0:
+			t = c.LastState.Terminated // restarted in place
+		}
+		if t == nil || deleted[p.name] {
+			continue
+		}
+		start := t.StartedAt
+		if s, ok := started[p.name]; ok && s.After(start) && !s.After(t.FinishedAt) {
+			start = s
+		}
+		if start.IsZero() {
+			continue
+		}
+		for _, tj := range b.trainJobs {
+			if !strings.HasPrefix(p.name, tj+"-") {
+				continue
+			}
+			if ends[tj] == nil {
+				ends[tj] = map[string]end{}
+			}
+			if _, seen := ends[tj][p.name]; !seen {
+				after := t.FinishedAt.Sub(start).Round(lifecycleRound)
+				ends[tj][p.name] = end{failed: t.ExitCode != 0, exitCode: t.ExitCode, reason: t.Reason, after: after}
+			}
+		}
+	}
+	var out []v1alpha1.PodLifecycle
+	for _, tj := range b.trainJobs {
+		pods := ends[tj]
+		if len(pods) == 0 {
+			continue
+		}
+		var first end
+		alike := true
+		for i, name := range sortedKeys(pods) {
+			if i == 0 {
+				first = pods[name]
+			} else if pods[name] != first {
+				alike = false
+			}
+		}
+		if !alike {
+			b.note(fmt.Sprintf("TrainJob %s's Pods ended in different ways (times, exit codes): spec.lifecycle is not made for them; write one rule a Pod (docs/scenarios.md)", tj))
+			continue
+		}
+		rule := v1alpha1.PodLifecycle{Selector: v1alpha1.LabelSelector{MatchLabels: map[string]string{jobSetNameLabel: tj}}}
+		if first.failed {
+			rule.Fail = &v1alpha1.PodFailure{After: v1alpha1.Duration{Duration: first.after}, ExitCode: first.exitCode}
+			if first.reason != "" && first.reason != "Error" {
+				rule.Fail.Reason = first.reason
+			}
+		} else {
+			rule.SucceedAfter = &v1alpha1.Duration{Duration: first.after}
+		}
+		out = append(out, rule)
 	}
 	return out
 }
