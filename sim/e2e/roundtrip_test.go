@@ -1,0 +1,41 @@
+package e2e_test
+
+import (
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
+
+	"github.com/trainersim/trainersim/sim/auditimport"
+)
+
+// The corpus's round trip (docs/record.md): every scenario run of the
+// corpus, recorded with simctl run --audit-log, imported from the log
+// (as simctl import --namespace does) and replayed, keeps its verdict.
+var _ = Describe("the corpus's round trip (simctl run --audit-log, import, replay)", func() {
+	It("replays the import of every scenario run of the corpus to the run's verdict", func() {
+		simctl := buildSimctl()
+		dir := GinkgoT().TempDir()
+		log, original, imported, replay := filepath.Join(dir, "log"), filepath.Join(dir, "original"), filepath.Join(dir, "imported"), filepath.Join(dir, "replay")
+
+		session := startSimctl(simctl, "run", "--audit-log", log, "--report-dir", original, "../../scenarios")
+		Eventually(session).WithTimeout(6 * time.Minute).Should(gexec.Exit(0))
+		trips, err := auditimport.ImportRuns(filepath.Join(log, "audit.log"), readReport(original), imported)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(len(trips)).To(BeNumerically(">=", 90), "the corpus's runs on the pinned release")
+
+		session = startSimctl(simctl, "run", "--report-dir", replay, imported)
+		Eventually(session).WithTimeout(6*time.Minute).Should(Or(gexec.Exit(0), gexec.Exit(1)), "a replay that fails is a result")
+		auditimport.Replayed(trips, readReport(replay))
+
+		var differences []string
+		for _, t := range trips {
+			if !t.Agrees() {
+				differences = append(differences, t.Difference())
+			}
+		}
+		Expect(differences).To(BeEmpty(), "imports that do not replay to their run's verdict")
+	})
+})
