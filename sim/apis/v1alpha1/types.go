@@ -732,7 +732,7 @@ type ExpectError struct {
 type Expect struct {
 	// Within is how long to keep checking, for example 30s. Zero: 30s.
 	// +optional
-	Within Duration `json:"within,omitempty"`
+	Within Duration `json:"within,omitempty,omitzero"`
 	// Pods asserts the Pods selected by a label selector.
 	// +optional
 	Pods *PodExpectation `json:"pods,omitempty"`
@@ -834,7 +834,7 @@ type PodLifecycle struct {
 type PodFailure struct {
 	// After is how long after the Pod starts running. Zero: at once.
 	// +optional
-	After Duration `json:"after,omitempty"`
+	After Duration `json:"after,omitempty,omitzero"`
 	// ExitCode is the containers' exit code, 1 to 255 (137 is a SIGKILL,
 	// what an out-of-memory kill exits with).
 	// +minimum=1
