@@ -81,6 +81,13 @@ func TestImportRecordedRun(t *testing.T) {
 	if _, ok := steps[0].Create["metadata"].(map[string]any)["namespace"]; ok {
 		t.Error("the create keeps the recorded namespace: replay runs in its own")
 	}
+	data, err := res.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "within:") {
+		t.Error("the scenario's expectations say within, which none sets: the default is left out")
+	}
 }
 
 // TestImportOverlappingWrites: two writes the second of which was received
