@@ -8,7 +8,10 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
 // actorKey is who wrote: the user the server authorised and the field
@@ -650,6 +653,7 @@ func (b *builder) finalExpectation(writes []*write) *v1alpha1.Step {
 		}
 	}
 	var objects []v1alpha1.ObjectExpectation
+	var owners []v1alpha1.OwnerExpectation
 	for _, name := range b.trainJobs {
 		w, ok := last[name]
 		if !ok {
@@ -661,6 +665,9 @@ func (b *builder) finalExpectation(writes []*write) *v1alpha1.Step {
 			continue
 		}
 		var obj struct {
+			Metadata struct {
+				ManagedFields []metav1.ManagedFieldsEntry `json:"managedFields"`
+			} `json:"metadata"`
 			Spec struct {
 				RuntimePatches []map[string]any `json:"runtimePatches"`
 			} `json:"spec"`
@@ -672,6 +679,7 @@ func (b *builder) finalExpectation(writes []*write) *v1alpha1.Step {
 		for _, e := range obj.Spec.RuntimePatches {
 			delete(e, "time") // when the entry was written: another time on replay
 			entries = append(entries, portable(e, b.namespace))
+			owners = append(owners, entryOwners(target, e, obj.Metadata.ManagedFields)...)
 		}
 		exp := v1alpha1.ObjectExpectation{Target: target}
 		if len(entries) > 0 {
@@ -684,9 +692,30 @@ func (b *builder) finalExpectation(writes []*write) *v1alpha1.Step {
 	}
 	b.n++
 	return &v1alpha1.Step{
-		Name:   fmt.Sprintf("%d: the TrainJobs end as the log leaves them", b.n),
-		Expect: &v1alpha1.Expect{Objects: objects},
+		Name:   fmt.Sprintf("%d: the TrainJobs end as the log leaves them, their entries owned as there", b.n),
+		Expect: &v1alpha1.Expect{Objects: objects, Owners: owners},
 	}
+}
+
+// entryOwners expects runtimePatches entry e of target owned by the field
+// managers whose managedFields held it (as reports count owners): only by
+// it when one did. None when no manager held it (an entry a webhook added
+// on admission).
+func entryOwners(target v1alpha1.Target, e map[string]any, managed []metav1.ManagedFieldsEntry) []v1alpha1.OwnerExpectation {
+	manager, _ := e["manager"].(string)
+	if manager == "" {
+		return nil
+	}
+	path := fieldpath.Path{fieldpath.Field("spec"), fieldpath.Field("runtimePatches"), fieldpath.Item("manager", manager)}
+	managers, err := fieldpath.Owners(managed, path)
+	if err != nil {
+		return nil
+	}
+	var out []v1alpha1.OwnerExpectation
+	for _, m := range managers {
+		out = append(out, v1alpha1.OwnerExpectation{Target: target, Field: path.String(), Manager: m, Only: len(managers) == 1})
+	}
+	return out
 }
 
 func (b *builder) note(s string) { b.res.Notes = append(b.res.Notes, s) }

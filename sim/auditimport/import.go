@@ -105,9 +105,14 @@ func Import(paths []string, opts Options) (*Result, error) {
 	res := &Result{}
 	var writes []*write
 	var nodes []*corev1.Node
+	var endNote string
 	var pods []podEvent
 	var jobSets []jobSetStatus
 	queueing := kueueObjects{}
+	// ended is set at the namespace's delete: what is written after it
+	// is the teardown's (a kept cluster's run deletes its namespace),
+	// not the story's.
+	ended := false
 	for _, path := range files {
 		f, err := os.Open(path)
 		if err != nil {
@@ -115,6 +120,14 @@ func Import(paths []string, opts Options) (*Result, error) {
 		}
 		err = readEvents(f, path, func(ev *event) error {
 			res.Events++
+			if ended {
+				return nil
+			}
+			if namespaceDelete(ev, namespace) {
+				ended = true
+				endNote = fmt.Sprintf("%s: the namespace's delete: what the log has after it (the teardown) is left out", ev.where())
+				return nil
+			}
 			queueing.observe(ev, namespace)
 			if p, ok := podWrite(ev, namespace); ok {
 				pods = append(pods, p)
@@ -160,6 +173,9 @@ func Import(paths []string, opts Options) (*Result, error) {
 	}
 	if res.Scenario.Spec.Nodes = b.nodeGroups(nodes); len(res.Scenario.Spec.Nodes) == 0 {
 		b.note("nodes: the log holds none made for the namespace (simctl's recorded runs log their nodes' creates); the scenario's Pods stay Pending until spec.nodes gives them some")
+	}
+	if endNote != "" {
+		b.note(endNote)
 	}
 	b.kueue(queueing, writes)
 	res.Scenario.Spec.Lifecycle = b.lifecycles()
@@ -350,6 +366,13 @@ func isComponent(user string) bool {
 		return true
 	}
 	return false
+}
+
+// namespaceDelete reports whether ev is an accepted delete of namespace.
+func namespaceDelete(ev *event, namespace string) bool {
+	ref := ev.ObjectRef
+	return ref != nil && ref.Resource == "namespaces" && ref.Name == namespace && ref.Subresource == "" && ev.Verb == "delete" &&
+		ev.ResponseStatus != nil && ev.ResponseStatus.Code < 300 && ev.query("dryRun") == ""
 }
 
 // metadataString is metadata.<field> of a JSON object, "" without it.

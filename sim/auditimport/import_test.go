@@ -78,6 +78,17 @@ func TestImportRecordedRun(t *testing.T) {
 	if strings.Join(got, " ") != "trainer.kubeflow.org/kubeflow-sdk platform.example.com/policy kueue.x-k8s.io/manager" {
 		t.Errorf("final entries %v, want the SDK's, the policy's and Kueue's", got)
 	}
+	var owned []string
+	for _, o := range last.Owners {
+		owned = append(owned, fmt.Sprintf("%s %s only=%t", o.Field, o.Manager, o.Only))
+	}
+	if want := []string{
+		"spec.runtimePatches[manager=trainer.kubeflow.org/kubeflow-sdk] kubeflow-sdk only=true",
+		"spec.runtimePatches[manager=platform.example.com/policy] platform-policy only=true",
+		"spec.runtimePatches[manager=kueue.x-k8s.io/manager] kueue-admission only=true",
+	}; !slices.Equal(owned, want) {
+		t.Errorf("final owners %q, want each entry its writer's alone, as the last answer's managedFields have them: %q", owned, want)
+	}
 	if _, ok := steps[0].Create["metadata"].(map[string]any)["namespace"]; ok {
 		t.Error("the create keeps the recorded namespace: replay runs in its own")
 	}
@@ -706,5 +717,28 @@ func TestImportLifecycleFailure(t *testing.T) {
 	got := res.Scenario.Spec.Lifecycle
 	if len(got) != 1 || got[0].Fail == nil || got[0].Fail.ExitCode != 137 || got[0].Fail.Reason != "OOMKilled" || got[0].Fail.After.Duration != time.Second || got[0].SucceedAfter != nil {
 		t.Errorf("lifecycle %+v: want the Pods to fail with 137, OOMKilled, 1 s after they start", got)
+	}
+}
+
+// TestImportEndsAtNamespaceDelete: what the log has after the namespace's
+// delete (a kept cluster's teardown) is left out: a write of the TrainJob
+// after it does not change how the scenario ends, and a note says where
+// the story ended.
+func TestImportEndsAtNamespaceDelete(t *testing.T) {
+	lines := readLines(t, recorded)
+	ns := "multi-manager-lost-update-42e49b"
+	del := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"d","stage":"ResponseComplete","requestURI":"/api/v1/namespaces/` + ns + `","verb":"delete","user":{"username":"admin","groups":["system:masters"]},"objectRef":{"resource":"namespaces","name":"` + ns + `","apiVersion":"v1"},"responseStatus":{"metadata":{},"code":200},"requestReceivedTimestamp":"2026-11-26T21:11:10.000000Z","stageTimestamp":"2026-11-26T21:11:10.010000Z"}`
+	// After it, the first write again: the TrainJob created anew, which
+	// the import must not take for the story's.
+	res, err := Import([]string{writeLog(t, append(append(slices.Clone(lines), del), lines[1]))}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Writes != 8 {
+		t.Errorf("%d writes, want the 8 before the namespace's delete", res.Writes)
+	}
+	noted := slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "the namespace's delete: what the log has after it (the teardown) is left out") })
+	if !noted {
+		t.Errorf("no note says the story ended at the namespace's delete: %q", res.Notes)
 	}
 }

@@ -67,7 +67,9 @@ func policy(record bool) string {
 		// were created (a node's labels and taints), not their updates;
 		// the Pods' status as the kubelets wrote it (the phase a
 		// manager's write met), and the JobSets' as their controller
-		// left it (the Trainer refuses a change while a Job is active).
+		// left it (the Trainer refuses a change while a Job is active);
+		// a namespace's delete, where its scenario ended (what the
+		// components write after it is the teardown's).
 		rules += `- level: Request
   verbs: [create]
   resources:
@@ -83,6 +85,11 @@ func policy(record bool) string {
   resources:
   - group: jobset.x-k8s.io
     resources: [jobsets/status]
+- level: Metadata
+  verbs: [delete]
+  resources:
+  - group: ""
+    resources: [namespaces]
 `
 	}
 	rules += `- level: None

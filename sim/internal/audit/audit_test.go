@@ -103,6 +103,8 @@ func TestRecordPolicy(t *testing.T) {
 		{"the scheduler's binding, as without recording", "system:kube-scheduler", "create", "", "pods", "binding", "ns", auditinternal.LevelMetadata},
 		{"KWOK's Pod status, with its body (the phase)", kwok.User, "patch", "", "pods", "status", "ns", auditinternal.LevelRequest},
 		{"KWOK's node heartbeat", kwok.User, "patch", "", "nodes", "status", "", auditinternal.LevelNone},
+		{"a namespace's delete, where its scenario ended", "admin", "delete", "", "namespaces", "", "", auditinternal.LevelMetadata},
+		{"a namespace's delete, where its scenario ended", "admin", "delete", "", "namespaces", "", "", auditinternal.LevelMetadata},
 		{"a node as created", "admin", "create", "", "nodes", "", "", auditinternal.LevelRequest},
 		{"a node's update", "admin", "patch", "", "nodes", "", "", auditinternal.LevelNone},
 		{"a read", "alice", "get", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelNone},
@@ -132,7 +134,7 @@ func TestDocumentedRecordPolicy(t *testing.T) {
 		{"the JobSet controller's Job", "system:serviceaccount:kubeflow-system:jobset-controller-manager", "create", "batch", "jobs", "", "ns", auditinternal.LevelMetadata},
 		{"a binding", "system:kube-scheduler", "create", "", "pods", "binding", "ns", auditinternal.LevelMetadata},
 		{"a kubelet's Pod status", "system:node:n", "patch", "", "pods", "status", "ns", auditinternal.LevelRequest},
-		{"the JobSet controller's status", "system:serviceaccount:kubeflow-system:jobset-controller-manager", "update", "jobset.x-k8s.io", "jobsets", "status", "ns", auditinternal.LevelRequestResponse},
+		{"a namespace's delete", "admin", "delete", "", "namespaces", "", "", auditinternal.LevelMetadata},
 		{"a lease", "system:node:n", "update", "coordination.k8s.io", "leases", "", "kube-node-lease", auditinternal.LevelNone},
 		{"a read", "alice", "get", "trainer.kubeflow.org", "trainjobs", "", "ns", auditinternal.LevelNone},
 	})
