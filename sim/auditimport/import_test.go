@@ -737,7 +737,9 @@ func TestImportEndsAtNamespaceDelete(t *testing.T) {
 	if res.Writes != 8 {
 		t.Errorf("%d writes, want the 8 before the namespace's delete", res.Writes)
 	}
-	noted := slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "the namespace's delete: what the log has after it (the teardown) is left out") })
+	noted := slices.ContainsFunc(res.Notes, func(n string) bool {
+		return strings.Contains(n, "the namespace's delete: what the log has after it (the teardown) is left out")
+	})
 	if !noted {
 		t.Errorf("no note says the story ended at the namespace's delete: %q", res.Notes)
 	}
