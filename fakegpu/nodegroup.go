@@ -52,6 +52,10 @@ const (
 // their other labels.
 const ProfileLabel = "trainersim.dev/profile"
 
+// GPUProductLabel is the label GPU feature discovery puts on GPU nodes, and
+// the GPU profiles carry: what a Kueue flavor of one selects its nodes by.
+const GPUProductLabel = "nvidia.com/gpu.product"
+
 // reservedLabels are set by NodeGroup.Nodes itself; a profile may not set
 // them, and a group may not set them to anything else.
 var reservedLabels = []string{corev1.LabelHostname, KwokNodeLabel, ProfileLabel, ManagedByLabel}

@@ -22,7 +22,6 @@ const (
 	kueueGroup         = "kueue.x-k8s.io"
 	queueNameLabel     = "kueue.x-k8s.io/queue-name"
 	priorityClassLabel = "kueue.x-k8s.io/priority-class"
-	gpuProductLabel    = "nvidia.com/gpu.product"
 )
 
 // kueueObjects are Kueue's queueing objects as the log's last successful
@@ -254,8 +253,8 @@ func queueFlavor(name string, rf map[string]any, nodes []v1alpha1.NodeGroup) (v1
 			f.Name = ""
 		}
 		byDefault := fakegpu.ProfileLabel
-		if _, ok := p.Labels[gpuProductLabel]; ok {
-			byDefault = gpuProductLabel
+		if _, ok := p.Labels[fakegpu.GPUProductLabel]; ok {
+			byDefault = fakegpu.GPUProductLabel
 		}
 		if key != byDefault {
 			f.NodeLabel = key

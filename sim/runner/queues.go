@@ -26,10 +26,6 @@ import (
 // profiles: one ResourceFlavor per flavor, a ClusterQueue named after the
 // namespace that admits it alone, a LocalQueue in it.
 
-// gpuProductLabel is the label GPU feature discovery puts on GPU nodes, which
-// a flavor selects by when the profile has it.
-const gpuProductLabel = "nvidia.com/gpu.product"
-
 // queuesReadyTimeout bounds the wait for the ClusterQueue and LocalQueue to
 // become Active.
 const queuesReadyTimeout = 30 * time.Second
@@ -172,8 +168,8 @@ func flavorSpec(f v1alpha1.QueueFlavor, p fakegpu.Profile) map[string]any {
 	key := f.NodeLabel
 	if key == "" {
 		key = fakegpu.ProfileLabel
-		if _, ok := p.Labels[gpuProductLabel]; ok {
-			key = gpuProductLabel
+		if _, ok := p.Labels[fakegpu.GPUProductLabel]; ok {
+			key = fakegpu.GPUProductLabel
 		}
 	}
 	value := p.Labels[key]

@@ -85,7 +85,7 @@ func TestQueueObjects(t *testing.T) {
 	profiles := map[string]fakegpu.Profile{
 		"gpu": {
 			Name:   "gpu",
-			Labels: map[string]string{gpuProductLabel: "NVIDIA-H100", "node.kubernetes.io/instance-type": "p5.48xlarge"},
+			Labels: map[string]string{fakegpu.GPUProductLabel: "NVIDIA-H100", "node.kubernetes.io/instance-type": "p5.48xlarge"},
 			Taints: []corev1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: corev1.TaintEffectNoSchedule}},
 		},
 		"cpu": {Name: "cpu", Labels: map[string]string{"node.kubernetes.io/instance-type": "m5.4xlarge"}},
@@ -154,7 +154,7 @@ func TestQueueObjects(t *testing.T) {
 			name:   "a GPU profile: its gpu.product label, its taint's value, the quotas given",
 			queues: &v1alpha1.Queues{LocalQueue: "lq", Flavors: []v1alpha1.QueueFlavor{{Profile: "gpu", GPU: "16", CPU: "192", Memory: "2Ti"}}},
 			want: &queueing{
-				flavors:       []*unstructured.Unstructured{flavor("gpu", map[string]any{"nodeLabels": map[string]any{gpuProductLabel: "NVIDIA-H100"}, "tolerations": gpuToleration})},
+				flavors:       []*unstructured.Unstructured{flavor("gpu", map[string]any{"nodeLabels": map[string]any{fakegpu.GPUProductLabel: "NVIDIA-H100"}, "tolerations": gpuToleration})},
 				clusterQueues: []*unstructured.Unstructured{clusterQueue("Never", quota("gpu", "192", "2Ti", "16"))},
 				localQueues:   []*unstructured.Unstructured{localQueue},
 			},
@@ -209,7 +209,7 @@ func TestQueueObjects(t *testing.T) {
 				}},
 			want: &queueing{
 				flavors: []*unstructured.Unstructured{
-					flavor("gpu", map[string]any{"nodeLabels": map[string]any{gpuProductLabel: "NVIDIA-H100"}, "tolerations": gpuToleration}),
+					flavor("gpu", map[string]any{"nodeLabels": map[string]any{fakegpu.GPUProductLabel: "NVIDIA-H100"}, "tolerations": gpuToleration}),
 					flavor("cpu", map[string]any{"nodeLabels": map[string]any{fakegpu.ProfileLabel: "cpu"}}),
 				},
 				clusterQueues: []*unstructured.Unstructured{
