@@ -59,12 +59,16 @@ top of the scenario. The scenario is checked as 'simctl lint' checks files.
 A directory is read file by file in name order (rotated logs first). The log
 is streamed, never held whole.
 
+'simctl minimize FILE' then shortens the scenario to the writes that decide
+how it ends.
+
 Exit codes: 0 written, 2 bad input (a line that is not an audit event, a log
 cut short, writes recorded without their bodies, a TrainJob the log never
 writes), 1 the scenario made does not lint (a bug: please report it).`,
 		Example: `  simctl run --audit-log /tmp/recorded scenarios/multi-manager/lost-update.yaml
   simctl import --audit-log /tmp/recorded/audit.log -o /tmp/lost-update-imported.yaml
   simctl run /tmp/lost-update-imported.yaml
+  simctl minimize /tmp/lost-update-imported.yaml -o /tmp/lost-update-min.yaml
 
   simctl import --audit-log /var/log/audit/ --trainjob team-a/llm -o incident.yaml`,
 		Args: cobra.NoArgs,

@@ -1,0 +1,65 @@
+package app
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/trainersim/trainersim/results"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/minimize"
+)
+
+func TestOutcomeOf(t *testing.T) {
+	failed := func(ns, failure string) results.Scenario {
+		return results.Scenario{Namespace: ns, Failure: "step \"pods\": " + failure, Steps: []results.Step{
+			{Name: "create", Passed: true},
+			{Name: "pods", Failure: failure + "\n(-want +got) ..."},
+		}}
+	}
+	// Two runs of one candidate (no step of it depends on the run) fail
+	// alike, their namespace, nodes and cut waits aside.
+	a := outcomeOf([]results.Scenario{failed("imported-llm-0a1b2c", "not true within 30s: Pod imported-llm-0a1b2c/llm-node-0-0 on sim-0a1b2c-gpu-0 is Pending")})
+	b := outcomeOf([]results.Scenario{failed("imported-llm-ffee00", "not true within 2s: Pod imported-llm-ffee00/llm-node-0-0 on sim-ffee00-gpu-0 is Pending")})
+	want := minimize.Outcome{Step: "pods", Failure: "not true within its time: Pod <namespace>/llm-node-0-0 on <nodes>-gpu-0 is Pending"}
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("outcome mismatch (-want +got):\n%s", diff)
+	}
+	if !a.Same(b) {
+		t.Errorf("%v and %v are not the same", a, b)
+	}
+	if got := outcomeOf([]results.Scenario{{Passed: true}, {Passed: true}}); !got.Passed {
+		t.Errorf("two passing runs (two orders): %v", got)
+	}
+	if got := outcomeOf([]results.Scenario{{Passed: true}, failed("x-000000", "refused")}); got.Passed || got.Step != "pods" {
+		t.Errorf("one order of two failing: %v", got)
+	}
+}
+
+func TestCutWaits(t *testing.T) {
+	sc := &v1alpha1.Scenario{Spec: v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{
+		{Name: "quick", Expect: &v1alpha1.Expect{}},
+		{Name: "slow", Expect: &v1alpha1.Expect{Within: v1alpha1.Duration{Duration: 90 * time.Second}}},
+		{Name: "timed out", Expect: &v1alpha1.Expect{Within: v1alpha1.Duration{Duration: 10 * time.Second}}},
+		{Name: "new", Expect: &v1alpha1.Expect{}},
+	}}}
+	c := &candidates{took: map[string]time.Duration{"quick": 100 * time.Millisecond, "slow": 3 * time.Second, "timed out": 10 * time.Second}}
+	c.cutWaits(sc)
+	var got []time.Duration
+	for _, st := range sc.Spec.Steps {
+		got = append(got, st.Expect.Within.Duration)
+	}
+	// At least minWait, five times what the original took, at most the
+	// step's own within; a step the original did not run keeps its own.
+	want := []time.Duration{minWait, 15 * time.Second, 10 * time.Second, 0}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("withins mismatch (-want +got):\n%s", diff)
+	}
+	c.verifying = true
+	sc.Spec.Steps[0].Expect.Within.Duration = 0
+	c.cutWaits(sc)
+	if w := sc.Spec.Steps[0].Expect.Within.Duration; w != 0 {
+		t.Errorf("a verification run's wait was cut to %s", w)
+	}
+}

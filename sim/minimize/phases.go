@@ -1,0 +1,167 @@
+package minimize
+
+import (
+	"context"
+	"slices"
+
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+)
+
+// steps removes groups of steps: a write (or node, kubelet, release or
+// concurrently step) with the expect-only steps just before it. A group
+// stays when its step is the last, a refused write (unless DropRefusals)
+// or named by Keep; the expect-only steps after the last write are the
+// ending and stay.
+func (m *minimizer) steps(ctx context.Context) error {
+	m.phase = "steps"
+	groups := m.stepGroups()
+	base := clone(m.cur)
+	_, err := m.ddmin(ctx, indices(len(groups)), func(keep []int) *v1alpha1.Scenario {
+		drop := map[int]bool{}
+		for g, steps := range groups {
+			if !slices.Contains(keep, g) {
+				for _, i := range steps {
+					drop[i] = true
+				}
+			}
+		}
+		c := clone(base)
+		steps := c.Spec.Steps
+		c.Spec.Steps = nil
+		for i, st := range steps {
+			if !drop[i] {
+				c.Spec.Steps = append(c.Spec.Steps, st)
+			}
+		}
+		dropUnusedActors(c)
+		return c
+	})
+	return err
+}
+
+// stepGroups returns the groups of step indices steps may remove.
+func (m *minimizer) stepGroups() [][]int {
+	steps := m.cur.Spec.Steps
+	var groups [][]int
+	var pending []int
+	for i, st := range steps {
+		pending = append(pending, i)
+		if expectOnly(st) && i != len(steps)-1 {
+			continue
+		}
+		fixed := i == len(steps)-1 || (refused(st) && !m.o.DropRefusals)
+		for _, j := range pending {
+			fixed = fixed || slices.Contains(m.o.Keep, steps[j].Name)
+		}
+		if !fixed {
+			groups = append(groups, pending)
+		}
+		pending = nil
+	}
+	return groups
+}
+
+// expectOnly reports whether a step only expects (an assertion, or an
+// imported scenario's wait for a component's work).
+func expectOnly(st v1alpha1.Step) bool {
+	return st.Actor == "" && st.Release == nil && st.Kubelet == nil && st.Node == nil && st.Concurrently == nil
+}
+
+// refused reports whether a step expects a refusal, or holds writes that
+// do.
+func refused(st v1alpha1.Step) bool {
+	if st.ExpectError != nil {
+		return true
+	}
+	if c := st.Concurrently; c != nil {
+		if c.Outcomes != nil {
+			return true
+		}
+		return slices.ContainsFunc(c.Writes, refused)
+	}
+	return false
+}
+
+// setup removes set-up objects.
+func (m *minimizer) setup(ctx context.Context) error {
+	m.phase = "setup"
+	base := clone(m.cur)
+	_, err := m.ddmin(ctx, indices(len(base.Spec.Setup)), func(keep []int) *v1alpha1.Scenario {
+		c := clone(base)
+		c.Spec.Setup = pick(c.Spec.Setup, keep)
+		return c
+	})
+	return err
+}
+
+// nodeGroups removes node groups.
+func (m *minimizer) nodeGroups(ctx context.Context) error {
+	m.phase = "nodes"
+	base := clone(m.cur)
+	_, err := m.ddmin(ctx, indices(len(base.Spec.Nodes)), func(keep []int) *v1alpha1.Scenario {
+		c := clone(base)
+		c.Spec.Nodes = pick(c.Spec.Nodes, keep)
+		return c
+	})
+	return err
+}
+
+// nodeCounts gives each node group left the fewest nodes of 1, 2, 4, ...
+// with which the scenario ends the same way.
+func (m *minimizer) nodeCounts(ctx context.Context) error {
+	m.phase = "nodes"
+	for g := range m.cur.Spec.Nodes {
+		var cands []*v1alpha1.Scenario
+		for n := 1; n < m.cur.Spec.Nodes[g].Count; n *= 2 {
+			c := clone(m.cur)
+			c.Spec.Nodes[g].Count = n
+			cands = append(cands, c)
+		}
+		i, err := m.first(ctx, cands)
+		if err != nil {
+			return err
+		}
+		if i >= 0 {
+			m.cur = cands[i]
+		}
+	}
+	return nil
+}
+
+// dropUnusedActors removes the actors no step or gate names.
+func dropUnusedActors(sc *v1alpha1.Scenario) {
+	used := map[string]bool{}
+	var walk func(st v1alpha1.Step)
+	walk = func(st v1alpha1.Step) {
+		used[st.Actor] = true
+		if c := st.Concurrently; c != nil {
+			for _, w := range c.Writes {
+				walk(w)
+			}
+		}
+	}
+	for _, st := range sc.Spec.Steps {
+		walk(st)
+	}
+	for _, g := range sc.Spec.Gates {
+		used[g.Actor] = true
+	}
+	sc.Spec.Actors = slices.DeleteFunc(sc.Spec.Actors, func(a v1alpha1.Actor) bool { return !used[a.Name] })
+}
+
+func indices(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// pick returns the items of s at keep, in order.
+func pick[T any](s []T, keep []int) []T {
+	var out []T
+	for _, i := range keep {
+		out = append(out, s[i])
+	}
+	return out
+}
