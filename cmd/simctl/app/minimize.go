@@ -186,7 +186,7 @@ func minimizeScenario(ctx context.Context, streams Streams, f minimizeFlags, pat
 			verifyErr = fmt.Errorf("the verification runs did not finish: %w", err)
 			verified = "not verified: " + err.Error()
 		case same < f.verify:
-			verifyErr = fmt.Errorf("the result ended as the original in %d of %d runs: a removed step stated an order it needs (keep it with --keep)", same, f.verify)
+			verifyErr = fmt.Errorf("the result ended as the original in %d of %d runs: a removed step stated an order it needs (--keep it), or the scenario does not always end the same way (simctl run --shake the original)", same, f.verify)
 			verified = fmt.Sprintf("ended as the original in %d of %d verification runs", same, f.verify)
 		default:
 			verified = fmt.Sprintf("ended as the original in %d of %d verification runs", same, f.verify)
@@ -336,6 +336,11 @@ func (c *candidates) verify(ctx context.Context, sc *v1alpha1.Scenario, n int, w
 // notTrueWithin is the start of a wait's failure, which names its within.
 var notTrueWithin = regexp.MustCompile(`^not true within [^:]+: `)
 
+// generatedSuffix ends a name the API server or a controller generated
+// (generateName, a Pod of a Job): five characters of the alphabet of
+// k8s.io/apimachinery/pkg/util/rand, other in every run.
+var generatedSuffix = regexp.MustCompile(`-[bcdfghjklmnpqrstvwxz2456789]{5}\b`)
+
 // outcomeOf is how the runs of one candidate (one per explored order)
 // ended: passed, or the first failing run's step and failure, its
 // namespace and nodes' names made the same for every run.
@@ -357,6 +362,7 @@ func outcomeOf(runs []results.Scenario) minimize.Outcome {
 			o.Failure = strings.ReplaceAll(o.Failure, ns, "<namespace>")
 			o.Failure = strings.ReplaceAll(o.Failure, "sim-"+ns[strings.LastIndexByte(ns, '-')+1:], "<nodes>")
 		}
+		o.Failure = generatedSuffix.ReplaceAllString(o.Failure, "-<generated>")
 		return o
 	}
 	return minimize.Outcome{Passed: len(runs) > 0}

@@ -20,9 +20,9 @@ func TestOutcomeOf(t *testing.T) {
 	}
 	// Two runs of one candidate (no step of it depends on the run) fail
 	// alike, their namespace, nodes and cut waits aside.
-	a := outcomeOf([]results.Scenario{failed("imported-llm-0a1b2c", "not true within 30s: Pod imported-llm-0a1b2c/llm-node-0-0 on sim-0a1b2c-gpu-0 is Pending")})
-	b := outcomeOf([]results.Scenario{failed("imported-llm-ffee00", "not true within 2s: Pod imported-llm-ffee00/llm-node-0-0 on sim-ffee00-gpu-0 is Pending")})
-	want := minimize.Outcome{Step: "pods", Failure: "not true within its time: Pod <namespace>/llm-node-0-0 on <nodes>-gpu-0 is Pending"}
+	a := outcomeOf([]results.Scenario{failed("imported-llm-0a1b2c", "not true within 30s: Pod imported-llm-0a1b2c/llm-node-0-0-x7q2z on sim-0a1b2c-gpu-0 is Pending")})
+	b := outcomeOf([]results.Scenario{failed("imported-llm-ffee00", "not true within 2s: Pod imported-llm-ffee00/llm-node-0-0-bb4k9 on sim-ffee00-gpu-0 is Pending")})
+	want := minimize.Outcome{Step: "pods", Failure: "not true within its time: Pod <namespace>/llm-node-0-0-<generated> on <nodes>-gpu-0 is Pending"}
 	if diff := cmp.Diff(want, a); diff != "" {
 		t.Errorf("outcome mismatch (-want +got):\n%s", diff)
 	}
