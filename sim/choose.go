@@ -73,7 +73,7 @@ type ClusterOptions struct {
 	// Layout is kind.Kind.Layout: where what is installed on a kind
 	// cluster. Empty: the Trainer's own install.
 	Layout string
-	// AuditLog is envtest.Environment.AuditLog: the file of a recorded
+	// AuditLog is envtest.Environment.AuditLog and kind.Kind.AuditLog: the file of a recorded
 	// run's audit log. Empty: none recorded.
 	AuditLog string
 }
@@ -94,7 +94,7 @@ func (o ClusterOptions) ClusterName() string {
 // NewCluster returns the (not yet started) cluster the options describe.
 func NewCluster(o ClusterOptions) cluster.Cluster {
 	if o.Provider == ClusterKind {
-		return &kind.Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, Trainer: o.Trainer, Components: o.Components, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress, Serve: o.Serve, ServeHost: o.ServeHost, Layout: o.Layout}
+		return &kind.Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, Trainer: o.Trainer, Components: o.Components, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress, Serve: o.Serve, ServeHost: o.ServeHost, Layout: o.Layout, AuditLog: o.AuditLog}
 	}
 	if o.Kubeconfig != "" {
 		return &kubeconfig.Kubeconfig{Serve: o.Serve, ServeHost: o.ServeHost, Trainer: o.Trainer, Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}

@@ -97,7 +97,7 @@ func (b *builder) build(writes []*write) error {
 		managers = managers[1:]
 		spec.Setup = append(spec.Setup, v1alpha1.SetupObject{Object: cleanObject(w.ev.RequestObject)})
 		b.byRV[w.rv] = w
-		if user, groups := w.ev.user(); user != harnessAdmin || !slices.Contains(groups, "system:masters") {
+		if user, groups := w.ev.user(); !harnessAdmin(user, groups) {
 			b.note(fmt.Sprintf("%s: %s created %s %s before the first write to a TrainJob: in spec.setup, created as simctl's admin", w.ev.where(), user, w.kind, w.name))
 		}
 		b.res.Writes++
@@ -623,7 +623,7 @@ func (b *builder) actor(ev *event) string {
 	}
 	b.actors[key] = name
 	a := v1alpha1.Actor{Name: name, FieldManager: key.fieldManager}
-	if !(user == harnessAdmin && slices.Contains(groups, "system:masters")) {
+	if !harnessAdmin(user, groups) {
 		a.User = user
 		for _, g := range groups {
 			if g != "system:authenticated" {
@@ -638,9 +638,21 @@ func (b *builder) actor(ev *event) string {
 	return name
 }
 
-// harnessAdmin is the user of the clusters simctl starts' admin
-// kubeconfig, as which actors without a user write.
-const harnessAdmin = "admin"
+// harnessAdmin reports whether user is the admin of a cluster simctl
+// starts, as which actors without a user write: envtest's admin (of
+// system:masters), or kubeadm's kubernetes-admin, a kind cluster's (of
+// kubeadm:cluster-admins, which kubeadm binds to cluster-admin; of
+// system:masters before Kubernetes 1.29). A replay writes as its own
+// cluster's admin instead.
+func harnessAdmin(user string, groups []string) bool {
+	switch user {
+	case "admin":
+		return slices.Contains(groups, "system:masters")
+	case "kubernetes-admin":
+		return slices.Contains(groups, "kubeadm:cluster-admins") || slices.Contains(groups, "system:masters")
+	}
+	return false
+}
 
 // finalExpectation is the step that expects each TrainJob as the log
 // leaves it: its runtimePatches entries by their last answer, or gone

@@ -179,6 +179,30 @@ func TestImportImpersonatedUser(t *testing.T) {
 	}
 }
 
+// TestImportKindAdmin: a kind cluster's admin (kubeadm's kubernetes-admin,
+// of kubeadm:cluster-admins) is simctl's admin there, as envtest's admin
+// is: its actors write as the replay's admin, not impersonated.
+func TestImportKindAdmin(t *testing.T) {
+	lines := readLines(t, recorded)
+	for i := range lines {
+		lines[i] = strings.ReplaceAll(lines[i], `"user":{"username":"admin","groups":["system:masters","system:authenticated"]`, `"user":{"username":"kubernetes-admin","groups":["kubeadm:cluster-admins","system:authenticated"]`)
+	}
+	res, err := Import([]string{writeLog(t, lines)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range res.Scenario.Spec.Actors {
+		if a.User != "" || len(a.Groups) > 0 {
+			t.Errorf("actor %s writes as %s %v: want the replay's admin", a.Name, a.User, a.Groups)
+		}
+	}
+	for _, n := range res.Notes {
+		if strings.Contains(n, "impersonated") {
+			t.Errorf("note %q: the admin is not impersonated", n)
+		}
+	}
+}
+
 func TestPortableMessage(t *testing.T) {
 	msg := `admission webhook "v" denied the request: spec.runtimePatches: Invalid value: [{"manager":"m","time":"2026-11-26T21:12:43Z","x":1}]: must not have envs`
 	if got := portableMessage(msg, "ns-1"); got != `admission webhook "v" denied the request: spec.runtimePatches: Invalid value: [{"manager":"m","time":"` {

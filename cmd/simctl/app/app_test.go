@@ -100,7 +100,11 @@ func TestUsageErrors(t *testing.T) {
 		{"merge without an output", []string{"report", "--merge", "a", "b"}, `--merge writes the merged reports into --report-dir: give it`},
 		{"report-dir without merge", []string{"report", "--report-dir", "out", "a"}, `--report-dir is where --merge writes`},
 		{"audit log on an existing cluster", []string{"run", "--audit-log", "d", "--kubeconfig", "k", "x.yaml"}, `--audit-log records on a cluster simctl starts: an existing cluster's API server keeps its own audit log`},
-		{"audit log on kind", []string{"up", "--kubeconfig", "k", "--cluster", "kind", "--audit-log", "f"}, `--audit-log records on envtest only, for now`},
+		{"audit log on kind that holds one already", []string{"up", "--kubeconfig", "k", "--cluster", "kind", "--audit-log", "app_test.go"}, `already holds a log`},
+		{"minimize without a file", []string{"minimize"}, `accepts 1 arg(s), received 0`},
+		{"minimize of a file that is not there", []string{"minimize", "no-such.yaml"}, `no-such.yaml: no such file or directory`},
+		{"minimize of a file that does not lint", []string{"minimize", "testdata/lint/bad/problems.yaml"}, `invalid scenario:
+testdata/lint/bad/problems.yaml:12:12: spec.steps[0].actor: unknown actor "kueue"`},
 		{"audit log that is a directory", []string{"up", "--kubeconfig", "k", "--audit-log", "testdata"}, `invalid --audit-log: the audit log`},
 		{"audit log that holds one already", []string{"up", "--kubeconfig", "k", "--audit-log", "app_test.go"}, `already holds a log: one file holds one cluster's requests; remove it or name another`},
 		{"import without a log", []string{"import"}, `give the audit log with --audit-log FILE or DIR`},

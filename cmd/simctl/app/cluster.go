@@ -76,7 +76,7 @@ func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
 // writes DIR/audit.log; the command sets f.auditLog from it).
 func (f *clusterFlags) registerAuditLog(cmd *cobra.Command, target *string, where string) {
 	cmd.Flags().StringVar(target, "audit-log", "",
-		"record the API server's audit log "+where+": every user's writes to TrainJobs, runtimes,\nServiceAccounts, PVCs, ConfigMaps and Kueue's queues with their bodies and answers, the Pods as created, the\ncomponents' writes (envtest only; docs/record.md: what it holds, and auditing on other clusters)")
+		"record the API server's audit log "+where+": every user's writes to TrainJobs, runtimes,\nServiceAccounts, PVCs, ConfigMaps and Kueue's queues with their bodies and answers, the Pods as created, the\ncomponents' writes (on the clusters simctl starts, envtest and kind; docs/record.md: what it holds, and auditing on others)")
 }
 
 // registerLayout adds --layout: what a kind cluster installs where.
@@ -182,8 +182,6 @@ func (f *clusterFlags) options(kubeconfigOut string) (sim.ClusterOptions, error)
 		switch {
 		case f.kubeconfig != "":
 			return o, withCode(ExitUsage, errors.New("--audit-log records on a cluster simctl starts: an existing cluster's API server keeps its own audit log, if its flags turn one on (docs/record.md)"))
-		case f.provider == sim.ClusterKind:
-			return o, withCode(ExitUsage, errors.New("--audit-log records on envtest only, for now; a kind cluster simctl starts keeps the components' writes in <work dir>/audit/audit.log (docs/record.md)"))
 		}
 		abs, err := filepath.Abs(f.auditLog)
 		if err != nil {

@@ -18,8 +18,12 @@ import (
 )
 
 // auditNodeDir is where the node and its API server see the audit
-// directory.
-const auditNodeDir = "/var/log/trainersim-audit"
+// directory; recordNodeDir the directory of Kind.AuditLog, a recorded
+// run's log.
+const (
+	auditNodeDir  = "/var/log/trainersim-audit"
+	recordNodeDir = "/var/log/trainersim-record"
+)
 
 // Files of the audit directory.
 const (
@@ -32,13 +36,30 @@ var _ cluster.RequestAuditing = (*Kind)(nil)
 // auditDir is the audit directory on this machine.
 func (k *Kind) auditDir() string { return filepath.Join(k.WorkDir, "audit") }
 
+// auditLogPath is the audit log on this machine: Kind.AuditLog, else the
+// audit directory's.
+func (k *Kind) auditLogPath() string {
+	if k.AuditLog != "" {
+		return k.AuditLog
+	}
+	return filepath.Join(k.auditDir(), auditLogFile)
+}
+
 // writeAuditPolicy creates the audit directory with the policy in it,
-// before the node starts.
+// before the node starts: the record policy when the run is recorded
+// (Kind.AuditLog).
 func (k *Kind) writeAuditPolicy() error {
+	text := audit.Policy()
+	if k.AuditLog != "" {
+		text = audit.RecordPolicy()
+		if err := audit.CheckNewLog(k.AuditLog); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(k.auditDir(), 0o755); err != nil {
 		return fmt.Errorf("failed to create the audit directory: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(k.auditDir(), auditPolicyFile), []byte(audit.Policy()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(k.auditDir(), auditPolicyFile), []byte(text), 0o644); err != nil {
 		return fmt.Errorf("failed to write the audit policy: %w", err)
 	}
 	return nil
@@ -47,28 +68,38 @@ func (k *Kind) writeAuditPolicy() error {
 // ComponentRequests is cluster.RequestAuditing: it reads the node's API
 // server's audit log.
 func (k *Kind) ComponentRequests(namespace string) ([]cluster.ComponentRequest, error) {
-	k.auditOnce.Do(func() { k.auditLog = &audit.Log{Path: filepath.Join(k.auditDir(), auditLogFile)} })
+	k.auditOnce.Do(func() { k.auditLog = &audit.Log{Path: k.auditLogPath()} })
 	return k.auditLog.ComponentRequests(namespace)
 }
 
 // withAuditLog turns the API server's audit log on in cfg, its directory
 // hostDir on this machine: the node mounts it, and kubeadm gives the API
 // server the flags envtest's has and mounts it into its static Pod. The
-// flags are appended (a JSON patch) to the ones kind sets.
-func withAuditLog(cfg *v1alpha4.Cluster, hostDir string) {
+// flags are appended (a JSON patch) to the ones kind sets. record, when
+// set, is the file on this machine the log goes to instead (a recorded
+// run's, Kind.AuditLog): its directory is mounted too.
+func withAuditLog(cfg *v1alpha4.Cluster, hostDir, record string) {
+	logPath := auditNodeDir + "/" + auditLogFile
+	volumes := fmt.Sprintf("{name: trainersim-audit, hostPath: %s, mountPath: %s, pathType: Directory}", auditNodeDir, auditNodeDir)
+	mounts := []v1alpha4.Mount{{HostPath: hostDir, ContainerPath: auditNodeDir}}
+	if record != "" {
+		logPath = recordNodeDir + "/" + filepath.Base(record)
+		volumes += fmt.Sprintf(", {name: trainersim-record, hostPath: %s, mountPath: %s, pathType: Directory}", recordNodeDir, recordNodeDir)
+		mounts = append(mounts, v1alpha4.Mount{HostPath: filepath.Dir(record), ContainerPath: recordNodeDir})
+	}
 	for i := range cfg.Nodes {
 		if cfg.Nodes[i].Role == v1alpha4.ControlPlaneRole {
-			cfg.Nodes[i].ExtraMounts = append(cfg.Nodes[i].ExtraMounts, v1alpha4.Mount{HostPath: hostDir, ContainerPath: auditNodeDir})
+			cfg.Nodes[i].ExtraMounts = append(cfg.Nodes[i].ExtraMounts, mounts...)
 		}
 	}
 	arg := func(name, value string) string {
 		return fmt.Sprintf("- op: add\n  path: /apiServer/extraArgs/-\n  value: {name: %s, value: %q}\n", name, value)
 	}
 	patch := arg("audit-policy-file", auditNodeDir+"/"+auditPolicyFile) +
-		arg("audit-log-path", auditNodeDir+"/"+auditLogFile) +
+		arg("audit-log-path", logPath) +
 		arg("audit-log-format", "json") +
 		arg("audit-log-mode", "blocking") +
-		fmt.Sprintf("- op: add\n  path: /apiServer/extraVolumes\n  value: [{name: trainersim-audit, hostPath: %s, mountPath: %s, pathType: Directory}]\n", auditNodeDir, auditNodeDir)
+		fmt.Sprintf("- op: add\n  path: /apiServer/extraVolumes\n  value: [%s]\n", volumes)
 	cfg.KubeadmConfigPatchesJSON6902 = append(cfg.KubeadmConfigPatchesJSON6902, v1alpha4.PatchJSON6902{
 		Group: "kubeadm.k8s.io", Version: "v1beta4", Kind: "ClusterConfiguration", Patch: patch,
 	})

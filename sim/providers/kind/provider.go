@@ -101,6 +101,12 @@ type Kind struct {
 	Layout string
 	// StartTimeout bounds Start. Zero: cluster.DefaultStartTimeout.
 	StartTimeout time.Duration
+	// AuditLog, when set, is the file (new, in an existing directory, which
+	// the node mounts) the API server writes its audit log to, with the
+	// policy that records what a scenario can be rebuilt from
+	// (audit.RecordPolicy), as envtest.Environment.AuditLog. Empty: the
+	// components' writes only, in the work directory.
+	AuditLog string
 	// Progress, when set, is called once per step of Start as it is done.
 	Progress func(cluster.StepTiming)
 	// Clock measures start times. Nil: the real clock.
@@ -221,7 +227,7 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 		return err
 	}
 	kindCfg := KindConfig(k.name(), k.nodeImage())
-	withAuditLog(kindCfg, k.auditDir())
+	withAuditLog(kindCfg, k.auditDir(), k.AuditLog)
 	err = k.provider.Create(k.name(),
 		kindcluster.CreateWithV1Alpha4Config(kindCfg),
 		kindcluster.CreateWithKubeconfigPath(k.KubeconfigPath),

@@ -103,64 +103,86 @@ func TestKindRefusesAnotherTrainer(t *testing.T) {
 	}
 }
 
-// TestWithAuditLog: the node mounts the audit directory, and the JSON patch
-// kind applies to its kubeadm ClusterConfiguration (v1beta4, for Kubernetes
-// 1.36) adds the audit flags to the API server's arguments, keeping kind's,
-// and mounts the directory into its static Pod.
+// TestWithAuditLog: the node mounts the audit directory (and a recorded
+// run's log's directory), and the JSON patch kind applies to its kubeadm
+// ClusterConfiguration (v1beta4, for Kubernetes 1.36) adds the audit flags
+// to the API server's arguments, keeping kind's, and mounts the
+// directories into its static Pod.
 func TestWithAuditLog(t *testing.T) {
-	cfg := KindConfig("x", KindNodeImage)
-	withAuditLog(cfg, "/work/audit")
-	if diff := cmp.Diff([]v1alpha4.Mount{{HostPath: "/work/audit", ContainerPath: auditNodeDir}}, cfg.Nodes[0].ExtraMounts); diff != "" {
-		t.Errorf("node mounts mismatch (-want +got):\n%s", diff)
+	type volume struct {
+		Name      string `json:"name"`
+		HostPath  string `json:"hostPath"`
+		MountPath string `json:"mountPath"`
+		PathType  string `json:"pathType"`
 	}
-	if len(cfg.KubeadmConfigPatchesJSON6902) != 1 {
-		t.Fatalf("%d JSON patches, want 1", len(cfg.KubeadmConfigPatchesJSON6902))
-	}
-	p := cfg.KubeadmConfigPatchesJSON6902[0]
-	if p.Group != "kubeadm.k8s.io" || p.Version != "v1beta4" || p.Kind != "ClusterConfiguration" {
-		t.Errorf("the patch targets %s/%s %s, want kubeadm.k8s.io/v1beta4 ClusterConfiguration", p.Group, p.Version, p.Kind)
-	}
-	ops, err := yaml.YAMLToJSON([]byte(p.Patch))
-	if err != nil {
-		t.Fatal(err)
-	}
-	patch, err := jsonpatch.DecodePatch(ops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// kind's template gives the API server one argument of its own.
-	out, err := patch.Apply([]byte(`{"apiServer":{"extraArgs":[{"name":"runtime-config","value":""}]}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got struct {
-		APIServer struct {
-			ExtraArgs    []struct{ Name, Value string } `json:"extraArgs"`
-			ExtraVolumes []struct {
-				Name      string `json:"name"`
-				HostPath  string `json:"hostPath"`
-				MountPath string `json:"mountPath"`
-			} `json:"extraVolumes"`
-		} `json:"apiServer"`
-	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
-	args := map[string]string{}
-	for _, a := range got.APIServer.ExtraArgs {
-		args[a.Name] = a.Value
-	}
-	want := map[string]string{
-		"runtime-config":    "",
-		"audit-policy-file": auditNodeDir + "/policy.yaml",
-		"audit-log-path":    auditNodeDir + "/audit.log",
-		"audit-log-format":  "json",
-		"audit-log-mode":    "blocking",
-	}
-	if diff := cmp.Diff(want, args); diff != "" {
-		t.Errorf("API server arguments mismatch (-want +got):\n%s", diff)
-	}
-	if len(got.APIServer.ExtraVolumes) != 1 || got.APIServer.ExtraVolumes[0].HostPath != auditNodeDir || got.APIServer.ExtraVolumes[0].MountPath != auditNodeDir {
-		t.Errorf("API server volumes %+v, want the node's %s at the same path", got.APIServer.ExtraVolumes, auditNodeDir)
+	for _, tc := range []struct {
+		record  string
+		mounts  []v1alpha4.Mount
+		logPath string
+		volumes []volume
+	}{{
+		mounts:  []v1alpha4.Mount{{HostPath: "/work/audit", ContainerPath: auditNodeDir}},
+		logPath: auditNodeDir + "/audit.log",
+		volumes: []volume{{Name: "trainersim-audit", HostPath: auditNodeDir, MountPath: auditNodeDir, PathType: "Directory"}},
+	}, {
+		record:  "/home/me/recorded/run.log",
+		mounts:  []v1alpha4.Mount{{HostPath: "/work/audit", ContainerPath: auditNodeDir}, {HostPath: "/home/me/recorded", ContainerPath: recordNodeDir}},
+		logPath: recordNodeDir + "/run.log",
+		volumes: []volume{
+			{Name: "trainersim-audit", HostPath: auditNodeDir, MountPath: auditNodeDir, PathType: "Directory"},
+			{Name: "trainersim-record", HostPath: recordNodeDir, MountPath: recordNodeDir, PathType: "Directory"},
+		},
+	}} {
+		cfg := KindConfig("x", KindNodeImage)
+		withAuditLog(cfg, "/work/audit", tc.record)
+		if diff := cmp.Diff(tc.mounts, cfg.Nodes[0].ExtraMounts); diff != "" {
+			t.Errorf("record %q: node mounts mismatch (-want +got):\n%s", tc.record, diff)
+		}
+		if len(cfg.KubeadmConfigPatchesJSON6902) != 1 {
+			t.Fatalf("%d JSON patches, want 1", len(cfg.KubeadmConfigPatchesJSON6902))
+		}
+		p := cfg.KubeadmConfigPatchesJSON6902[0]
+		if p.Group != "kubeadm.k8s.io" || p.Version != "v1beta4" || p.Kind != "ClusterConfiguration" {
+			t.Errorf("the patch targets %s/%s %s, want kubeadm.k8s.io/v1beta4 ClusterConfiguration", p.Group, p.Version, p.Kind)
+		}
+		ops, err := yaml.YAMLToJSON([]byte(p.Patch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		patch, err := jsonpatch.DecodePatch(ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// kind's template gives the API server one argument of its own.
+		out, err := patch.Apply([]byte(`{"apiServer":{"extraArgs":[{"name":"runtime-config","value":""}]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			APIServer struct {
+				ExtraArgs    []struct{ Name, Value string } `json:"extraArgs"`
+				ExtraVolumes []volume                       `json:"extraVolumes"`
+			} `json:"apiServer"`
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatal(err)
+		}
+		args := map[string]string{}
+		for _, a := range got.APIServer.ExtraArgs {
+			args[a.Name] = a.Value
+		}
+		want := map[string]string{
+			"runtime-config":    "",
+			"audit-policy-file": auditNodeDir + "/policy.yaml",
+			"audit-log-path":    tc.logPath,
+			"audit-log-format":  "json",
+			"audit-log-mode":    "blocking",
+		}
+		if diff := cmp.Diff(want, args); diff != "" {
+			t.Errorf("record %q: API server arguments mismatch (-want +got):\n%s", tc.record, diff)
+		}
+		if diff := cmp.Diff(tc.volumes, got.APIServer.ExtraVolumes); diff != "" {
+			t.Errorf("record %q: API server volumes mismatch (-want +got):\n%s", tc.record, diff)
+		}
 	}
 }
