@@ -134,7 +134,9 @@ func (b *builder) build(writes []*write) error {
 			}
 			wait.Expect.Pods = pods
 		}
+		waitAt := -1
 		if wait != nil {
+			waitAt = len(spec.Steps)
 			spec.Steps = append(spec.Steps, *wait)
 		}
 		for _, m := range g {
@@ -154,6 +156,20 @@ func (b *builder) build(writes []*write) error {
 			}
 			spec.Steps = append(spec.Steps, reads...)
 			steps = append(steps, st)
+			if gate := b.decidedBefore(w, st.Name); gate != nil && len(g) == 1 {
+				spec.Gates = append(spec.Gates, *gate)
+				if waitAt >= 0 {
+					// The refusal is decided on the JobSet the gate
+					// holds; its Pods, which the Job controller stops
+					// on its own once the job is suspended, are not.
+					if wait := &spec.Steps[waitAt]; len(wait.Expect.Objects) == 0 {
+						spec.Steps = slices.Delete(spec.Steps, waitAt, waitAt+1)
+					} else {
+						wait.Expect.Pods = nil
+						wait.Name = podsRun.ReplaceAllString(wait.Name, "")
+					}
+				}
+			}
 		}
 		switch {
 		case len(steps) == 1:
@@ -196,6 +212,9 @@ func (b *builder) build(writes []*write) error {
 	}
 	return nil
 }
+
+// podsRun ends the name of a wait that expects Pods besides objects.
+var podsRun = regexp.MustCompile(`; its \d+ Pod\(s\) run$`)
 
 // componentsBefore keeps the Trainer's part of the order: a step that
 // waits until the TrainJob's status is as the Trainer's last write of it

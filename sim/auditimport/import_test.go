@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
@@ -637,6 +639,44 @@ func TestImportPodsRunning(t *testing.T) {
 	}
 	if len(waits) != 2 || waits[0] != suspend-1 || waits[1] != suspend+1 || steps[suspend+2].ExpectError == nil {
 		t.Errorf("Pod waits at steps %v: want them just before the suspend (%d) and before the refused change after it", waits, suspend)
+	}
+}
+
+// preemptionJobSet is another recorded run of scenarios/kueue/
+// preemption-clears-entry.yaml: its TrainJob's events, its JobSet's status
+// writes and its nodes' creates.
+const preemptionJobSet = "testdata/preemption-clears-entry-jobset.audit.log"
+
+// TestImportOrderOfARefusal: Kueue's change right after its suspend was
+// refused while the JobSet still counted its Job active; the JobSet
+// controller reported it inactive after. A gate holds that report (active
+// 1 to 0, which it had not made before) until the refused step, as the
+// scenario's own gate does; the accepted writes get none.
+func TestImportOrderOfARefusal(t *testing.T) {
+	res, err := Import([]string{preemptionJobSet}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := slices.IndexFunc(res.Scenario.Spec.Steps, func(st v1alpha1.Step) bool { return st.ExpectError != nil })
+	if refused < 0 {
+		t.Fatalf("no refused step in %v", stepNames(res.Scenario.Spec.Steps))
+	}
+	want := []v1alpha1.Gate{{
+		Name:       "jobset-until-step-" + strings.SplitN(res.Scenario.Spec.Steps[refused].Name, ":", 2)[0],
+		Component:  "jobset",
+		Resource:   "jobsets/status",
+		ObjectName: "llm",
+		Change:     &v1alpha1.GateChange{Field: "status.replicatedJobsStatus[name=node].active", From: float64(1), To: float64(0)},
+		Until:      res.Scenario.Spec.Steps[refused].Name,
+	}}
+	if diff := cmp.Diff(want, res.Scenario.Spec.Gates); diff != "" {
+		t.Errorf("gates mismatch (-want +got):\n%s", diff)
+	}
+	// The Job controller stops the Pods of the suspended job on its own:
+	// the step before the refusal waits for the JobSet and the TrainJob
+	// as they were, not for the Pods Running.
+	if before := res.Scenario.Spec.Steps[refused-1]; before.Expect == nil || before.Expect.Pods != nil || len(before.Expect.Objects) == 0 {
+		t.Errorf("step %q before the refusal: want a wait for objects, not Pods", before.Name)
 	}
 }
 

@@ -3,11 +3,15 @@ package auditimport
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/identity"
 )
 
 // The status of a TrainJob's JobSet when a manager wrote: the Trainer
@@ -104,4 +108,77 @@ func laterStatus(statuses, earlier []map[string]any, s map[string]any) []map[str
 		return statuses
 	}
 	return append(statuses, s)
+}
+
+// decidedBefore keeps the order the log shows between a write of
+// runtimePatches that the Trainer refused while a Job of the JobSet was
+// active (its webhook reads the JobSet: "RuntimePatches cannot be modified
+// when the JobSet's ReplicatedJob node is still active") and the JobSet
+// controller's report that the Job stopped: a gate holds that report until
+// the write's step, so that on replay the refusal is decided on the same
+// JobSet rather than on whichever came first. The report is the JobSet
+// controller's first change of a replicated job's active count after the
+// write, from the count the JobSet had at the write, that it had not made
+// before it (the gate is shut from the scenario's start: it must not hold
+// a change the steps before the write wait for). Nil when the write was
+// not refused (403, 422), or the log has no such change.
+func (b *builder) decidedBefore(w *write, step string) *v1alpha1.Gate {
+	if w.kind != trainJobKind || w.ev.ResponseStatus == nil || (w.ev.ResponseStatus.Code != 403 && w.ev.ResponseStatus.Code != 422) || !bytes.Contains(w.ev.RequestObject, []byte("runtimePatches")) {
+		return nil
+	}
+	change := func(job string, from, to any) string { return fmt.Sprint(job, " ", from, " ", to) }
+	// The active counts by replicated job: at the write, and as the last
+	// status write left them.
+	var at, last map[string]any
+	var made []string
+	for _, s := range b.jobSets {
+		if s.name != w.name {
+			continue
+		}
+		before, active := last, activeCounts(s.status)
+		last = active
+		if !s.at.After(w.ev.Received) {
+			for job, n := range active {
+				if before != nil && fmt.Sprint(before[job]) != fmt.Sprint(n) {
+					made = append(made, change(job, before[job], n))
+				}
+			}
+			at = active
+			continue
+		}
+		if at == nil || !s.at.After(w.ev.Completed) {
+			continue
+		}
+		jobs := slices.Sorted(maps.Keys(active))
+		for _, job := range jobs {
+			from, to := before[job], active[job]
+			if fmt.Sprint(from) == fmt.Sprint(to) || fmt.Sprint(from) != fmt.Sprint(at[job]) || slices.Contains(made, change(job, from, to)) {
+				continue
+			}
+			return &v1alpha1.Gate{
+				Name:       "jobset-until-step-" + strings.SplitN(step, ":", 2)[0],
+				Component:  identity.JobSet,
+				Resource:   "jobsets/status",
+				ObjectName: w.name,
+				Change:     &v1alpha1.GateChange{Field: fmt.Sprintf("status.replicatedJobsStatus[name=%s].active", job), From: from, To: to},
+				Until:      step,
+			}
+		}
+	}
+	return nil
+}
+
+// activeCounts are a JobSet status's active counts by replicated job (nil
+// for a job whose count is absent: none active).
+func activeCounts(status map[string]any) map[string]any {
+	out := map[string]any{}
+	list, _ := status["replicatedJobsStatus"].([]any)
+	for _, j := range list {
+		if j, ok := j.(map[string]any); ok {
+			if name, ok := j["name"].(string); ok {
+				out[name] = j["active"]
+			}
+		}
+	}
+	return out
 }

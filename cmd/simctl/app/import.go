@@ -43,6 +43,9 @@ their namespace (ServiceAccounts, PVCs, ConfigMaps, TrainingRuntimes):
   TrainJob just before it;
 - each refused write with an expectError of the server's answer (the part of
   its message without the namespace, times and UIDs, which differ on replay);
+- a change of runtimePatches refused while the JobSet counted a Job active
+  with a gate that holds the JobSet controller's report that the Job
+  stopped until it, so that on replay it is refused on the same JobSet;
 - writes that raced (one received before the one before it was answered) one
   after the other in the order the server answered them, with a note
   (--concurrently: together, in a concurrently group);
