@@ -36,6 +36,8 @@ type builder struct {
 	// statuses, in the log's order.
 	pods    []podEvent
 	jobSets []jobSetStatus
+	// created are the namespace's JobSets and Jobs as they were made.
+	created []created
 }
 
 // build turns the writes, in the order the server completed them, into the
@@ -114,7 +116,12 @@ func (b *builder) build(writes []*write) error {
 		groups = append(groups, []*write{w})
 	}
 	b.staleReads(managers, writes)
+	admissions := b.kueueAdmissions(writes)
 	for _, g := range groups {
+		for len(admissions) > 0 && admissions[0].at.Before(g[0].ev.Received) {
+			b.admitAfter(admissions[0])
+			admissions = admissions[1:]
+		}
 		wait := b.componentsBefore(g[0], writes)
 		if js := b.jobSetBefore(g[0]); js != nil {
 			if wait == nil {
@@ -205,6 +212,9 @@ func (b *builder) build(writes []*write) error {
 				b.byRV[w.rv] = w
 			}
 		}
+	}
+	for _, a := range admissions {
+		b.admitAfter(a)
 	}
 	spec.Actors = b.actorList
 	if last := b.finalExpectation(writes); last != nil {
@@ -615,6 +625,15 @@ func carriedRV(w *write) string {
 		}
 	}
 	return ""
+}
+
+// requestObject is the object w's request carried, nil without one.
+func requestObject(w *write) map[string]any {
+	var obj map[string]any
+	if json.Unmarshal(w.ev.RequestObject, &obj) != nil {
+		return nil
+	}
+	return obj
 }
 
 // responseObject is the object w's answer carried, nil without one.

@@ -108,6 +108,7 @@ func Import(paths []string, opts Options) (*Result, error) {
 	var endNote string
 	var pods []podEvent
 	var jobSets []jobSetStatus
+	var made []created
 	queueing := kueueObjects{}
 	// ended is set at the namespace's delete: what is written after it
 	// is the teardown's (a kept cluster's run deletes its namespace),
@@ -135,6 +136,10 @@ func Import(paths []string, opts Options) (*Result, error) {
 			}
 			if s, ok := jobSetStatusWrite(ev, namespace); ok {
 				jobSets = append(jobSets, s)
+				return nil
+			}
+			if c, ok := createdObject(ev, namespace); ok {
+				made = append(made, c)
 				return nil
 			}
 			if n, ok := nodeCreate(ev); ok {
@@ -167,7 +172,7 @@ func Import(paths []string, opts Options) (*Result, error) {
 			return nil, inputErrorf("TrainJob %s: the log has no write to it (its TrainJobs: %s)", tj, strings.Join(found, ", "))
 		}
 	}
-	b := &builder{res: res, namespace: namespace, actors: map[actorKey]string{}, byRV: map[string]*write{}, concurrently: opts.Concurrently, pods: pods, jobSets: jobSets}
+	b := &builder{res: res, namespace: namespace, actors: map[actorKey]string{}, byRV: map[string]*write{}, concurrently: opts.Concurrently, pods: pods, jobSets: jobSets, created: made}
 	if err := b.build(writes); err != nil {
 		return nil, err
 	}

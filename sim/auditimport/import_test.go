@@ -680,6 +680,55 @@ func TestImportOrderOfARefusal(t *testing.T) {
 	}
 }
 
+// kueueAfterJobs is the recorded run of scenarios/real-kueue/
+// sdk-tolerations-and-kueues.yaml: its TrainJobs' events (Kueue's
+// admissions among them), its JobSets' and Jobs' creates, its queues and
+// its nodes' creates.
+const kueueAfterJobs = "testdata/kueue-admits-after-the-jobs.audit.log"
+
+// TestImportKueueAdmitsAfterTheJobs: Kueue admitted each TrainJob after
+// the Trainer had made its JobSet and JobSet its Job, suspended (which
+// decides whether the Pods keep the SDK's toleration). A step expects the
+// JobSet and the Job, and a gate holds Kueue's admission (its update that
+// resumes the TrainJob) until it: for the first job before the SDK's next
+// write, for the queued one after the first job's delete.
+func TestImportKueueAdmitsAfterTheJobs(t *testing.T) {
+	res, err := Import([]string{kueueAfterJobs}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := res.Scenario.Spec.Steps
+	var got []string
+	for _, st := range steps {
+		got = append(got, st.Name)
+	}
+	want := []string{
+		"1: kubeflow-sdk creates TrainJob first",
+		"2: TrainJob first's JobSet and 1 Job(s) are made before Kueue admits it",
+		"3: kubeflow-sdk creates TrainJob team-job",
+		"4: simctl deletes TrainJob first",
+		"5: TrainJob team-job's JobSet and 1 Job(s) are made before Kueue admits it",
+		"6: the TrainJobs end as the log leaves them, their entries owned as there",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("steps mismatch (-want +got):\n%s", diff)
+	}
+	var gates []string
+	for _, g := range res.Scenario.Spec.Gates {
+		gates = append(gates, fmt.Sprintf("%s %s %s %s %s %v->%v until %s", g.Component, g.Verb, g.Resource, g.ObjectName, g.Change.Field, g.Change.From, g.Change.To, g.Until))
+	}
+	wantGates := []string{
+		"kueue update trainjobs first spec.suspend true->false until " + want[1],
+		"kueue update trainjobs team-job spec.suspend true->false until " + want[4],
+	}
+	if diff := cmp.Diff(wantGates, gates); diff != "" {
+		t.Errorf("gates mismatch (-want +got):\n%s", diff)
+	}
+	if jobs := steps[1].Expect.Objects; len(jobs) != 2 || jobs[0].Target.Kind != "JobSet" || jobs[1].Target.Kind != "Job" || jobs[1].Target.Name != "first-node-0" {
+		t.Errorf("step %q expects %+v: want JobSet first and Job first-node-0", steps[1].Name, jobs)
+	}
+}
+
 // refusesChange is the recorded run of scenarios/suspension/
 // jobset-refuses-change-after-run.yaml: its TrainJob's events, its
 // JobSet's status writes (with the objects they left) and its node's
@@ -689,7 +738,8 @@ const refusesChange = "testdata/jobset-refuses-change-after-run.audit.log"
 // TestImportJobSetStatus: the change written to the suspended TrainJob
 // was accepted once the JobSet counted no Job active (the Trainer refuses
 // it while one is): the step before it waits for the JobSet as its
-// controller left it, 0 active and 1 suspended, without the ready count.
+// controller left it, 0 active and 1 suspended, without the ready count
+// and the conditions.
 func TestImportJobSetStatus(t *testing.T) {
 	res, err := Import([]string{refusesChange}, Options{})
 	if err != nil {
@@ -721,6 +771,11 @@ func TestImportJobSetStatus(t *testing.T) {
 		t.Errorf("the JobSet's jobs %v: want node with 0 active, 1 suspended", jobs)
 	} else if _, ok := jobs[0].(map[string]any)["ready"]; ok {
 		t.Errorf("the JobSet's jobs %v expect a ready count: readiness is the kubelet's timing", jobs)
+	}
+	for _, m := range append([]v1alpha1.Object{js.Match}, js.MatchAny...) {
+		if status, _ := nested(map[string]any(m), "status").(map[string]any); m != nil && len(status) != 1 {
+			t.Errorf("the JobSet's status %v: want its replicated jobs' counts only (its conditions depend on what its controller saw)", status)
+		}
 	}
 }
 

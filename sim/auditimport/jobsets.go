@@ -24,8 +24,8 @@ import (
 // jobSetAPIVersion is the JobSets' API version.
 const jobSetAPIVersion = "jobset.x-k8s.io/v1alpha2"
 
-// jobSetStatus is the status a write of a JobSet's status left, without
-// times and messages.
+// jobSetStatus is the status a write of a JobSet's status left: its
+// replicated jobs' counts, without the ready count.
 type jobSetStatus struct {
 	name   string
 	status map[string]any
@@ -48,8 +48,16 @@ func jobSetStatusWrite(ev *event, namespace string) (jobSetStatus, bool) {
 	if json.Unmarshal(ev.ResponseObject, &obj) != nil || len(obj.Status) == 0 {
 		return jobSetStatus{}, false
 	}
+	// Only the replicated jobs' counts, which the Trainer's check reads:
+	// the JobSet's conditions depend on what its controller saw (it
+	// reports Suspended False, ResumeJobs, only if it saw the JobSet
+	// suspended, which on replay it may be created after the resume).
 	status, _ := stable(obj.Status).(map[string]any)
-	return jobSetStatus{name: ref.Name, status: status, at: ev.Completed}, true
+	jobs, ok := status["replicatedJobsStatus"]
+	if !ok {
+		return jobSetStatus{}, false
+	}
+	return jobSetStatus{name: ref.Name, status: map[string]any{"replicatedJobsStatus": jobs}, at: ev.Completed}, true
 }
 
 // jobSetBefore expects TrainJob w.name's JobSet (of the same name) with the

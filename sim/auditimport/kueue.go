@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
@@ -283,4 +284,99 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// created is a JobSet or a Job the log shows created in the namespace.
+type created struct {
+	resource, name string
+	at             time.Time
+}
+
+// createdObject returns ev as a successful create of a JobSet (the
+// Trainer's server-side apply that made it) or a Job of namespace: the
+// components' writes, at level Metadata, their names and times only.
+func createdObject(ev *event, namespace string) (created, bool) {
+	ref := ev.ObjectRef
+	if ref == nil || ref.Namespace != namespace || ref.Subresource != "" || ev.ResponseStatus == nil || ev.ResponseStatus.Code != 201 || ref.Name == "" {
+		return created{}, false
+	}
+	if (ref.Resource == "jobsets" && ref.APIGroup == "jobset.x-k8s.io") || (ref.Resource == "jobs" && ref.APIGroup == "batch") {
+		return created{resource: ref.Resource, name: ref.Name, at: ev.Completed}, true
+	}
+	return created{}, false
+}
+
+// admission is Kueue's first admission of a TrainJob (its update that
+// resumes it) that came, in the log, after the TrainJob's JobSet and Jobs
+// were made.
+type admission struct {
+	trainJob string
+	jobs     []string
+	at       time.Time
+}
+
+// kueueAdmissions keeps the order the log shows between the Trainer's and
+// JobSet's making of a queued TrainJob's JobSet and Jobs, suspended, and
+// Kueue's admission of it: admitted before the Jobs exist, the Jobs are
+// made from the template as Kueue's admission left it, after, JobSet adds
+// the template's new fields to the existing Jobs and removes none
+// (real-kueue/sdk-tolerations-and-kueues): which one the Pods get
+// depends on that order. Only each TrainJob's first admission is held (a
+// gate is shut from the scenario's start, and would hold the first
+// admission until a later one's step).
+func (b *builder) kueueAdmissions(writes []*write) []admission {
+	var out []admission
+	for _, name := range b.trainJobs {
+		i := slices.IndexFunc(writes, func(w *write) bool {
+			user, _ := w.ev.user()
+			return w.kind == trainJobKind && w.name == name && !w.status && identity.Who(user) == identity.Kueue &&
+				(w.ev.Verb == "update" || w.ev.Verb == "patch") && w.ev.ResponseStatus != nil && w.ev.ResponseStatus.Code < 300 &&
+				nested(requestObject(w), "spec", "suspend") == false
+		})
+		if i < 0 {
+			continue
+		}
+		a := admission{trainJob: name, at: writes[i].ev.Received}
+		jobSet := false
+		for _, c := range b.created {
+			if !c.at.Before(a.at) {
+				continue
+			}
+			switch {
+			case c.resource == "jobsets" && c.name == name:
+				jobSet = true
+			case c.resource == "jobs" && strings.HasPrefix(c.name, name+"-"):
+				a.jobs = append(a.jobs, c.name)
+			}
+		}
+		if jobSet && len(a.jobs) > 0 {
+			out = append(out, a)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y admission) int { return x.at.Compare(y.at) })
+	return out
+}
+
+// admitAfter adds the step that expects a's JobSet and Jobs, and the gate
+// that holds Kueue's admission until it.
+func (b *builder) admitAfter(a admission) {
+	spec := &b.res.Scenario.Spec
+	b.n++
+	step := v1alpha1.Step{
+		Name:   fmt.Sprintf("%d: TrainJob %s's JobSet and %d Job(s) are made before Kueue admits it", b.n, a.trainJob, len(a.jobs)),
+		Expect: &v1alpha1.Expect{Objects: []v1alpha1.ObjectExpectation{{Target: v1alpha1.Target{APIVersion: jobSetAPIVersion, Kind: "JobSet", Name: a.trainJob}, Match: v1alpha1.Object{"metadata": map[string]any{"name": a.trainJob}}}}},
+	}
+	for _, j := range a.jobs {
+		step.Expect.Objects = append(step.Expect.Objects, v1alpha1.ObjectExpectation{Target: v1alpha1.Target{APIVersion: "batch/v1", Kind: "Job", Name: j}, Match: v1alpha1.Object{"metadata": map[string]any{"name": j}}})
+	}
+	spec.Steps = append(spec.Steps, step)
+	spec.Gates = append(spec.Gates, v1alpha1.Gate{
+		Name:       fmt.Sprintf("kueue-until-step-%d", b.n),
+		Component:  identity.Kueue,
+		Verb:       "update",
+		Resource:   "trainjobs",
+		ObjectName: a.trainJob,
+		Change:     &v1alpha1.GateChange{Field: "spec.suspend", From: true, To: false},
+		Until:      step.Name,
+	})
 }

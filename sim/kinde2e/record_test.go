@@ -3,8 +3,6 @@
 package kinde2e_test
 
 import (
-	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 
+	"github.com/trainersim/trainersim/reports"
 	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim/auditimport"
 )
@@ -27,15 +26,12 @@ func start(args ...string) *gexec.Session {
 	return session
 }
 
-// readRun reads the report.json of a --report-dir.
+// readRun reads the run a --report-dir's journal holds.
 func readRun(dir string) results.Run {
-	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	run, err := reports.ReadJournal(filepath.Join(dir, "report.jsonl"))
 	Expect(err).NotTo(HaveOccurred())
-	var run results.Run
-	Expect(json.Unmarshal(data, &run)).To(Succeed())
-	return run
+	return *run
 }
-
 // A run recorded on kind (simctl run --cluster kind --audit-log) imports
 // into scenarios that replay on envtest to the same verdicts
 // (docs/record.md): the kind node's API server writes the record policy's

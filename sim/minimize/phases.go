@@ -84,23 +84,21 @@ func refused(st v1alpha1.Step) bool {
 
 // setup removes set-up objects.
 func (m *minimizer) setup(ctx context.Context) error {
-	m.phase = "setup"
-	base := clone(m.cur)
-	_, err := m.ddmin(ctx, indices(len(base.Spec.Setup)), func(keep []int) *v1alpha1.Scenario {
-		c := clone(base)
-		c.Spec.Setup = pick(c.Spec.Setup, keep)
-		return c
-	})
-	return err
+	return removeItems(ctx, m, "setup", func(sc *v1alpha1.Scenario) *[]v1alpha1.SetupObject { return &sc.Spec.Setup })
 }
 
 // nodeGroups removes node groups.
 func (m *minimizer) nodeGroups(ctx context.Context) error {
-	m.phase = "nodes"
+	return removeItems(ctx, m, "nodes", func(sc *v1alpha1.Scenario) *[]v1alpha1.NodeGroup { return &sc.Spec.Nodes })
+}
+
+// removeItems removes items of the list items gives of a scenario.
+func removeItems[T any](ctx context.Context, m *minimizer, phase string, items func(*v1alpha1.Scenario) *[]T) error {
+	m.phase = phase
 	base := clone(m.cur)
-	_, err := m.ddmin(ctx, indices(len(base.Spec.Nodes)), func(keep []int) *v1alpha1.Scenario {
+	_, err := m.ddmin(ctx, indices(len(*items(base))), func(keep []int) *v1alpha1.Scenario {
 		c := clone(base)
-		c.Spec.Nodes = pick(c.Spec.Nodes, keep)
+		*items(c) = pick(*items(c), keep)
 		return c
 	})
 	return err
