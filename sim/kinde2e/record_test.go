@@ -32,6 +32,7 @@ func readRun(dir string) results.Run {
 	Expect(err).NotTo(HaveOccurred())
 	return *run
 }
+
 // A run recorded on kind (simctl run --cluster kind --audit-log) imports
 // into scenarios that replay on envtest to the same verdicts
 // (docs/record.md): the kind node's API server writes the record policy's

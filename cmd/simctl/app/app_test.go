@@ -103,6 +103,7 @@ func TestUsageErrors(t *testing.T) {
 		{"audit log on kind that holds one already", []string{"up", "--kubeconfig", "k", "--cluster", "kind", "--audit-log", "app_test.go"}, `already holds a log`},
 		{"minimize without a file", []string{"minimize"}, `accepts 1 arg(s), received 0`},
 		{"minimize of a file that is not there", []string{"minimize", "no-such.yaml"}, `no-such.yaml: no such file or directory`},
+		{"minimize keeping a step the file does not have", []string{"minimize", "--keep", "no such step", "testdata/lint/good/train.yaml"}, `--keep "no such step": testdata/lint/good/train.yaml has no step of that name`},
 		{"minimize of a file that does not lint", []string{"minimize", "testdata/lint/bad/problems.yaml"}, `invalid scenario:
 testdata/lint/bad/problems.yaml:12:12: spec.steps[0].actor: unknown actor "kueue"`},
 		{"audit log that is a directory", []string{"up", "--kubeconfig", "k", "--audit-log", "testdata"}, `invalid --audit-log: the audit log`},

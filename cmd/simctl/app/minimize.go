@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -124,6 +125,11 @@ func minimizeScenario(ctx context.Context, streams Streams, f minimizeFlags, pat
 	}
 	if f.maxRuns < 1 || f.verify < 0 || f.parallel < 0 {
 		return withCode(ExitUsage, errors.New("--max-runs must be at least 1, --verify and --parallel at least 0"))
+	}
+	for _, k := range f.keep {
+		if !slices.ContainsFunc(file.Scenario.Spec.Steps, func(st v1alpha1.Step) bool { return st.Name == k }) {
+			return withCode(ExitUsage, fmt.Errorf("--keep %q: %s has no step of that name", k, path))
+		}
 	}
 	o, err := f.cluster.options("")
 	if err != nil {
