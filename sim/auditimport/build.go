@@ -628,18 +628,16 @@ func carriedRV(w *write) string {
 }
 
 // requestObject is the object w's request carried, nil without one.
-func requestObject(w *write) map[string]any {
-	var obj map[string]any
-	if json.Unmarshal(w.ev.RequestObject, &obj) != nil {
-		return nil
-	}
-	return obj
-}
+func requestObject(w *write) map[string]any { return decodeObject(w.ev.RequestObject) }
 
 // responseObject is the object w's answer carried, nil without one.
-func responseObject(w *write) map[string]any {
+func responseObject(w *write) map[string]any { return decodeObject(w.ev.ResponseObject) }
+
+// decodeObject is a body of an audit event as an object, nil when it is
+// none.
+func decodeObject(data []byte) map[string]any {
 	var obj map[string]any
-	if json.Unmarshal(w.ev.ResponseObject, &obj) != nil {
+	if json.Unmarshal(data, &obj) != nil {
 		return nil
 	}
 	return obj
@@ -802,9 +800,7 @@ func jsonPatchRV(ops []any) ([]any, string) {
 // server sets or the replay's namespace changes. raw is an object (build
 // checked it).
 func cleanObject(raw json.RawMessage) v1alpha1.Object {
-	var obj map[string]any
-	_ = json.Unmarshal(raw, &obj)
-	return cleanMap(obj)
+	return cleanMap(decodeObject(raw))
 }
 
 func cleanMap(obj map[string]any) v1alpha1.Object {

@@ -52,8 +52,8 @@ func (k kueueObjects) observe(ev *event, namespace string) {
 	if ev.ResponseStatus == nil || ev.ResponseStatus.Code >= 300 || ev.query("dryRun") != "" {
 		return
 	}
-	var obj map[string]any
-	if json.Unmarshal(ev.ResponseObject, &obj) != nil || obj == nil {
+	obj := decodeObject(ev.ResponseObject)
+	if obj == nil {
 		return
 	}
 	name := metadataString(ev.ResponseObject, "name")
