@@ -25,9 +25,10 @@ const (
 	// on this machine.
 	KwokNodeIP = "127.0.0.1"
 	// KwokNodeLeaseDurationSeconds is the duration of the Lease kwok holds
-	// for each managed Node, renewed every quarter of it: the kubelet's
-	// default of 40s.
-	KwokNodeLeaseDurationSeconds = 40
+	// for each managed Node, renewed every quarter of it (4 s), as a kubelet
+	// with nodeLeaseDurationSeconds: 16 does. With NodeMonitorGracePeriod
+	// it is the "fast update, fast reaction" heartbeat profile (see there).
+	KwokNodeLeaseDurationSeconds = 16
 	// KwokPodCIDR is the range kwok gives Pod IPs from. The addresses only
 	// appear in Pod and EndpointSlice status; nothing connects to them. It
 	// differs from kwok's default, 10.0.0.0/24, which is also envtest's
@@ -35,6 +36,22 @@ const (
 	// first Pod would get the kubernetes Service's 10.0.0.1).
 	KwokPodCIDR = "10.244.0.0/16"
 )
+
+// NodeMonitorGracePeriod is how long the node-lifecycle controller of the
+// clusters simctl starts (envtest and kind) lets a node go without a Lease
+// renewal before it marks the node Unknown (kube-controller-manager's
+// --node-monitor-grace-period). With the 4 s renewals of
+// KwokNodeLeaseDurationSeconds it is the "fast update, fast reaction"
+// profile of the kubelet and the controller manager: five renewals missed,
+// as with the defaults (a 40 s Lease renewed every 10 s, 50 s of grace),
+// in 20 s instead of 50. The default's length guards against a kubelet's
+// HTTP/2 connection to the API server dying silently (client-go notices
+// after 45 s); simulated kubelets talk to the API server on loopback or in
+// the same kind node, where a connection is closed, not lost. The shorter
+// grace is what lets a scenario of an unreachable node end in about 30 s
+// instead of a minute; the renewals, 2.5 times as frequent, cost what the
+// shorter run saves (docs/speed.md).
+const NodeMonitorGracePeriod = 20 * time.Second
 
 // KwokWorkDirEnv is the environment variable that sets kwok's work
 // directory (default ~/.kwok). kwok reads <workdir>/kwok.yaml, if it exists,
@@ -93,7 +110,7 @@ func KwokConfig() []byte {
 //     kwok from listening on any address at all.
 //   - --node-ip=127.0.0.1 (KwokNodeIP): the InternalIP of every Node and the
 //     hostIP of every Pod, so nothing ever dials a non-loopback "kubelet".
-//   - --node-lease-duration-seconds=40 (KwokNodeLeaseDurationSeconds): hold
+//   - --node-lease-duration-seconds=16 (KwokNodeLeaseDurationSeconds): hold
 //     and renew a Lease in kube-node-lease for each Node, as the kubelet
 //     does. Without it (0) kwok keeps no leases; the node-lifecycle
 //     controller would then see a heartbeat only every ~10 minutes, mark

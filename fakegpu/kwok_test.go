@@ -228,7 +228,7 @@ func TestKwokArgs(t *testing.T) {
 		"--node-port=0",
 		"--node-ip=127.0.0.1",
 		"--cidr=10.244.0.0/16",
-		"--node-lease-duration-seconds=40",
+		"--node-lease-duration-seconds=16",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("KwokArgs mismatch (-want +got):\n%s", diff)

@@ -11,9 +11,9 @@ import (
 // gets it. A channel would hand places out in the order the goroutines
 // reached it, and runs released together (every run that uses JobSet,
 // once the runs gating it are done) reach it in the order the Go scheduler
-// wakes them: the scenario that waits a minute on the node-monitor grace
-// period then started anywhere among them, and the corpus lasted 70 or 100
-// s from one run to the next.
+// wakes them: the scenario that waits on the node-monitor grace period
+// then started anywhere among them, and the corpus lasted 70 or 100 s from
+// one run to the next (with a grace of 50 s).
 type slots struct {
 	mu      sync.Mutex
 	changed *sync.Cond

@@ -922,8 +922,9 @@ type NodeAction struct {
 	// kubelet neither renews the node's Lease (the step takes the Lease
 	// over, with a holder of its own and a duration of an hour, its
 	// renewTime left at the kubelet's last renewal) nor posts the node's
-	// status. Once the node-monitor grace period (50s) has passed since
-	// the node-lifecycle controller last saw a renewal, it sets Ready,
+	// status. Once the node-monitor grace period (20s on the clusters
+	// simctl starts, 50s by default elsewhere) has passed since the
+	// node-lifecycle controller last saw a renewal, it sets Ready,
 	// MemoryPressure, DiskPressure and PIDPressure Unknown
 	// (NodeStatusUnknown, "Kubelet stopped posting node status."), taints
 	// the node node.kubernetes.io/unreachable (NoSchedule and NoExecute)
@@ -931,9 +932,10 @@ type NodeAction struct {
 	// its Pods once their tolerationSeconds run out (300s by default, as
 	// for notReady), and they stay Terminating until the node is ready
 	// again, as no kubelet confirms their end. An expect after it needs a
-	// within of more than a minute.
+	// within of more than a minute (the default grace of a cluster simctl
+	// did not start).
 	// ready: the simulated kubelet takes the node back (and its Lease,
-	// which it renews again within 10s, when unreachable took it) and
+	// which it renews again within 4s, when unreachable took it) and
 	// reports it Ready.
 	// cordon, uncordon: spec.unschedulable, as kubectl cordon sets it.
 	// drain: cordon, then evict every Pod on the node through the Eviction

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/internal/proc"
 	"github.com/trainersim/trainersim/sim/internal/startup"
 )
@@ -141,6 +142,9 @@ func NewControllerManager(binary, workDir, logDir, serviceAccountKey, rootCA str
 		// Check node conditions every second, so the not-ready taint goes
 		// as soon as KWOK reports a node Ready.
 		"--node-monitor-period=1s",
+		// A node whose Lease was not renewed for 20 s is Unknown, not 50:
+		// kwok renews every 4 s (fakegpu.NodeMonitorGracePeriod).
+		"--node-monitor-grace-period=" + fakegpu.NodeMonitorGracePeriod.String(),
 	}}
 }
 

@@ -92,6 +92,52 @@ func TestKindConfig(t *testing.T) {
 	if len(cfg.Nodes) != 1 || cfg.Nodes[0].Image != KindNodeImage {
 		t.Errorf("nodes %+v, want one of image %s", cfg.Nodes, KindNodeImage)
 	}
+	var got struct {
+		ControllerManager struct {
+			ExtraArgs []struct{ Name, Value string } `json:"extraArgs"`
+		} `json:"controllerManager"`
+	}
+	if err := json.Unmarshal(patchClusterConfiguration(t, cfg), &got); err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]string{}
+	for _, a := range got.ControllerManager.ExtraArgs {
+		args[a.Name] = a.Value
+	}
+	// kwok renews the nodes' Leases every 4 s on kind too: the grace is
+	// envtest's, and kind's own argument stays.
+	want := map[string]string{"enable-hostpath-provisioner": "true", "node-monitor-grace-period": "20s"}
+	if diff := cmp.Diff(want, args); diff != "" {
+		t.Errorf("kube-controller-manager arguments mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// patchClusterConfiguration applies cfg's JSON patches of kubeadm's
+// ClusterConfiguration (v1beta4, for Kubernetes 1.36), in order, to the
+// arguments kind's template gives the API server and the controller
+// manager, and returns the result as JSON.
+func patchClusterConfiguration(t *testing.T, cfg *v1alpha4.Cluster) []byte {
+	t.Helper()
+	out := []byte(`{"apiServer":{"extraArgs":[{"name":"runtime-config","value":""}]},` +
+		`"controllerManager":{"extraArgs":[{"name":"enable-hostpath-provisioner","value":"true"}]}}`)
+	for _, p := range cfg.KubeadmConfigPatchesJSON6902 {
+		if p.Group != "kubeadm.k8s.io" || p.Version != "v1beta4" || p.Kind != "ClusterConfiguration" {
+			t.Errorf("a patch targets %s/%s %s, want kubeadm.k8s.io/v1beta4 ClusterConfiguration", p.Group, p.Version, p.Kind)
+			continue
+		}
+		ops, err := yaml.YAMLToJSON([]byte(p.Patch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		patch, err := jsonpatch.DecodePatch(ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err = patch.Apply(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
 
 // TestKindRefusesAnotherTrainer checks that the kind provider refuses, before
@@ -138,26 +184,7 @@ func TestWithAuditLog(t *testing.T) {
 		if diff := cmp.Diff(tc.mounts, cfg.Nodes[0].ExtraMounts); diff != "" {
 			t.Errorf("record %q: node mounts mismatch (-want +got):\n%s", tc.record, diff)
 		}
-		if len(cfg.KubeadmConfigPatchesJSON6902) != 1 {
-			t.Fatalf("%d JSON patches, want 1", len(cfg.KubeadmConfigPatchesJSON6902))
-		}
-		p := cfg.KubeadmConfigPatchesJSON6902[0]
-		if p.Group != "kubeadm.k8s.io" || p.Version != "v1beta4" || p.Kind != "ClusterConfiguration" {
-			t.Errorf("the patch targets %s/%s %s, want kubeadm.k8s.io/v1beta4 ClusterConfiguration", p.Group, p.Version, p.Kind)
-		}
-		ops, err := yaml.YAMLToJSON([]byte(p.Patch))
-		if err != nil {
-			t.Fatal(err)
-		}
-		patch, err := jsonpatch.DecodePatch(ops)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// kind's template gives the API server one argument of its own.
-		out, err := patch.Apply([]byte(`{"apiServer":{"extraArgs":[{"name":"runtime-config","value":""}]}}`))
-		if err != nil {
-			t.Fatal(err)
-		}
+		out := patchClusterConfiguration(t, cfg)
 		var got struct {
 			APIServer struct {
 				ExtraArgs    []struct{ Name, Value string } `json:"extraArgs"`
