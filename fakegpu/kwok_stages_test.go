@@ -3,6 +3,7 @@ package fakegpu
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/kwok/pkg/apis/internalversion"
 	kwokv1alpha1 "sigs.k8s.io/kwok/pkg/apis/v1alpha1"
+	kwokconsts "sigs.k8s.io/kwok/pkg/consts"
 	"sigs.k8s.io/kwok/pkg/utils/gotpl"
 	"sigs.k8s.io/kwok/pkg/utils/lifecycle"
 	"sigs.k8s.io/yaml"
@@ -46,7 +48,7 @@ func stageRenderer() gotpl.Renderer {
 	}
 	return gotpl.NewRenderer(gotpl.FuncMap{
 		"Now":         func() string { return stageNow.Format(time.RFC3339Nano) },
-		"Version":     func() string { return "v0.8.0" },
+		"Version":     func() string { return kwokconsts.Version },
 		"NodeIP":      func() string { return KwokNodeIP },
 		"NodeName":    func() string { return "" },
 		"NodePort":    func() int { return 0 },
@@ -331,7 +333,7 @@ func TestKwokNodeLifecycle(t *testing.T) {
 	if diff := cmp.Diff(p.Allocatable, node.Status.Allocatable); diff != "" {
 		t.Errorf("allocatable after node-initialize mismatch (-want +got):\n%s", diff)
 	}
-	if got := node.Status.NodeInfo; got.Architecture != "amd64" || got.OperatingSystem != "linux" || got.KubeletVersion != "kwok-v0.8.0" {
+	if got := node.Status.NodeInfo; got.Architecture != "amd64" || got.OperatingSystem != "linux" || got.KubeletVersion != "kwok-"+kwokconsts.Version {
 		t.Errorf("node info = %+v", got)
 	}
 
@@ -343,6 +345,38 @@ func TestKwokNodeLifecycle(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantAddresses, node.Status.Addresses); diff != "" {
 		t.Errorf("node addresses after heartbeat mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestRegisterIsNodeInitialize: a node registered with Register has the
+// status kwok's node-initialize stage gives a node created without one,
+// for every profile, and kwok then plays only the heartbeat on it.
+func TestRegisterIsNodeInitialize(t *testing.T) {
+	lcs := kwokLifecycles(t)
+	for _, name := range ProfileNames() {
+		nodes, err := NodeGroup{Profile: name, Count: 1}.Nodes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		registered := nodes[0].DeepCopy()
+		Register(registered, stageNow)
+		played, initialized, _, _ := runStages(t, lcs, nodes[0])
+		if diff := cmp.Diff([]string{"node-initialize"}, played); diff != "" {
+			t.Fatalf("%s: stages played on a new node mismatch (-want +got):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(initialized.Status, registered.Status); diff != "" {
+			t.Errorf("%s: registered node's status differs from node-initialize's (-stage +Register):\n%s", name, diff)
+		}
+		// The kubelet's labels: the beta OS and architecture labels too.
+		wantLabels := maps.Clone(nodes[0].Labels)
+		wantLabels["beta.kubernetes.io/os"] = wantLabels[corev1.LabelOSStable]
+		wantLabels["beta.kubernetes.io/arch"] = wantLabels[corev1.LabelArchStable]
+		if diff := cmp.Diff(wantLabels, registered.Labels); diff != "" {
+			t.Errorf("%s: registered node's labels mismatch (-want +got):\n%s", name, diff)
+		}
+		if res := playStage(t, lcs, registered); res.Stage != "node-heartbeat-with-lease" || slices.Contains(res.Delay, "0s") {
+			t.Errorf("%s: stage kwok plays on a registered node = %q after %v, want node-heartbeat-with-lease after 10m", name, res.Stage, res.Delay)
+		}
 	}
 }
 

@@ -1,15 +1,19 @@
 package fakegpu
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kwokconsts "sigs.k8s.io/kwok/pkg/consts"
 )
 
 // The marker that tells kwok which Nodes are its to play the kubelet for.
@@ -101,8 +105,9 @@ type NodeGroup struct {
 // kubernetes.io/hostname set to its name, ProfileLabel set to the profile
 // name, the kwok marker label and annotation, ManagedByLabel, and the profile's capacity and allocatable in its status (a
 // Node may be created with its status; the kubelet registers that way, and
-// kwok keeps what it finds). It carries no conditions: kwok's node-initialize
-// stage makes it Ready.
+// kwok keeps what it finds). It carries no conditions: Register makes it
+// the Ready node a kubelet registers, or kwok's node-initialize stage makes
+// a node created without them Ready.
 func (g NodeGroup) Nodes() ([]*corev1.Node, error) {
 	if g.Count < 1 {
 		return nil, fmt.Errorf("failed to build nodes of profile %q: count is %d, must be at least 1", g.Profile, g.Count)
@@ -166,8 +171,9 @@ func (g NodeGroup) Nodes() ([]*corev1.Node, error) {
 			Status: corev1.NodeStatus{
 				Capacity:    p.Capacity.DeepCopy(),
 				Allocatable: p.Allocatable.DeepCopy(),
-				// What the kubelet reports of the machine; kwok's
-				// node-initialize stage keeps it and fills in the rest.
+				// What the kubelet reports of the machine; Register
+				// (or kwok's node-initialize stage) keeps it and fills
+				// in the rest.
 				NodeInfo: corev1.NodeSystemInfo{
 					Architecture:    labels[corev1.LabelArchStable],
 					OperatingSystem: labels[corev1.LabelOSStable],
@@ -285,4 +291,66 @@ func parseNodeGroup(elem string) (NodeGroup, error) {
 		return NodeGroup{}, fmt.Errorf("count is %d, must be at least 1", count)
 	}
 	return NodeGroup{Profile: name, Count: count}, nil
+}
+
+// Register makes node what a kubelet registers (it creates its Node with
+// its status, which the API server keeps on create):
+//   - the status kwok's node-initialize stage would otherwise patch in
+//     after the create (conditions, addresses, system info, phase), with
+//     now as the conditions' heartbeat and transition times
+//     (TestRegisterIsNodeInitialize: the stage's status);
+//   - the beta OS and architecture labels beside the stable ones, which
+//     the kubelet sets both of and the node-lifecycle controller otherwise
+//     adds (reconcileNodeLabels).
+//
+// The node is created Ready: kwok plays no stage on it but the heartbeat,
+// and the node-lifecycle controller finds it Ready and labelled, so
+// neither sends the status and label updates a bare node costs.
+func Register(node *corev1.Node, now time.Time) {
+	for beta, stable := range BetaLabels {
+		if v, ok := node.Labels[stable]; ok {
+			if _, ok := node.Labels[beta]; !ok {
+				node.Labels[beta] = v
+			}
+		}
+	}
+	t := metav1.NewTime(now)
+	st := &node.Status
+	st.Conditions = []corev1.NodeCondition{
+		{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"},
+		{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"},
+		{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "kubelet has no disk pressure"},
+		{Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientPID", Message: "kubelet has sufficient PID available"},
+		{Type: corev1.NodeNetworkUnavailable, Status: corev1.ConditionFalse, Reason: "RouteCreated", Message: "RouteController created a route"},
+	}
+	for i := range st.Conditions {
+		st.Conditions[i].LastHeartbeatTime = t
+		st.Conditions[i].LastTransitionTime = t
+	}
+	has := func(t corev1.NodeAddressType) bool {
+		return slices.ContainsFunc(st.Addresses, func(a corev1.NodeAddress) bool { return a.Type == t })
+	}
+	if !has(corev1.NodeInternalIP) {
+		st.Addresses = append(st.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: KwokNodeIP})
+	}
+	if !has(corev1.NodeHostName) {
+		st.Addresses = append(st.Addresses, corev1.NodeAddress{Type: corev1.NodeHostName, Address: node.Name})
+	}
+	version := "kwok-" + kwokconsts.Version
+	info := &st.NodeInfo
+	info.Architecture = cmp.Or(info.Architecture, node.Labels[corev1.LabelArchStable], "amd64")
+	info.OperatingSystem = cmp.Or(info.OperatingSystem, node.Labels[corev1.LabelOSStable], "linux")
+	info.ContainerRuntimeVersion = cmp.Or(info.ContainerRuntimeVersion, version)
+	info.KernelVersion = cmp.Or(info.KernelVersion, version)
+	info.KubeProxyVersion = cmp.Or(info.KubeProxyVersion, version)
+	info.KubeletVersion = cmp.Or(info.KubeletVersion, version)
+	st.Phase = corev1.NodeRunning
+}
+
+// BetaLabels are the kubelet's beta OS and architecture labels
+// (k8s.io/kubelet's kubeletapis.LabelOS and LabelArch), each with the
+// stable label whose value it repeats.
+var BetaLabels = map[string]string{
+	"beta.kubernetes.io/os":   corev1.LabelOSStable,
+	"beta.kubernetes.io/arch": corev1.LabelArchStable,
 }

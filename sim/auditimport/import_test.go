@@ -2,6 +2,7 @@ package auditimport
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
@@ -861,5 +863,27 @@ func TestImportEndsAtNamespaceDelete(t *testing.T) {
 	})
 	if !noted {
 		t.Errorf("no note says the story ended at the namespace's delete: %q", res.Notes)
+	}
+}
+
+// TestAddedLabelsLeaveTheKubeletsOut: a node registered by simctl (or a
+// kubelet) carries the beta OS and architecture labels beside the stable
+// ones; they are not the scenario's, unless they differ from the stable.
+func TestAddedLabelsLeaveTheKubeletsOut(t *testing.T) {
+	p, err := fakegpu.LookupProfile("nvidia-h100-80gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := fakegpu.NodeGroup{Profile: p.Name, Count: 1, Labels: map[string]string{"pool": "a"}}.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakegpu.Register(nodes[0], time.Now())
+	if got := addedLabels(nodes[0].Labels, p); !maps.Equal(got, map[string]string{"pool": "a"}) {
+		t.Errorf("added labels %v, want the group's pool=a only", got)
+	}
+	nodes[0].Labels["beta.kubernetes.io/arch"] = "arm64"
+	if got := addedLabels(nodes[0].Labels, p); got["beta.kubernetes.io/arch"] != "arm64" {
+		t.Errorf("added labels %v, want the beta arch label that differs from the stable one", got)
 	}
 }

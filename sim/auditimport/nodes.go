@@ -82,6 +82,9 @@ func addedLabels(labels map[string]string, p fakegpu.Profile) map[string]string 
 		if pv, ok := p.Labels[k]; ok && pv == v {
 			continue
 		}
+		if stable, ok := fakegpu.BetaLabels[k]; ok && labels[stable] == v {
+			continue // the kubelet's copy (fakegpu.Register)
+		}
 		out[k] = v
 	}
 	if len(out) == 0 {

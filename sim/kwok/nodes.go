@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -30,8 +31,11 @@ type Pool struct {
 	Labels map[string]string
 }
 
-// Add creates the groups' nodes and waits until each is Ready and
-// schedulable. It returns the names of the nodes it created, even on error.
+// Add creates the groups' nodes, registered Ready as a kubelet registers
+// its node (fakegpu.Register), and waits until each is schedulable (the
+// node-lifecycle controller has taken off the not-ready taint the API
+// server's TaintNodesByCondition admission plugin puts on every new node).
+// It returns the names of the nodes it created, even on error.
 func (p *Pool) Add(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, error) {
 	nodes, err := fakegpu.BuildNodes(groups)
 	if err != nil {
@@ -43,10 +47,12 @@ func (p *Pool) Add(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, e
 	created := make([]bool, len(nodes))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(createWorkers)
+	now := time.Now()
 	for i, n := range nodes {
 		for k, v := range p.Labels {
 			n.Labels[k] = v
 		}
+		fakegpu.Register(n, now)
 		g.Go(func() error {
 			if err := p.Client.Create(gctx, n); err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("failed to create node %s: %w", n.Name, err)
