@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
 	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
@@ -68,7 +70,7 @@ var _ = Describe("a run on a cluster that is thrown away after it", func() {
 		}
 	})
 
-	It("tears a scenario that ends with a Pod still to schedule down all the same, so that the scheduler does not try it at every later node", func(ctx context.Context) {
+	It("deletes the Pods a scenario ends with still to schedule, and what makes them, so that the scheduler does not try them at every later node", func(ctx context.Context) {
 		files, err := scenario.LoadPaths([]string{"../../scenarios/scheduling/not-enough-gpus.yaml"}, scenario.Options{})
 		Expect(err).NotTo(HaveOccurred())
 		c := env.Client()
@@ -77,11 +79,22 @@ var _ = Describe("a run on a cluster that is thrown away after it", func() {
 		Expect(res.Passed).To(BeTrue(), res.Failure)
 		Expect(res.FinalPods).To(ContainElement(HaveField("Phase", "Pending")))
 		Expect(discarded.Teardowns()).To(Succeed())
+		DeferCleanup(func(ctx context.Context) {
+			Expect(client.IgnoreNotFound(c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: res.Namespace}}))).To(Succeed())
+		})
+		// The namespace stays, as every scenario's on such a cluster; its
+		// TrainJobs go at once, their JobSets, Jobs and Pods with them
+		// (the garbage collector's work, hence Eventually).
 		ns := &corev1.Namespace{}
-		err = c.Get(ctx, client.ObjectKey{Name: res.Namespace}, ns)
-		Expect(apierrors.IsNotFound(err) || ns.DeletionTimestamp != nil).To(BeTrue(), "namespace %s neither gone nor being deleted: %v", res.Namespace, err)
-		var pods corev1.PodList
-		Expect(c.List(ctx, &pods, client.InNamespace(res.Namespace))).To(Succeed())
-		Expect(pods.Items).To(BeEmpty())
+		Expect(c.Get(ctx, client.ObjectKey{Name: res.Namespace}, ns)).To(Succeed())
+		Expect(ns.DeletionTimestamp).To(BeNil(), "namespace %s is being deleted", res.Namespace)
+		var jobs trainer.TrainJobList
+		Expect(c.List(ctx, &jobs, client.InNamespace(res.Namespace))).To(Succeed())
+		Expect(jobs.Items).To(Or(BeEmpty(), HaveEach(HaveField("DeletionTimestamp", Not(BeNil())))), "the scenario's TrainJobs")
+		Eventually(func(g Gomega) {
+			var pods corev1.PodList
+			g.Expect(c.List(ctx, &pods, client.InNamespace(res.Namespace))).To(Succeed())
+			g.Expect(pods.Items).To(BeEmpty())
+		}).WithContext(ctx).Should(Succeed())
 	})
 })

@@ -619,15 +619,19 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 }
 
 // cleanup deletes what the scenario installed cluster-wide and, unless the
-// cluster is Discarded and the scenario leaves no Pod to schedule, its
-// namespace, and its nodes once its Pods are gone (removeNodesAfterPods),
-// without waiting.
+// cluster is Discarded, its namespace, and its nodes once its Pods are
+// gone (removeNodesAfterPods), without waiting. On a Discarded cluster,
+// a scenario that leaves Pods to schedule has them deleted with what makes
+// them (stopPodsToSchedule).
 func (s *scenarioRun) cleanup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	var err error
-	if !s.runner.Discarded || s.leavesPodsToSchedule() {
+	switch {
+	case !s.runner.Discarded:
 		err = s.deleteNamespaceAndNodes(ctx)
+	case s.leavesPodsToSchedule():
+		err = s.stopPodsToSchedule(ctx)
 	}
 	return errors.Join(err, s.uninstallWebhooks(ctx), s.uninstallGates(ctx), s.uninstallDelayer(ctx), s.deleteQueues(ctx), s.lifecycle().Uninstall(ctx, s.cluster.Client()))
 }

@@ -10,9 +10,9 @@ package runner
 // The wait runs beside the next scenarios; Run and RunPlan return once it
 // is done, so that a cluster kept after a run holds no Pod nor node of it;
 // the namespace, empty of Pods, ends its deletion on its own. On a cluster
-// thrown away after the run (Runner.Discarded) none of this is done, but
-// for a scenario that ends with Pods still to schedule
-// (leavesPodsToSchedule).
+// thrown away after the run (Runner.Discarded) none of this is done; a
+// scenario that ends with Pods still to schedule (leavesPodsToSchedule)
+// has what makes them deleted instead (stopPodsToSchedule).
 
 import (
 	"context"
@@ -23,8 +23,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -50,7 +52,8 @@ func (s *scenarioRun) deleteNamespaceAndNodes(ctx context.Context) error {
 // be tried again at every node a later scenario adds that has room for
 // them (their failed plugin's queueing hint), each try an event and a
 // status patch: on the corpus, more requests per scenario than the
-// scheduler's own work. Such a scenario is torn down as on a kept cluster.
+// scheduler's own work. Such a scenario's Pods are deleted with what makes
+// them (stopPodsToSchedule).
 func (s *scenarioRun) leavesPodsToSchedule() bool {
 	pods, ok := s.watches.list("Pod", s.ns)
 	if !ok {
@@ -66,6 +69,32 @@ func (s *scenarioRun) leavesPodsToSchedule() bool {
 		}
 	}
 	return false
+}
+
+// stopPodsToSchedule deletes, on a Discarded cluster, what the Pods of the
+// scenario's namespace come from and the Pods: its TrainJobs, JobSets,
+// Jobs and Pods, one collection after the other (a TrainJob left would
+// make its JobSet again, a JobSet its Jobs, a Job its Pods), in the
+// background, without waiting. The namespace and nodes stay, as every
+// scenario's do on such a cluster. Deleting the namespace instead cost
+// about 90 requests a scenario: the namespace controller lists and deletes
+// every namespaced resource type the server serves, most of them empty.
+func (s *scenarioRun) stopPodsToSchedule(ctx context.Context) error {
+	var errs []error
+	for _, gvk := range []schema.GroupVersionKind{
+		{Group: "trainer.kubeflow.org", Version: "v1alpha1", Kind: "TrainJob"},
+		{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"},
+		{Group: "batch", Version: "v1", Kind: "Job"},
+		{Version: "v1", Kind: "Pod"},
+	} {
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gvk)
+		err := s.cluster.Client().DeleteAllOf(ctx, obj, client.InNamespace(s.ns), client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("failed to delete the %ss of namespace %s, whose Pods were still to schedule: %w", gvk.Kind, s.ns, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // podsIn returns how many Pods of namespace ns the shared Pod informer
