@@ -153,3 +153,47 @@ func TestExclusive(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmissionWaitingRunHoldsNoPlace: of two runs that gate Kueue, the
+// second waits for the first without a --parallel place, and a run that
+// does not use Kueue takes the free place meanwhile.
+func TestAdmissionWaitingRunHoldsNoPlace(t *testing.T) {
+	gates := planOf(v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{Component: "kueue"}}})
+	plain := planOf(v1alpha1.ScenarioSpec{})
+	adm := newAdmission([]Plan{gates, gates, plain}, 2)
+	ctx := t.Context()
+	leaveFirst, ok := adm.enter(ctx, gates, 0)
+	if !ok {
+		t.Fatal("the first gating run did not start")
+	}
+	second := make(chan func())
+	go func() {
+		leave, _ := adm.enter(ctx, gates, 1)
+		second <- leave
+	}()
+	// Time for the second run to reach its wait: were it to wait for
+	// Kueue in a place, it would have taken the free place by then. (The
+	// correct order passes whatever the goroutines' timing.)
+	time.Sleep(50 * time.Millisecond)
+	third := make(chan func())
+	go func() {
+		leave, _ := adm.enter(ctx, plain, 2)
+		third <- leave
+	}()
+	select {
+	case leave := <-third:
+		leave()
+	case leave := <-second:
+		leave()
+		t.Fatal("the second gating run started while the first held Kueue")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the run that does not use Kueue got no place while a gating run waited for Kueue")
+	}
+	leaveFirst()
+	select {
+	case leave := <-second:
+		leave()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second gating run never started")
+	}
+}

@@ -147,38 +147,16 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 		}()
 	}
 	byPlan := make([]*results.Scenario, len(plans))
-	places := newSlots(parallel)
-	locks := &Locks{}
-	gatesDone := writersDone(plans)
+	adm := newAdmission(plans, parallel)
 	var wg sync.WaitGroup
 	for rank, i := range startOrder(plans) {
 		p := plans[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			read, write := componentNeeds(p)
-			if len(write) > 0 {
-				for _, c := range write {
-					defer gatesDone[c].Done()
-				}
-			} else {
-				// A run that gates a component waits for the runs that
-				// use it (a read lock), and every run that asks for the
-				// lock after it waits behind it (a waiting writer comes
-				// first): a run that only uses components starts once
-				// the runs that gate them are done, so that a long run
-				// (a node that turns Unknown after a minute) does not
-				// keep a gating run and every run behind it waiting.
-				for _, c := range read {
-					gatesDone[c].Wait()
-				}
-			}
-			if !places.acquire(ctx, rank) {
-				return
-			}
-			defer places.release()
-			defer locks.Lock(p)()
-			if ctx.Err() != nil {
+			leave, ok := adm.enter(ctx, p, rank)
+			defer leave()
+			if !ok || ctx.Err() != nil {
 				return
 			}
 			res := r.RunPlan(ctx, p)
@@ -203,6 +181,59 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 		}
 	}
 	return done, len(done) == len(plans)
+}
+
+// admission decides when Run's plans start: a run that only uses a
+// component waits until the runs that gate it are done; then every run
+// takes its Locks; then a --parallel place, by rank (slots).
+type admission struct {
+	places    *slots
+	locks     *Locks
+	gatesDone map[string]*sync.WaitGroup
+}
+
+func newAdmission(plans []Plan, parallel int) *admission {
+	return &admission{places: newSlots(parallel), locks: &Locks{}, gatesDone: writersDone(plans)}
+}
+
+// enter waits until plan p, of start rank rank, may run. leave gives back
+// what enter took and must be called whether or not it let p run; ok is
+// false when ctx ended before p could run.
+func (a *admission) enter(ctx context.Context, p Plan, rank int) (leave func(), ok bool) {
+	var undo []func()
+	leave = func() {
+		for _, u := range slices.Backward(undo) {
+			u()
+		}
+	}
+	read, write := componentNeeds(p)
+	if len(write) > 0 {
+		for _, c := range write {
+			undo = append(undo, a.gatesDone[c].Done)
+		}
+	} else {
+		// A run that gates a component waits for the runs that use it
+		// (a read lock), and every run that asks for the lock after it
+		// waits behind it (a waiting writer comes first): a run that
+		// only uses components starts once the runs that gate them are
+		// done, so that a long run (a node that turns Unknown after
+		// half a minute) does not keep a gating run and every run
+		// behind it waiting.
+		for _, c := range read {
+			a.gatesDone[c].Wait()
+		}
+	}
+	// The locks first, then a place: a run waiting for a component
+	// another run gates holds no place meanwhile, and the runs of other
+	// components start in the places. (Places first, the runs that gate
+	// Kueue held the places while they waited for each other, and no
+	// other run started.)
+	undo = append(undo, a.locks.Lock(p))
+	if !a.places.acquire(ctx, rank) {
+		return leave, false
+	}
+	undo = append(undo, a.places.release)
+	return leave, true
 }
 
 // writersDone returns, for each exclusive component, a WaitGroup of the
