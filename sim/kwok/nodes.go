@@ -70,6 +70,12 @@ func (p *Pool) Add(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, e
 	if err != nil {
 		return names, err
 	}
+	if w, ok := p.Client.(client.WithWatch); ok {
+		if err := p.watchSchedulable(ctx, w, names); err != nil {
+			return names, fmt.Errorf("nodes did not become ready: %w", err)
+		}
+		return names, nil
+	}
 	// Each poll reads only the nodes not yet schedulable.
 	pending := slices.Clone(names)
 	check := func(ctx context.Context) error {
@@ -124,16 +130,75 @@ func (p *Pool) unschedulable(ctx context.Context, names []string) ([]string, err
 		if err := p.Client.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
 			return names[i:], err
 		}
-		if !NodeReady(n) {
-			return names[i:], fmt.Errorf("node %s is not Ready", name)
-		}
-		for _, t := range n.Spec.Taints {
-			if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
-				return names[i:], fmt.Errorf("node %s still has taint %s", name, t.Key)
-			}
+		if err := schedulable(n); err != nil {
+			return names[i:], err
 		}
 	}
 	return nil, nil
+}
+
+// watchSchedulable waits, node after node, until each named node is
+// schedulable (schedulable): it reads the node, and one that is not yet
+// is watched from there until it is, so that the wait ends with the
+// node-lifecycle controller's update rather than at the next poll. A
+// kwok this process runs that exits fails the wait at once.
+func (p *Pool) watchSchedulable(ctx context.Context, w client.WithWatch, names []string) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if p.Kwok != nil {
+		go func() {
+			select {
+			case <-p.Kwok.Exited():
+				cancel(fmt.Errorf("%w; last log lines:\n%s", p.Kwok.ExitError(), p.Kwok.LogTail(20)))
+			case <-ctx.Done():
+			}
+		}()
+	}
+	for _, name := range names {
+		n := &corev1.Node{}
+		if err := w.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+			return errors.Join(err, context.Cause(ctx))
+		}
+		if schedulable(n) == nil {
+			continue
+		}
+		watcher, err := w.Watch(ctx, &corev1.NodeList{}, client.MatchingFields{"metadata.name": name}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: n.ResourceVersion}})
+		if err != nil {
+			return fmt.Errorf("failed to watch node %s: %w", name, err)
+		}
+		last := schedulable(n)
+		for last != nil {
+			select {
+			case ev, ok := <-watcher.ResultChan():
+				if !ok {
+					watcher.Stop()
+					return fmt.Errorf("the watch of node %s ended: %w", name, last)
+				}
+				if node, isNode := ev.Object.(*corev1.Node); isNode {
+					last = schedulable(node)
+				}
+			case <-ctx.Done():
+				watcher.Stop()
+				return fmt.Errorf("%w (%v)", context.Cause(ctx), last)
+			}
+		}
+		watcher.Stop()
+	}
+	return nil
+}
+
+// schedulable says why a node is not yet schedulable (not Ready, or
+// carrying the not-ready or unreachable taint); nil once it is.
+func schedulable(n *corev1.Node) error {
+	if !NodeReady(n) {
+		return fmt.Errorf("node %s is not Ready", n.Name)
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+			return fmt.Errorf("node %s still has taint %s", n.Name, t.Key)
+		}
+	}
+	return nil
 }
 
 // NodeReady reports whether a node's Ready condition is True.

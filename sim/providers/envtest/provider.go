@@ -351,7 +351,7 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 	if err := e.startAPIServer(bins); err != nil {
 		return err
 	}
-	if e.client, err = client.New(e.cfg, client.Options{Scheme: e.scheme}); err != nil {
+	if e.client, err = client.NewWithWatch(e.cfg, client.Options{Scheme: e.scheme}); err != nil {
 		return fmt.Errorf("failed to create client: %w", err)
 	}
 	if err := e.adminKubeconfig("admin", e.KubeconfigPath); err != nil {

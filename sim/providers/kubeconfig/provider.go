@@ -387,7 +387,7 @@ func NewClient(cfg *rest.Config) (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a client of %s: %w", cfg.Host, err)
 	}
