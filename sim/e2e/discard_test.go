@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -95,6 +96,6 @@ var _ = Describe("a run on a cluster that is thrown away after it", func() {
 			var pods corev1.PodList
 			g.Expect(c.List(ctx, &pods, client.InNamespace(res.Namespace))).To(Succeed())
 			g.Expect(pods.Items).To(BeEmpty())
-		}).WithContext(ctx).Should(Succeed())
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 	})
 })
