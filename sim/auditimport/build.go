@@ -220,6 +220,7 @@ func (b *builder) build(writes []*write) error {
 	if last := b.finalExpectation(writes); last != nil {
 		spec.Steps = append(spec.Steps, *last)
 	}
+	spec.Steps = append(spec.Steps, b.podsCreatedWith()...)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package auditimport
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -885,5 +886,72 @@ func TestAddedLabelsLeaveTheKubeletsOut(t *testing.T) {
 	nodes[0].Labels["beta.kubernetes.io/arch"] = "arm64"
 	if got := addedLabels(nodes[0].Labels, p); got["beta.kubernetes.io/arch"] != "arm64" {
 		t.Errorf("added labels %v, want the beta arch label that differs from the stable one", got)
+	}
+}
+
+// TestImportPodsCreatedWith: the TrainJob's node Pods were created with
+// the Trainer's env for two nodes; the last step expects a Pod of its
+// replicated job created so. Once the log has every such Pod deleted, no
+// step expects them.
+func TestImportPodsCreatedWith(t *testing.T) {
+	res, err := Import([]string{completes}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := res.Scenario.Spec.Steps
+	last := steps[len(steps)-1]
+	if last.Expect == nil || last.Expect.Pods == nil {
+		t.Fatalf("last step %q expects no Pods", last.Name)
+	}
+	pods := last.Expect.Pods
+	wantSelector := map[string]string{jobSetNameLabel: "train", replicatedJobNameLabel: "node"}
+	if pods.Selector == nil || !maps.Equal(pods.Selector.MatchLabels, wantSelector) {
+		t.Errorf("selector %+v, want %v", pods.Selector, wantSelector)
+	}
+	spec, _ := pods.Any["spec"].(map[string]any)
+	containers, _ := spec["containers"].([]any)
+	if len(containers) != 1 {
+		t.Fatalf("containers %v, want the node container", spec["containers"])
+	}
+	c, _ := containers[0].(map[string]any)
+	env, _ := c["env"].([]any)
+	if c["name"] != "node" || !slices.ContainsFunc(env, func(e any) bool {
+		m, _ := e.(map[string]any)
+		return m["name"] == "PET_NNODES" && m["value"] == "2"
+	}) {
+		t.Errorf("container %v, want node with PET_NNODES=2", c)
+	}
+
+	// Every Pod deleted: the status writes' Pods, by the Job controller.
+	var out []string
+	deleted := map[string]bool{}
+	for _, l := range readLines(t, completes) {
+		out = append(out, l)
+		if !strings.Contains(l, `"resource":"pods"`) || !strings.Contains(l, `"subresource":"status"`) {
+			continue
+		}
+		var ev struct {
+			ObjectRef struct{ Name string } `json:"objectRef"`
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil || deleted[ev.ObjectRef.Name] {
+			continue
+		}
+		deleted[ev.ObjectRef.Name] = true
+		d := strings.Replace(l, `"verb":"patch"`, `"verb":"delete"`, 1)
+		d = strings.Replace(d, `,"subresource":"status"`, "", 1)
+		d = strings.Replace(d, ev.ObjectRef.Name+"/status", ev.ObjectRef.Name, 1)
+		out = append(out, d)
+	}
+	if len(deleted) != 2 {
+		t.Fatalf("%d Pods in the log's status writes, want 2", len(deleted))
+	}
+	res, err = Import([]string{writeLog(t, out)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range res.Scenario.Spec.Steps {
+		if st.Expect != nil && st.Expect.Pods != nil && st.Expect.Pods.Any != nil {
+			t.Errorf("step %q expects what Pods that are all deleted were created with", st.Name)
+		}
 	}
 }

@@ -16,8 +16,11 @@ import (
 // status are recorded at level Request (RecordPolicy does).
 
 // jobSetNameLabel is the label JobSet puts on its Pods: the JobSet's name,
-// which is its TrainJob's.
-const jobSetNameLabel = "jobset.sigs.k8s.io/jobset-name"
+// which is its TrainJob's; replicatedJobNameLabel names the replicated job.
+const (
+	jobSetNameLabel        = "jobset.sigs.k8s.io/jobset-name"
+	replicatedJobNameLabel = "jobset.sigs.k8s.io/replicatedjob-name"
+)
 
 // podEvent is a write to one of the namespace's Pods.
 type podEvent struct {
@@ -31,6 +34,11 @@ type podEvent struct {
 	// container is the first container's state as a status write
 	// reported it, when it did.
 	container containerState
+	// A create's replicated job (its label replicatedJobNameLabel), the
+	// prefix of the names the server gave (metadata.generateName), and
+	// what the Pod was created with (createdWith).
+	replicatedJob, generateName string
+	spec                        map[string]any
 }
 
 // containerState is the part of a Pod's first container status a
@@ -65,8 +73,10 @@ func podWrite(ev *event, namespace string) (podEvent, bool) {
 	p := podEvent{name: ref.Name, verb: ev.Verb, at: ev.Completed}
 	var body struct {
 		Metadata struct {
-			Labels map[string]string `json:"labels"`
+			Labels       map[string]string `json:"labels"`
+			GenerateName string            `json:"generateName"`
 		} `json:"metadata"`
+		Spec   map[string]any `json:"spec"`
 		Status struct {
 			Phase             string           `json:"phase"`
 			ContainerStatuses []containerState `json:"containerStatuses"`
@@ -76,6 +86,9 @@ func podWrite(ev *event, namespace string) (podEvent, bool) {
 	switch {
 	case ref.Subresource == "" && ev.Verb == "create":
 		p.jobSet = body.Metadata.Labels[jobSetNameLabel]
+		p.replicatedJob = body.Metadata.Labels[replicatedJobNameLabel]
+		p.generateName = body.Metadata.GenerateName
+		p.spec = body.Spec
 	case ref.Subresource == "" && ev.Verb == "delete":
 	case ref.Subresource == "status" && (ev.Verb == "patch" || ev.Verb == "update"):
 		p.phase = body.Status.Phase
@@ -225,4 +238,110 @@ func (b *builder) lifecycles() []v1alpha1.PodLifecycle {
 		out = append(out, rule)
 	}
 	return out
+}
+
+// podsCreatedWith are the steps that expect, of each TrainJob's replicated
+// jobs that still had Pods when the log ends, a Pod created as the log's
+// last create of them was: its node selector, tolerations, volumes and
+// its containers' env and volume mounts, as the Job controller sent them
+// (before admission: what the Trainer and JobSet made of the entries,
+// without the ServiceAccount's token volume or the harness's isolation).
+// A replicated job whose Pods were all deleted (a suspension, a
+// teardown) is expected of nothing: what its Pods were is gone with them.
+func (b *builder) podsCreatedWith() []v1alpha1.Step {
+	type key struct{ trainJob, replicatedJob string }
+	last := map[key]podEvent{}
+	alive := map[key]int{}
+	var order []key
+	for _, p := range b.pods {
+		switch p.verb {
+		case "create":
+			if p.jobSet == "" || p.replicatedJob == "" || p.generateName == "" || !slices.Contains(b.trainJobs, p.jobSet) {
+				continue
+			}
+			k := key{p.jobSet, p.replicatedJob}
+			if _, seen := last[k]; !seen {
+				order = append(order, k)
+			}
+			last[k] = p
+			alive[k]++
+		case "delete":
+			// The Pod of the latest create whose generated prefix its
+			// name has (prefixes of one JobSet differ by job index).
+			best := key{}
+			for k, c := range last {
+				if strings.HasPrefix(p.name, c.generateName) && len(c.generateName) > len(last[best].generateName) {
+					best = k
+				}
+			}
+			if best != (key{}) {
+				alive[best]--
+			}
+		}
+	}
+	var steps []v1alpha1.Step
+	for _, k := range order {
+		if alive[k] <= 0 {
+			continue
+		}
+		want := createdWith(last[k].spec)
+		if len(want) == 0 {
+			continue
+		}
+		b.n++
+		steps = append(steps, v1alpha1.Step{
+			Name: fmt.Sprintf("%d: TrainJob %s's %s Pods are created as the log's last were", b.n, k.trainJob, k.replicatedJob),
+			Expect: &v1alpha1.Expect{Pods: &v1alpha1.PodExpectation{
+				Selector: &v1alpha1.LabelSelector{MatchLabels: map[string]string{jobSetNameLabel: k.trainJob, replicatedJobNameLabel: k.replicatedJob}},
+				Any:      v1alpha1.Object{"spec": portable(want, b.namespace)},
+			}},
+		})
+	}
+	return steps
+}
+
+// createdWith is the part of a created Pod's spec that import expects:
+// the node selector, tolerations and volumes, and of each container (and
+// init container) its name, env and volume mounts.
+func createdWith(spec map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, f := range []string{"nodeSelector", "tolerations", "volumes"} {
+		if v, ok := spec[f]; ok && !empty(v) {
+			out[f] = v
+		}
+	}
+	for _, f := range []string{"initContainers", "containers"} {
+		list, _ := spec[f].([]any)
+		var cs []any
+		for _, c := range list {
+			m, _ := c.(map[string]any)
+			if m == nil {
+				continue
+			}
+			kept := map[string]any{"name": m["name"]}
+			for _, cf := range []string{"env", "volumeMounts"} {
+				if v, ok := m[cf]; ok && !empty(v) {
+					kept[cf] = v
+				}
+			}
+			if len(kept) > 1 {
+				cs = append(cs, kept)
+			}
+		}
+		if len(cs) > 0 {
+			out[f] = cs
+		}
+	}
+	return out
+}
+
+// empty reports whether a JSON value is an empty list or object.
+func empty(v any) bool {
+	switch v := v.(type) {
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		return len(v) == 0
+	}
+	return v == nil
 }
