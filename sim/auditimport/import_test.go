@@ -922,11 +922,14 @@ func TestImportPodsCreatedWith(t *testing.T) {
 		t.Errorf("container %v, want node with PET_NNODES=2", c)
 	}
 
-	// Every Pod deleted: the status writes' Pods, by the Job controller.
-	var out []string
+	// Every Pod deleted at the end of the log, after both were created
+	// (from two Jobs' prefixes, train-node-0-0- and train-node-0-1-), and
+	// the first twice (gracefully, then by the kubelet): the status
+	// writes' Pods.
+	lines := readLines(t, completes)
+	out := slices.Clone(lines)
 	deleted := map[string]bool{}
-	for _, l := range readLines(t, completes) {
-		out = append(out, l)
+	for _, l := range lines {
 		if !strings.Contains(l, `"resource":"pods"`) || !strings.Contains(l, `"subresource":"status"`) {
 			continue
 		}
@@ -941,9 +944,20 @@ func TestImportPodsCreatedWith(t *testing.T) {
 		d = strings.Replace(d, `,"subresource":"status"`, "", 1)
 		d = strings.Replace(d, ev.ObjectRef.Name+"/status", ev.ObjectRef.Name, 1)
 		out = append(out, d)
+		if len(deleted) == 1 {
+			out = append(out, d)
+		}
 	}
 	if len(deleted) != 2 {
 		t.Fatalf("%d Pods in the log's status writes, want 2", len(deleted))
+	}
+	// One Pod deleted (twice): the other is still there, and expected.
+	res, err = Import([]string{writeLog(t, out[:len(lines)+2])}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steps := res.Scenario.Spec.Steps; steps[len(steps)-1].Expect == nil || steps[len(steps)-1].Expect.Pods == nil {
+		t.Errorf("one of two Pods deleted: the last step %q expects no Pods", steps[len(steps)-1].Name)
 	}
 	res, err = Import([]string{writeLog(t, out)}, Options{})
 	if err != nil {

@@ -251,7 +251,12 @@ func (b *builder) lifecycles() []v1alpha1.PodLifecycle {
 func (b *builder) podsCreatedWith() []v1alpha1.Step {
 	type key struct{ trainJob, replicatedJob string }
 	last := map[key]podEvent{}
-	alive := map[key]int{}
+	created := map[key]int{}
+	// prefixes are the names the server gave each key's Pods from
+	// (metadata.generateName: one a Job, so several a replicated job of
+	// several replicas).
+	prefixes := map[string]key{}
+	deleted := map[key]map[string]bool{}
 	var order []key
 	for _, p := range b.pods {
 		switch p.verb {
@@ -264,24 +269,30 @@ func (b *builder) podsCreatedWith() []v1alpha1.Step {
 				order = append(order, k)
 			}
 			last[k] = p
-			alive[k]++
+			created[k]++
+			prefixes[p.generateName] = k
 		case "delete":
-			// The Pod of the latest create whose generated prefix its
-			// name has (prefixes of one JobSet differ by job index).
-			best := key{}
-			for k, c := range last {
-				if strings.HasPrefix(p.name, c.generateName) && len(c.generateName) > len(last[best].generateName) {
-					best = k
+			// Of the Pod whose name has the longest prefix: a deletion
+			// can be written twice (gracefully, then by the kubelet),
+			// so Pods are counted by name.
+			best := ""
+			for prefix := range prefixes {
+				if strings.HasPrefix(p.name, prefix) && len(prefix) > len(best) {
+					best = prefix
 				}
 			}
-			if best != (key{}) {
-				alive[best]--
+			if best != "" {
+				k := prefixes[best]
+				if deleted[k] == nil {
+					deleted[k] = map[string]bool{}
+				}
+				deleted[k][p.name] = true
 			}
 		}
 	}
 	var steps []v1alpha1.Step
 	for _, k := range order {
-		if alive[k] <= 0 {
+		if created[k] <= len(deleted[k]) {
 			continue
 		}
 		want := createdWith(last[k].spec)
