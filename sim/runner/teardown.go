@@ -26,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -81,12 +80,8 @@ func (s *scenarioRun) leavesPodsToSchedule() bool {
 // every namespaced resource type the server serves, most of them empty.
 func (s *scenarioRun) stopPodsToSchedule(ctx context.Context) error {
 	var errs []error
-	for _, gvk := range []schema.GroupVersionKind{
-		{Group: "trainer.kubeflow.org", Version: "v1alpha1", Kind: "TrainJob"},
-		{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"},
-		{Group: "batch", Version: "v1", Kind: "Job"},
-		{Version: "v1", Kind: "Pod"},
-	} {
+	for _, kind := range []string{"TrainJob", "JobSet", "Job", "Pod"} {
+		gvk := watched[kind].GroupVersion().WithKind(kind)
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(gvk)
 		err := s.cluster.Client().DeleteAllOf(ctx, obj, client.InNamespace(s.ns), client.PropagationPolicy(metav1.DeletePropagationBackground))
