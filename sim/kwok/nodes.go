@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -12,17 +11,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/internal/proc"
-	"github.com/trainersim/trainersim/sim/internal/startup"
 )
 
 // Pool creates and deletes simulated nodes, which a kwok makes Ready.
 type Pool struct {
-	Client client.Client
+	// Client creates the nodes and watches them until they are
+	// schedulable.
+	Client client.WithWatch
 	// Kwok is the kwok process this harness runs, watched while waiting so
 	// that its exit fails the wait at once. Nil: a kwok this process does
 	// not run (in the cluster, or of another simctl).
@@ -70,30 +69,7 @@ func (p *Pool) Add(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, e
 	if err != nil {
 		return names, err
 	}
-	if w, ok := p.Client.(client.WithWatch); ok {
-		if err := p.watchSchedulable(ctx, w, names); err != nil {
-			return names, fmt.Errorf("nodes did not become ready: %w", err)
-		}
-		return names, nil
-	}
-	// Each poll reads only the nodes not yet schedulable.
-	pending := slices.Clone(names)
-	check := func(ctx context.Context) error {
-		var err error
-		pending, err = p.unschedulable(ctx, pending)
-		return err
-	}
-	if p.Kwok != nil {
-		err = p.Kwok.WaitUntil(ctx, startup.PollInterval, check)
-	} else {
-		err = wait.PollUntilContextCancel(ctx, startup.PollInterval, true, func(ctx context.Context) (bool, error) {
-			return check(ctx) == nil, nil
-		})
-		if err != nil {
-			err = fmt.Errorf("%w (%v)", err, check(context.WithoutCancel(ctx)))
-		}
-	}
-	if err != nil {
+	if err := p.watchSchedulable(ctx, names); err != nil {
 		return names, fmt.Errorf("nodes did not become ready: %w", err)
 	}
 	return names, nil
@@ -119,30 +95,13 @@ func (p *Pool) Remove(ctx context.Context, names []string) error {
 // createWorkers is how many node creates Add sends at once.
 const createWorkers = 8
 
-// unschedulable reads the named nodes in order up to the first that is not
-// yet schedulable (not Ready, or carrying the not-ready or unreachable
-// taint) and returns it and the nodes after it, with an error that names
-// it; none and nil once every one is. A poll thus reads each node once
-// after it became schedulable, and one that is not.
-func (p *Pool) unschedulable(ctx context.Context, names []string) ([]string, error) {
-	for i, name := range names {
-		n := &corev1.Node{}
-		if err := p.Client.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
-			return names[i:], err
-		}
-		if err := schedulable(n); err != nil {
-			return names[i:], err
-		}
-	}
-	return nil, nil
-}
-
 // watchSchedulable waits, node after node, until each named node is
 // schedulable (schedulable): it reads the node, and one that is not yet
 // is watched from there until it is, so that the wait ends with the
 // node-lifecycle controller's update rather than at the next poll. A
 // kwok this process runs that exits fails the wait at once.
-func (p *Pool) watchSchedulable(ctx context.Context, w client.WithWatch, names []string) error {
+func (p *Pool) watchSchedulable(ctx context.Context, names []string) error {
+	w := p.Client
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if p.Kwok != nil {

@@ -135,7 +135,7 @@ type Environment struct {
 	jobSetWebhookPort int
 	cfg               *rest.Config
 	scheme            *apiruntime.Scheme
-	client            client.Client
+	client            client.WithWatch
 	processes         []*proc.Process
 	nodes             *kwok.Pool
 	lease             *kwok.Lease

@@ -113,7 +113,7 @@ type Kubeconfig struct {
 	// volumes is the volume manager of the simulated kubelet when this run
 	// starts kwok, or reuses the Deployment of a kept kind cluster.
 	volumes   *kwok.Volumes
-	client    client.Client
+	client    client.WithWatch
 	versions  cluster.Versions
 	isolation *policy.Isolation
 	// ownIsolation: the isolation policy is the run's, to delete on Stop.
@@ -382,7 +382,7 @@ func Reach(dc discovery.ServerVersionInterface, host string) (*version.Info, err
 }
 
 // NewClient returns a client of cfg with every type trainersim reads.
-func NewClient(cfg *rest.Config) (client.Client, error) {
+func NewClient(cfg *rest.Config) (client.WithWatch, error) {
 	scheme, err := controllers.NewScheme()
 	if err != nil {
 		return nil, err
