@@ -92,15 +92,24 @@ func withAuditLog(cfg *v1alpha4.Cluster, hostDir, record string) {
 			cfg.Nodes[i].ExtraMounts = append(cfg.Nodes[i].ExtraMounts, mounts...)
 		}
 	}
-	arg := func(name, value string) string {
-		return fmt.Sprintf("- op: add\n  path: /apiServer/extraArgs/-\n  value: {name: %s, value: %q}\n", name, value)
-	}
+	arg := func(name, value string) string { return addExtraArg("apiServer", name, value) }
 	patch := arg("audit-policy-file", auditNodeDir+"/"+auditPolicyFile) +
 		arg("audit-log-path", logPath) +
 		arg("audit-log-format", "json") +
 		arg("audit-log-mode", "blocking") +
 		fmt.Sprintf("- op: add\n  path: /apiServer/extraVolumes\n  value: [%s]\n", volumes)
-	cfg.KubeadmConfigPatchesJSON6902 = append(cfg.KubeadmConfigPatchesJSON6902, v1alpha4.PatchJSON6902{
-		Group: "kubeadm.k8s.io", Version: "v1beta4", Kind: "ClusterConfiguration", Patch: patch,
-	})
+	cfg.KubeadmConfigPatchesJSON6902 = append(cfg.KubeadmConfigPatchesJSON6902, clusterConfigurationPatch(patch))
+}
+
+// addExtraArg is a JSON patch operation (YAML) that adds an argument to
+// a control plane component of kubeadm's ClusterConfiguration v1beta4
+// (apiServer, controllerManager), after kind's own.
+func addExtraArg(component, name, value string) string {
+	return fmt.Sprintf("- op: add\n  path: /%s/extraArgs/-\n  value: {name: %s, value: %q}\n", component, name, value)
+}
+
+// clusterConfigurationPatch is a JSON patch of kubeadm's
+// ClusterConfiguration for Kubernetes 1.36 (v1beta4).
+func clusterConfigurationPatch(patch string) v1alpha4.PatchJSON6902 {
+	return v1alpha4.PatchJSON6902{Group: "kubeadm.k8s.io", Version: "v1beta4", Kind: "ClusterConfiguration", Patch: patch}
 }

@@ -459,11 +459,8 @@ func KindConfig(name, nodeImage string) *v1alpha4.Cluster {
 	// kwok renews the simulated nodes' Leases every 4 s, so the
 	// node-lifecycle controller's grace is 20 s, as on envtest
 	// (fakegpu.NodeMonitorGracePeriod).
-	cfg.KubeadmConfigPatchesJSON6902 = append(cfg.KubeadmConfigPatchesJSON6902, v1alpha4.PatchJSON6902{
-		Group: "kubeadm.k8s.io", Version: "v1beta4", Kind: "ClusterConfiguration",
-		Patch: fmt.Sprintf("- op: add\n  path: /controllerManager/extraArgs/-\n  value: {name: node-monitor-grace-period, value: %q}\n",
-			fakegpu.NodeMonitorGracePeriod.String()),
-	})
+	cfg.KubeadmConfigPatchesJSON6902 = append(cfg.KubeadmConfigPatchesJSON6902,
+		clusterConfigurationPatch(addExtraArg("controllerManager", "node-monitor-grace-period", fakegpu.NodeMonitorGracePeriod.String())))
 	return cfg
 }
 
