@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/trainersim/trainersim/fakegpu"
@@ -149,24 +150,82 @@ func NewControllerManager(binary, workDir, logDir, serviceAccountKey, rootCA str
 }
 
 // FreePort returns a free loopback port for a component to listen on,
-// below the kernel's ephemeral range. A port the kernel hands out for
-// 127.0.0.1:0 comes from that range, from which it also picks the local
-// port of every outgoing connection: between the check and the
-// component's bind, one of the many connections of a run (or of another
-// test process) took such a port, and kube-controller-manager failed with
-// "address already in use". Below the range, only a listener can take it.
+// below the kernel's ephemeral range, reserved for this process for
+// PortReservation. A port the kernel hands out for 127.0.0.1:0 comes from
+// that range, from which it also picks the local port of every outgoing
+// connection: between the check and the component's bind, one of the many
+// connections of a run took such a port, and kube-controller-manager
+// failed with "address already in use". Below the range, only a listener
+// can take it; and so that no other FreePort (of this process, or of
+// another test process beside it: make test runs packages side by side)
+// gives the same port before the component binds it, the port is reserved
+// in a directory all of them share (kube-scheduler failed so, once, in a
+// clean-clone make test). A port still reserved is not given out, bound
+// or not; a component binds its port within seconds, long before its
+// reservation ends, and from then on the check finds it in use.
 func FreePort() (int, error) {
+	return freePort(PortReservations(), time.Now())
+}
+
+// PortReservation is how long a port FreePort gave stays reserved.
+const PortReservation = 2 * time.Minute
+
+// PortReservations is the directory of FreePort's reservations, one file
+// per port, shared by every trainersim process of the machine.
+func PortReservations() string {
+	return filepath.Join(os.TempDir(), "trainersim-ports")
+}
+
+func freePort(dir string, now time.Time) (int, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, fmt.Errorf("failed to reserve a port: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("failed to reserve a port: %w", err)
+	}
+	defer lock.Close()
+	// One reservation at a time on the machine: what follows looks at
+	// the reservations and then adds one.
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return 0, fmt.Errorf("failed to reserve a port: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing the file unlocks it too
+	reserved := map[int]bool{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("failed to reserve a port: %w", err)
+	}
+	for _, e := range entries {
+		port, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "port-"))
+		if err != nil || !strings.HasPrefix(e.Name(), "port-") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > PortReservation {
+			_ = os.Remove(filepath.Join(dir, e.Name())) // ended
+			continue
+		}
+		reserved[port] = true
+	}
 	low, high := PortsBelowEphemeral()
-	for range 200 {
-		port := low + rand.IntN(high-low)
+	n := high - low
+	start := rand.IntN(n) // where to start looking: the range in turn from a random port
+	for k := range n {
+		port := low + (start+k)%n
+		if reserved[port] {
+			continue
+		}
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
 			continue // in use: another
 		}
 		_ = l.Close()
+		if err := os.WriteFile(filepath.Join(dir, "port-"+strconv.Itoa(port)), nil, 0o644); err != nil {
+			return 0, fmt.Errorf("failed to reserve port %d: %w", port, err)
+		}
 		return port, nil
 	}
-	return 0, fmt.Errorf("failed to find a free port in %d-%d", low, high-1)
+	return 0, fmt.Errorf("no port of %d-%d is free and unreserved (reservations: %s)", low, high-1, dir)
 }
 
 // PortsBelowEphemeral is the range FreePort picks from: the 10000 ports
