@@ -57,7 +57,7 @@ func (b *builder) build(writes []*write) error {
 		}
 		if w.status {
 			who, _ := w.ev.user()
-			b.note(fmt.Sprintf("%s: %s wrote TrainJob %s's status: left out (the Trainer writes it on replay)", w.ev.where(), who, w.name))
+			b.note(fmt.Sprintf("%s: %s wrote %s %s's status: left out (%s writes it on replay)", w.ev.where(), who, w.kind, w.name, statusWriters[w.kind]))
 			continue
 		}
 		if len(w.ev.RequestObject) == 0 || string(w.ev.RequestObject) == "null" {
@@ -103,6 +103,10 @@ func (b *builder) build(writes []*write) error {
 			b.note(fmt.Sprintf("%s: %s created %s %s before the first write to a TrainJob: in spec.setup, created as simctl's admin", w.ev.where(), user, w.kind, w.name))
 		}
 		b.res.Writes++
+	}
+
+	if wait := b.quotasCounted(spec.Setup, managers, writes); wait != nil {
+		spec.Steps = append(spec.Steps, *wait)
 	}
 
 	// Writes that overlapped in time (one received before the one before
@@ -222,6 +226,54 @@ func (b *builder) build(writes []*write) error {
 	}
 	spec.Steps = append(spec.Steps, b.podsCreatedWith()...)
 	return nil
+}
+
+// quotasCounted is a step that waits until the set-up's ResourceQuotas
+// have the status last written before the first manager's write (by the
+// quota controller, or by the API server's quota admission as it counted
+// a create): a quota is enforced only once counted, and what it lets in
+// depends on what it counted then (a quota of one ConfigMap counts the
+// namespace's kube-root-ca.crt, which a controller publishes when it
+// will). nil when the set-up has no quota or the log none of their
+// status (it was not counted yet when the managers began).
+func (b *builder) quotasCounted(setup []v1alpha1.SetupObject, managers, writes []*write) *v1alpha1.Step {
+	if len(managers) == 0 {
+		return nil
+	}
+	first := managers[0]
+	var exps []v1alpha1.ObjectExpectation
+	var names []string
+	for _, o := range setup {
+		if o.Object["kind"] != "ResourceQuota" {
+			continue
+		}
+		meta, _ := o.Object["metadata"].(map[string]any)
+		name, _ := meta["name"].(string)
+		var status map[string]any
+		for _, w := range writes {
+			if w.kind == "ResourceQuota" && w.name == name && w.status && w.ev.Completed.Before(first.ev.Received) {
+				if s, ok := responseObject(w)["status"].(map[string]any); ok {
+					status = s
+				}
+			}
+		}
+		if status == nil {
+			continue
+		}
+		names = append(names, name)
+		exps = append(exps, v1alpha1.ObjectExpectation{
+			Target: v1alpha1.Target{APIVersion: "v1", Kind: "ResourceQuota", Name: name},
+			Match:  v1alpha1.Object{"status": status},
+		})
+	}
+	if len(exps) == 0 {
+		return nil
+	}
+	b.n++
+	return &v1alpha1.Step{
+		Name:   fmt.Sprintf("%d: ResourceQuota %s counted as before the first write", b.n, strings.Join(names, ", ")),
+		Expect: &v1alpha1.Expect{Objects: exps},
+	}
 }
 
 // podsRun ends the name of a wait that expects Pods besides objects.

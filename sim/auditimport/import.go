@@ -61,8 +61,9 @@ type write struct {
 	kind       string
 	component  bool
 	// status is a write of the status subresource: never a step (the
-	// Trainer writes it), but what a later request's resourceVersion may
-	// have been read from.
+	// Trainer writes a TrainJob's, the quota controller a ResourceQuota's),
+	// but what a later request's resourceVersion may have been read from,
+	// or a status to wait for.
 	status bool
 	// rv is the resourceVersion the server answered with, "" for a
 	// refusal or a response not recorded.
@@ -311,7 +312,16 @@ var dependencies = map[string][2]string{
 	"serviceaccounts":        {"v1", "ServiceAccount"},
 	"persistentvolumeclaims": {"v1", "PersistentVolumeClaim"},
 	"configmaps":             {"v1", "ConfigMap"},
+	"resourcequotas":         {"v1", "ResourceQuota"},
+	"limitranges":            {"v1", "LimitRange"},
 	"trainingruntimes":       {"trainer.kubeflow.org/v1alpha1", "TrainingRuntime"},
+}
+
+// statusWriters are the kinds whose status writes are read (never steps:
+// replay's component writes them again), by who writes them.
+var statusWriters = map[string]string{
+	trainJobKind:    "the Trainer",
+	"ResourceQuota": "the quota controller",
 }
 
 // objectWrite returns ev as a write to a TrainJob (its main resource or
@@ -340,10 +350,10 @@ func objectWrite(ev *event) (*write, bool) {
 		if dep[0] == "v1" {
 			group = ""
 		}
-		if !ok || ref.Subresource != "" || ref.APIGroup != group {
+		if !ok || ref.APIGroup != group || ref.Subresource != "" && (ref.Subresource != "status" || statusWriters[dep[1]] == "") {
 			return nil, false
 		}
-		w.apiVersion, w.kind = dep[0], dep[1]
+		w.apiVersion, w.kind, w.status = dep[0], dep[1], ref.Subresource == "status"
 	}
 	user, _ := ev.user()
 	w.component = isComponent(user)

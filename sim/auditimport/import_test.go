@@ -969,3 +969,51 @@ func TestImportPodsCreatedWith(t *testing.T) {
 		}
 	}
 }
+
+// quotaFull is the audit log of a recorded run of
+// scenarios/restrictions/runtime-edited-before-first-reconcile.yaml: a
+// ResourceQuota of one ConfigMap, counted full by the quota controller
+// before the SDK's TrainJob, refuses the Trainer's runtime snapshot until
+// the admin raises it.
+const quotaFull = "testdata/quota-full.audit.log"
+
+// TestImportQuotaCounted: a ResourceQuota of the set-up is created, and
+// waited for until it has the status the quota controller last wrote
+// before the first manager's write (a quota counted later lets in what
+// the recorded one refused); the admin's raise is a step. Without the
+// controller's status write before the managers began, no wait.
+func TestImportQuotaCounted(t *testing.T) {
+	res, err := Import([]string{quotaFull}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := res.Scenario.Spec
+	if !slices.ContainsFunc(spec.Setup, func(o v1alpha1.SetupObject) bool { return o.Object["kind"] == "ResourceQuota" }) {
+		t.Fatalf("set-up %v has no ResourceQuota", spec.Setup)
+	}
+	first := spec.Steps[0]
+	want := v1alpha1.Object{"status": map[string]any{"hard": map[string]any{"configmaps": "1"}, "used": map[string]any{"configmaps": "1"}}}
+	if first.Expect == nil || len(first.Expect.Objects) != 1 || first.Expect.Objects[0].Target.Kind != "ResourceQuota" ||
+		!cmp.Equal(first.Expect.Objects[0].Match, want) {
+		t.Fatalf("first step %q expects %+v, want the quota as counted before the SDK's create: %v", first.Name, first.Expect, want)
+	}
+	if !slices.ContainsFunc(writeSteps(spec.Steps), func(st v1alpha1.Step) bool {
+		return st.Actor == "platform-admin" && st.Patch != nil && st.Patch.Target.Kind == "ResourceQuota"
+	}) {
+		t.Errorf("steps %q: want the admin's patch of the quota", stepNames(spec.Steps))
+	}
+
+	var lines []string
+	for _, l := range readLines(t, quotaFull) {
+		if !strings.Contains(l, `"resource":"resourcequotas","namespace"`) || !strings.Contains(l, `"subresource":"status"`) {
+			lines = append(lines, l)
+		}
+	}
+	res, err = Import([]string{writeLog(t, lines)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := res.Scenario.Spec.Steps[0]; st.Create == nil {
+		t.Errorf("without the quota's status in the log, the first step is %q, want the SDK's create", st.Name)
+	}
+}

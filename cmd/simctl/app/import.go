@@ -29,12 +29,14 @@ func newImportCommand(streams Streams) *cobra.Command {
 own: docs/record.md) and writes the scenario of the writes to the chosen
 TrainJobs (--trainjob, repeatable; or every TrainJob of --namespace; default:
 every TrainJob the log writes, in one namespace) and of what they depend on in
-their namespace (ServiceAccounts, PVCs, ConfigMaps, TrainingRuntimes):
+their namespace (ServiceAccounts, PVCs, ConfigMaps, TrainingRuntimes,
+ResourceQuotas, LimitRanges):
 
 - one actor per user and field manager that wrote them, named after the field
   manager, its user impersonated on replay (unless it is simctl's admin);
 - what was created before the first write to a TrainJob (a runtime, a
-  ServiceAccount) as spec.setup, which the first write waits for;
+  ServiceAccount, a ResourceQuota) as spec.setup, which the first write waits
+  for (a quota until it is counted as it was then);
 - one step per write, in the order the server completed them, with the verb
   and patch type the request used (create, update, JSON merge patch, JSON
   patch, server-side apply, forced or not) and its body; an update or patch

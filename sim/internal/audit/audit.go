@@ -40,7 +40,8 @@ func Policy() string { return policy(false) }
 // RecordPolicy is Policy, and what a scenario can be rebuilt from: every
 // other user's writes (the actors', the harness's set-up, kubectl's, an
 // in-house controller's) to TrainJobs and to what they depend on (runtimes, ServiceAccounts, PersistentVolumeClaims,
-// ConfigMaps, Kueue's queues and priority classes) with their request and
+// ConfigMaps, the namespace's ResourceQuotas, their status included, and
+// LimitRanges, Kueue's queues and priority classes) with their request and
 // response objects (RequestResponse: the bodies to replay, the
 // resourceVersions that say which write a stale one raced, the objects the
 // scenario ends with), and the Pods and Nodes as they were created
@@ -51,7 +52,7 @@ func RecordPolicy() string { return policy(true) }
 // writes to, by API group.
 var RecordedResources = map[string][]string{
 	"trainer.kubeflow.org": {"trainjobs", "trainingruntimes", "clustertrainingruntimes"},
-	"":                     {"serviceaccounts", "persistentvolumeclaims", "configmaps"},
+	"":                     {"serviceaccounts", "persistentvolumeclaims", "configmaps", "resourcequotas", "resourcequotas/status", "limitranges"},
 	"kueue.x-k8s.io":       {"localqueues", "clusterqueues", "resourceflavors", "workloadpriorityclasses"},
 }
 
