@@ -124,6 +124,11 @@ func (b *builder) build(writes []*write) error {
 	for _, g := range groups {
 		for len(admissions) > 0 && admissions[0].at.Before(g[0].ev.Received) {
 			b.admitAfter(admissions[0])
+			if a := admissions[0].trainJob; a != g[0].name || g[0].kind != trainJobKind {
+				if wait := b.admittedBefore(a, g[0], writes); wait != nil {
+					spec.Steps = append(spec.Steps, *wait)
+				}
+			}
 			admissions = admissions[1:]
 		}
 		wait := b.componentsBefore(g[0], writes)
@@ -337,6 +342,14 @@ func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
 		// one would bring it between.
 		return nil
 	}
+	return b.statusWait(w.name, fields, at, writes, "")
+}
+
+// statusWait is a step that waits until TrainJob name's status fields are
+// as the component's write writes[at] left them, or as one of its later
+// writes took them (but none of the statuses before it); why ends the
+// step's name. nil when that write's answer has none of the fields.
+func (b *builder) statusWait(name string, fields []string, at int, writes []*write, why string) *v1alpha1.Step {
 	last := writes[at]
 	status, ok := statusOf(last, fields)
 	if !ok {
@@ -344,13 +357,13 @@ func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
 	}
 	var earlier []map[string]any
 	for _, o := range writes[:at] {
-		if s, ok := statusOf(o, fields); ok && o.kind == trainJobKind && o.name == w.name && (o.component || o.status) {
+		if s, ok := statusOf(o, fields); ok && o.kind == trainJobKind && o.name == name && (o.component || o.status) {
 			earlier = append(earlier, s)
 		}
 	}
 	statuses := []map[string]any{status}
 	for _, o := range writes[at+1:] {
-		if o.kind != trainJobKind || o.name != w.name || !(o.component || o.status) {
+		if o.kind != trainJobKind || o.name != name || !(o.component || o.status) {
 			continue
 		}
 		if s, ok := statusOf(o, fields); ok {
@@ -359,17 +372,41 @@ func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
 	}
 	who, _ := last.ev.user()
 	b.n++
-	exp := v1alpha1.ObjectExpectation{Target: v1alpha1.Target{Kind: trainJobKind, Name: w.name}}
-	name := fmt.Sprintf("%d: TrainJob %s's %s as %s last left it before the next write", b.n, w.name, strings.Join(fields, " and "), who)
+	exp := v1alpha1.ObjectExpectation{Target: v1alpha1.Target{Kind: trainJobKind, Name: name}}
+	stepName := fmt.Sprintf("%d: TrainJob %s's %s as %s last left it before the next write%s", b.n, name, strings.Join(fields, " and "), who, why)
 	if len(statuses) == 1 {
 		exp.Match = v1alpha1.Object{"status": status}
 	} else {
-		name += fmt.Sprintf(", or as its later writes took it (%d)", len(statuses)-1)
+		stepName += fmt.Sprintf(", or as its later writes took it (%d)", len(statuses)-1)
 		for _, s := range statuses {
 			exp.MatchAny = append(exp.MatchAny, v1alpha1.Object{"status": s})
 		}
 	}
-	return &v1alpha1.Step{Name: name, Expect: &v1alpha1.Expect{Objects: []v1alpha1.ObjectExpectation{exp}}}
+	return &v1alpha1.Step{Name: stepName, Expect: &v1alpha1.Expect{Objects: []v1alpha1.ObjectExpectation{exp}}}
+}
+
+// admittedBefore keeps the order the log shows between Kueue's admission
+// of another TrainJob, name, and the next manager's write w: a step that
+// waits until the Trainer has reported name's jobs as it last did before
+// w (or as it did later). The admission's gate only lets Kueue admit once
+// the JobSet and Jobs are made; without this, w (another TrainJob of the
+// queue, say) is sent while Kueue has yet to admit name, and Kueue admits
+// the two in another order (real-kueue-readmission-to-another-flavor's
+// import, once in a round trip: the high job admitted first, the low one
+// never preempted). nil when the log has no such report before w.
+func (b *builder) admittedBefore(name string, w *write, writes []*write) *v1alpha1.Step {
+	at := -1
+	for i, o := range writes {
+		if o.kind == trainJobKind && o.name == name && o.rv != "" && (o.component || o.status) && !o.ev.Completed.After(w.ev.Received) {
+			if _, ok := statusOf(o, []string{"jobsStatus"}); ok {
+				at = i
+			}
+		}
+	}
+	if at < 0 {
+		return nil
+	}
+	return b.statusWait(name, []string{"jobsStatus"}, at, writes, " (Kueue admitted it before)")
 }
 
 // statusOf is the fields of the status w's answer carried, without times,

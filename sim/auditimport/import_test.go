@@ -694,7 +694,9 @@ const kueueAfterJobs = "testdata/kueue-admits-after-the-jobs.audit.log"
 // decides whether the Pods keep the SDK's toleration). A step expects the
 // JobSet and the Job, and a gate holds Kueue's admission (its update that
 // resumes the TrainJob) until it: for the first job before the SDK's next
-// write, for the queued one after the first job's delete.
+// write, for the queued one after the first job's delete. Kueue admitted
+// the first job before the SDK's next create: that create waits until the
+// Trainer reports the first job's Jobs as it had by then.
 func TestImportKueueAdmitsAfterTheJobs(t *testing.T) {
 	res, err := Import([]string{kueueAfterJobs}, Options{})
 	if err != nil {
@@ -708,10 +710,11 @@ func TestImportKueueAdmitsAfterTheJobs(t *testing.T) {
 	want := []string{
 		"1: kubeflow-sdk creates TrainJob first",
 		"2: TrainJob first's JobSet and 1 Job(s) are made before Kueue admits it",
-		"3: kubeflow-sdk creates TrainJob team-job",
-		"4: simctl deletes TrainJob first",
-		"5: TrainJob team-job's JobSet and 1 Job(s) are made before Kueue admits it",
-		"6: the TrainJobs end as the log leaves them, their entries owned as there",
+		"3: TrainJob first's jobsStatus as system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager last left it before the next write (Kueue admitted it before), or as its later writes took it (1)",
+		"4: kubeflow-sdk creates TrainJob team-job",
+		"5: simctl deletes TrainJob first",
+		"6: TrainJob team-job's JobSet and 1 Job(s) are made before Kueue admits it",
+		"7: the TrainJobs end as the log leaves them, their entries owned as there",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("steps mismatch (-want +got):\n%s", diff)
@@ -722,7 +725,7 @@ func TestImportKueueAdmitsAfterTheJobs(t *testing.T) {
 	}
 	wantGates := []string{
 		"kueue update trainjobs first spec.suspend true->false until " + want[1],
-		"kueue update trainjobs team-job spec.suspend true->false until " + want[4],
+		"kueue update trainjobs team-job spec.suspend true->false until " + want[5],
 	}
 	if diff := cmp.Diff(wantGates, gates); diff != "" {
 		t.Errorf("gates mismatch (-want +got):\n%s", diff)
