@@ -2,6 +2,7 @@ package auditimport
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -10,9 +11,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
@@ -34,6 +37,11 @@ type Options struct {
 	Concurrently bool
 	// Name is the scenario's name. Empty: imported-<the first TrainJob>.
 	Name string
+	// FromCluster reads, from the cluster the log came from, what the
+	// TrainJobs need that the log does not hold: a TrainingRuntime
+	// created before it began, the nodes their Pods were bound to. Nil:
+	// placeholders, which lint names (simctl import --from-cluster).
+	FromCluster client.Reader
 }
 
 // Result is an imported scenario.
@@ -106,6 +114,8 @@ func Import(paths []string, opts Options) (*Result, error) {
 	res := &Result{}
 	var writes []*write
 	var nodes []*corev1.Node
+	logged := map[string]*corev1.Node{} // every node the log creates, by name
+	bound := map[string]string{}        // the namespace's Pods' nodes, by Pod
 	var endNote string
 	var pods []podEvent
 	var jobSets []jobSetStatus
@@ -131,6 +141,9 @@ func Import(paths []string, opts Options) (*Result, error) {
 				return nil
 			}
 			queueing.observe(ev, namespace)
+			if pod, node, ok := podBinding(ev, namespace); ok {
+				bound[pod] = node // and a kubelet's status write is a Pod write too
+			}
 			if p, ok := podWrite(ev, namespace); ok {
 				pods = append(pods, p)
 				return nil
@@ -144,6 +157,7 @@ func Import(paths []string, opts Options) (*Result, error) {
 				return nil
 			}
 			if n, ok := nodeCreate(ev); ok {
+				logged[n.Name] = n
 				if n.Labels[cluster.IsolationKey] == namespace { // the namespace's own: kept, not the log's every node
 					nodes = append(nodes, n)
 				}
@@ -177,8 +191,19 @@ func Import(paths []string, opts Options) (*Result, error) {
 	if err := b.build(writes); err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := b.runtimesMissing(ctx, writes, opts.FromCluster); err != nil {
+		return nil, err
+	}
 	if res.Scenario.Spec.Nodes = b.nodeGroups(nodes); len(res.Scenario.Spec.Nodes) == 0 {
-		b.note("nodes: the log holds none made for the namespace (simctl's recorded runs log their nodes' creates); the scenario's Pods stay Pending until spec.nodes gives them some")
+		groups, err := b.nodesOfPods(ctx, bound, logged, opts.FromCluster)
+		if err != nil {
+			return nil, err
+		}
+		if res.Scenario.Spec.Nodes = groups; groups == nil {
+			b.note("nodes: the log holds none made for the namespace (simctl's recorded runs log their nodes' creates), and none that the TrainJobs' Pods ran on")
+		}
 	}
 	if endNote != "" {
 		b.note(endNote)

@@ -2,6 +2,7 @@ package auditimport
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/scenario"
 )
 
 // recorded is the audit log of a recorded run (simctl run --audit-log) of
@@ -1018,5 +1021,103 @@ func TestImportQuotaCounted(t *testing.T) {
 	}
 	if st := res.Scenario.Spec.Steps[0]; st.Create == nil {
 		t.Errorf("without the quota's status in the log, the first step is %q, want the SDK's create", st.Name)
+	}
+}
+
+// TestImportWhatTheLogDoesNotHold: a TrainingRuntime created before the
+// log began, and nodes the log does not hold, become placeholders that lint
+// names one by one, never a scenario that runs without them; the nodes
+// the Pods were bound to come from the log's creates when it has them,
+// though not made for the namespace (a kept cluster's, simctl up's).
+func TestImportWhatTheLogDoesNotHold(t *testing.T) {
+	lines := readLines(t, quotaFull)
+	ns := ""
+	var noRuntime, elsewhere, noNodes, noBindings []string
+	for _, l := range lines {
+		var ev event
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatal(err)
+		}
+		ref := ev.ObjectRef
+		runtimeCreate := ref != nil && ref.Resource == "trainingruntimes" && ev.Verb == "create"
+		nodeCreate := ref != nil && ref.Resource == "nodes" && ev.Verb == "create"
+		binding := ref != nil && ref.Subresource == "binding"
+		if ref != nil && ref.Resource == "trainjobs" {
+			ns = ref.Namespace
+		}
+		if !runtimeCreate {
+			noRuntime = append(noRuntime, l)
+		}
+		moved := l
+		if nodeCreate { // not labelled for the namespace: a kept cluster's node
+			moved = strings.ReplaceAll(l, `"`+cluster.IsolationKey+`":"`, `"`+cluster.IsolationKey+`":"another-`)
+		}
+		elsewhere = append(elsewhere, moved)
+		if !nodeCreate {
+			noNodes = append(noNodes, l)
+			if !binding {
+				noBindings = append(noBindings, l)
+			}
+		}
+	}
+	placeholders := func(res *Result) []string {
+		t.Helper()
+		data, err := res.YAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		_, err = scenario.Load("imported.yaml", data, scenario.Options{})
+		var errs *scenario.Errors
+		if errors.As(err, &errs) {
+			for _, e := range *errs {
+				if !e.Placeholder {
+					t.Errorf("lint: %v, which is no placeholder", e)
+				}
+				got = append(got, e.Field)
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+
+	res, err := Import([]string{writeLog(t, noRuntime)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := placeholders(res); !slices.Equal(got, []string{"spec.setup[0].object.spec"}) {
+		t.Errorf("without the runtime's create, placeholders at %v, want the runtime's spec alone", got)
+	}
+	if setup := res.Scenario.Spec.Setup; len(setup) == 0 || nested(map[string]any(setup[0].Object), "metadata", "name") != "team-runtime" {
+		t.Errorf("set-up %v: want TrainingRuntime team-runtime first", setup)
+	}
+
+	res, err = Import([]string{writeLog(t, elsewhere)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nodes := res.Scenario.Spec.Nodes; len(nodes) != 1 || nodes[0].Profile != "nvidia-h100-80gb" || nodes[0].Count != 1 {
+		t.Errorf("nodes %+v, want the H100 node the Pod was bound to, from its create in the log", nodes)
+	}
+
+	res, err = Import([]string{writeLog(t, noNodes)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := res.Scenario.Spec.Nodes
+	if got := placeholders(res); !slices.Equal(got, []string{"spec.nodes[0].profile"}) || len(nodes) != 1 {
+		t.Fatalf("without the node's create, placeholders at %v and nodes %+v, want one placeholder node group", got, nodes)
+	}
+	if what, _ := v1alpha1.PlaceholderText(nodes[0].Profile); !strings.Contains(what, "sim-"+ns[len(ns)-6:]+"-0-nvidia-h100-80gb-0") {
+		t.Errorf("the nodes' placeholder %q does not name the node the Pod was bound to", what)
+	}
+
+	res, err = Import([]string{writeLog(t, noBindings)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := placeholders(res); !slices.Equal(got, []string{"spec.nodes[0].profile"}) {
+		t.Errorf("with neither the nodes nor the bindings, placeholders at %v, want one for the nodes the Pods ran on", got)
 	}
 }

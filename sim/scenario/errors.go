@@ -19,6 +19,9 @@ type Error struct {
 	Field string
 	// Message says what is wrong, lower-case, without a trailing period.
 	Message string
+	// Placeholder: what is wrong is a placeholder simctl import left
+	// (v1alpha1.Placeholder), to be filled in.
+	Placeholder bool
 }
 
 // Error formats e as file:line:column: field: message. Field is omitted when

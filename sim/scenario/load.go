@@ -140,6 +140,7 @@ func load(path string, data []byte, fx *fixtures) (_ *File, _ *decoder, decoded 
 	}
 	(&validator{d: d, sc: &sc, fixtures: fx}).validate()
 	d.addSchemaErrors(schemaErrs)
+	d.placeholders(tree)
 	if len(d.errs) > 0 {
 		return nil, d, &sc
 	}

@@ -19,6 +19,13 @@ const testFixtures = "testdata/fixtures"
 // invalid maps each testdata/invalid-*.yaml to every problem it must
 // produce, in order.
 var invalid = map[string][]string{
+	// Each placeholder of an import, alone at its field: not the CRD's
+	// "must be of type object" for a runtime's spec, nor the schema's
+	// unknown profile.
+	"invalid-placeholders.yaml": {
+		`testdata/invalid-placeholders.yaml:9:14: spec.nodes[0].profile: a placeholder simctl import left: the profile of node gpu-7, which the log does not hold; fill it in, or import again with --from-cluster KUBECONFIG to read it from the cluster`,
+		`testdata/invalid-placeholders.yaml:17:13: spec.setup[0].object.spec: a placeholder simctl import left: TrainingRuntime team-runtime's spec, created before the log began; fill it in, or import again with --from-cluster KUBECONFIG to read it from the cluster`,
+	},
 	"invalid-webhooks.yaml": {
 		`testdata/invalid-webhooks.yaml:7:5: spec.webhooks[0]: a webhook writes an entry (manager and entry), holds requests (hold), or both`,
 		`testdata/invalid-webhooks.yaml:7:11: spec.webhooks[0].name: invalid name "Platform_Defaults": a DNS subdomain (lowercase letters, digits, '-' and '.')`,

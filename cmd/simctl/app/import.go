@@ -4,22 +4,29 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/sim/auditimport"
+	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 
 func newImportCommand(streams Streams) *cobra.Command {
 	var (
-		logs      []string
-		trainJobs []string
-		out       string
-		name      string
-		namespace string
-		together  bool
+		logs        []string
+		trainJobs   []string
+		out         string
+		name        string
+		namespace   string
+		together    bool
+		from        string
+		kubeContext string
 	)
 	cmd := &cobra.Command{
 		Use:   "import --audit-log FILE|DIR [--trainjob NAMESPACE/NAME]... [--namespace NS] [-o FILE]",
@@ -57,9 +64,17 @@ ResourceQuotas, LimitRanges):
 
 The components' writes (the Trainer, JobSet, Kueue, kube-controller-manager,
 the scheduler, kubelets) are left out: the controllers of the cluster the
-scenario runs on do that work again. What the log does not hold (a real
-cluster's nodes, a ClusterTrainingRuntime, a user's RBAC) is said in notes, on standard error and at the
-top of the scenario. The scenario is checked as 'simctl lint' checks files.
+scenario runs on do that work again.
+
+What the log does not hold and the scenario needs (a TrainingRuntime created
+before the log began, the nodes the Pods were bound to on a cluster whose
+nodes registered before it) is read from the cluster the log came from with
+--from-cluster KUBECONFIG; without it, the scenario gets a placeholder for
+each ("<fill in: ...>"), which 'simctl lint' names one by one and which keep
+the scenario from running until filled in. What else it does not hold (a
+ClusterTrainingRuntime, a user's RBAC) is said in notes, on standard error
+and at the top of the scenario. The scenario is checked as 'simctl lint'
+checks files.
 
 A directory is read file by file in name order (rotated logs first). The log
 is streamed, never held whole.
@@ -75,13 +90,22 @@ writes), 1 the scenario made does not lint (a bug: please report it).`,
   simctl run /tmp/lost-update-imported.yaml
   simctl minimize /tmp/lost-update-imported.yaml -o /tmp/lost-update-min.yaml
 
-  simctl import --audit-log /var/log/audit/ --trainjob team-a/llm -o incident.yaml`,
+  simctl import --audit-log /var/log/audit/ --trainjob team-a/llm -o incident.yaml \
+    --from-cluster ~/.kube/config`,
 		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			if len(logs) == 0 {
 				return withCode(ExitUsage, errors.New("give the audit log with --audit-log FILE or DIR"))
 			}
-			res, err := auditimport.Import(logs, auditimport.Options{TrainJobs: trainJobs, Namespace: namespace, Name: name, Concurrently: together})
+			opts := auditimport.Options{TrainJobs: trainJobs, Namespace: namespace, Name: name, Concurrently: together}
+			if from != "" {
+				c, err := clusterReader(from, kubeContext)
+				if err != nil {
+					return withCode(ExitCluster, fmt.Errorf("--from-cluster: %w", err))
+				}
+				opts.FromCluster = c
+			}
+			res, err := auditimport.Import(logs, opts)
 			if err != nil {
 				if auditimport.IsInputError(err) {
 					return withCode(ExitUsage, err)
@@ -96,21 +120,31 @@ writes), 1 the scenario made does not lint (a bug: please report it).`,
 			if path == "" {
 				path = "imported.yaml"
 			}
+			var placeholders scenario.Errors
 			if _, err := scenario.Load(path, data, scenario.Options{}); err != nil {
-				return withCode(ExitFailed, fmt.Errorf("the imported scenario does not lint (a bug of import):\n%w", err))
+				var errs *scenario.Errors
+				if !errors.As(err, &errs) || slices.ContainsFunc(*errs, func(e *scenario.Error) bool { return !e.Placeholder }) {
+					return withCode(ExitFailed, fmt.Errorf("the imported scenario does not lint (a bug of import):\n%w", err))
+				}
+				placeholders = *errs
 			}
 			fmt.Fprintf(streams.Err, "read %d events: %d writes of %d actors to TrainJob %s of namespace %s; %d writes of components left out\n", res.Events, res.Writes, len(res.Scenario.Spec.Actors), strings.Join(res.TrainJobs, ", "), res.Namespace, res.Components)
 			for _, n := range res.Notes {
 				fmt.Fprintf(streams.Err, "note: %s\n", n)
 			}
 			if out == "" {
-				_, err := streams.Out.Write(data)
-				return err
+				if _, err := streams.Out.Write(data); err != nil {
+					return err
+				}
+			} else {
+				if err := os.WriteFile(out, data, 0o644); err != nil {
+					return withCode(ExitFailed, err)
+				}
+				fmt.Fprintf(streams.Err, "scenario: %s\n", out)
 			}
-			if err := os.WriteFile(out, data, 0o644); err != nil {
-				return withCode(ExitFailed, err)
+			if len(placeholders) > 0 {
+				fmt.Fprintf(streams.Err, "%d placeholder(s) to fill in before the scenario runs (or import again with --from-cluster KUBECONFIG):\n%v\n", len(placeholders), placeholders)
 			}
-			fmt.Fprintf(streams.Err, "scenario: %s\n", out)
 			return nil
 		},
 	}
@@ -120,5 +154,28 @@ writes), 1 the scenario made does not lint (a bug: please report it).`,
 	cmd.Flags().BoolVar(&together, "concurrently", false, "send writes that raced together, in a concurrently group whose interleavings can explore their orders\n(default: one after the other, in the order the server answered them, which replays the log's outcome)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the scenario to this file (default: standard output)")
 	cmd.Flags().StringVar(&name, "name", "", "the scenario's name (default: imported-<the first TrainJob>)")
+	cmd.Flags().StringVar(&from, "from-cluster", "", "a kubeconfig of the cluster the log came from: read what the log does not hold from it\n(a TrainingRuntime created before the log began, the nodes the Pods were bound to; default: placeholders)")
+	cmd.Flags().StringVar(&kubeContext, "context", "", "with --from-cluster: the kubeconfig context (default: its current one)")
 	return cmd
+}
+
+// clusterReader is a client of the cluster of kubeconfig path (context:
+// its current one when empty), once the cluster answers.
+func clusterReader(path, context string) (client.Reader, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := kubeconfig.LoadKubeconfig(abs, context)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := kubeconfig.Reach(dc, cfg.Host); err != nil {
+		return nil, err
+	}
+	return kubeconfig.NewClient(cfg)
 }

@@ -44,8 +44,9 @@ func Policy() string { return policy(false) }
 // LimitRanges, Kueue's queues and priority classes) with their request and
 // response objects (RequestResponse: the bodies to replay, the
 // resourceVersions that say which write a stale one raced, the objects the
-// scenario ends with), and the Pods and Nodes as they were created
-// (Request): what the Pods were made with, and the nodes a scenario needs.
+// scenario ends with), and the Pods and Nodes as they were created and
+// the Pods' bindings (Request): what the Pods were made with, and the nodes
+// a scenario needs.
 func RecordPolicy() string { return policy(true) }
 
 // RecordedResources are the resources RecordPolicy records every user's
@@ -65,7 +66,8 @@ func policy(record bool) string {
 	rules := ""
 	if record {
 		// First, before the heartbeats' rule: Pods and Nodes as they
-		// were created (a node's labels and taints), not their updates;
+		// were created (a node's labels and taints), not their updates,
+		// and the node each Pod was bound to;
 		// the Pods' status as the kubelets wrote it (the phase a
 		// manager's write met), and the JobSets' as their controller
 		// left it (the Trainer refuses a change while a Job is active);
@@ -75,7 +77,7 @@ func policy(record bool) string {
   verbs: [create]
   resources:
   - group: ""
-    resources: [pods, nodes]
+    resources: [pods, nodes, pods/binding]
 - level: Request
   verbs: [update, patch]
   resources:
