@@ -94,6 +94,10 @@ type Scenario struct {
 	Setup []Write `json:"setup,omitempty"`
 	// FinalPods are the scenario's Pods when it ended.
 	FinalPods []Pod `json:"finalPods,omitempty"`
+	// FinalOwners are who owns each runtimePatches entry of the
+	// namespace's TrainJobs when the scenario ended, read then (a
+	// component's writes after the last step included).
+	FinalOwners []EntryOwners `json:"finalOwners,omitempty"`
 	// Interleaving is the order this run forced a concurrent group's writes
 	// through, for a scenario that explores interleavings.
 	Interleaving *Interleaving `json:"interleaving,omitempty"`

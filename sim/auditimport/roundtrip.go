@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/trainersim/trainersim/results"
@@ -61,9 +62,21 @@ func Replayed(trips []*Trip, replay results.Run) {
 	}
 }
 
-// Agrees reports whether the replay kept the original's verdict.
+// Agrees reports whether the replay kept the original's verdict and ended
+// with each runtimePatches entry owned by the same field managers.
 func (t *Trip) Agrees() bool {
-	return t.Replay != nil && t.Replay.Passed == t.Original.Passed
+	return t.Replay != nil && t.Replay.Passed == t.Original.Passed && ownersOf(t.Replay) == ownersOf(&t.Original)
+}
+
+// ownersOf is who owned each entry when sc ended, one line per entry in
+// order: "TrainJob entry: managers".
+func ownersOf(sc *results.Scenario) string {
+	var lines []string
+	for _, o := range sc.FinalOwners {
+		lines = append(lines, fmt.Sprintf("%s %s: %s", o.TrainJob, o.Entry, strings.Join(o.Managers, ",")))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "; ")
 }
 
 // Difference says how the trip went wrong, "" when it agrees. The name
@@ -75,8 +88,10 @@ func (t *Trip) Difference() string {
 		return fmt.Sprintf("not imported: %s: %v", name, t.Err)
 	case t.Replay == nil:
 		return fmt.Sprintf("no replay: %s", name)
-	case !t.Agrees():
+	case t.Replay.Passed != t.Original.Passed:
 		return fmt.Sprintf("differs: %s: the original passed=%t, the replay passed=%t: %s", name, t.Original.Passed, t.Replay.Passed, firstLine(t.Replay.Failure))
+	case !t.Agrees():
+		return fmt.Sprintf("differs: %s: the original ended with the entries owned as [%s], the replay as [%s]", name, ownersOf(&t.Original), ownersOf(t.Replay))
 	}
 	return ""
 }

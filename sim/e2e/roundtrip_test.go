@@ -13,7 +13,8 @@ import (
 
 // The corpus's round trip (docs/record.md): every scenario run of the
 // corpus, recorded with simctl run --audit-log, imported from the log
-// (as simctl import --namespace does) and replayed, keeps its verdict.
+// (as simctl import --namespace does) and replayed, keeps its verdict and
+// ends with each entry owned as the run's did (Trip.Agrees).
 var _ = Describe("the corpus's round trip (simctl run --audit-log, import, replay)", func() {
 	It("replays the import of every scenario run of the corpus to the run's verdict", func() {
 		simctl := buildSimctl()

@@ -29,6 +29,7 @@ import (
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/gate"
+	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/policy"
 	"github.com/trainersim/trainersim/sim/probe"
 	"github.com/trainersim/trainersim/sim/releases"
@@ -431,8 +432,9 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		run.openGates(st.Name)
 		recording := clk.Now()
 		// Only a write to a TrainJob can change who owns an entry: a step
-		// without one keeps the owners of the step before.
-		if len(res.Steps) == 0 || run.tookTrainJobWrite() {
+		// without one of the actors keeps the owners of the step before,
+		// unless Kueue runs, which writes its entry on its own.
+		if written := run.tookTrainJobWrite(); len(res.Steps) == 0 || written || slices.Contains(sc.Spec.Components, identity.Kueue) {
 			st.Owners = run.entryOwners(context.WithoutCancel(ctx))
 		} else {
 			st.Owners = res.Steps[len(res.Steps)-1].Owners
@@ -455,6 +457,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 	}
 	recording := clk.Now()
 	res.FinalPods = run.finalPods(context.WithoutCancel(ctx))
+	res.FinalOwners = run.entryOwners(context.WithoutCancel(ctx))
 	run.breakdown.Recording += clk.Since(recording)
 	return res
 }
