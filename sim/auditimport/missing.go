@@ -56,7 +56,7 @@ func podBinding(ev *event, namespace string) (pod, node string, ok bool) {
 // refers to that the log never writes (created before it began): read
 // from the cluster when import has one, else a placeholder of its spec.
 // A ClusterTrainingRuntime is left to the replay's cluster, which has the
-// release's defaults (a note says so when the cluster's differs).
+// release's defaults (docs/record.md: what import does not do yet).
 func (b *builder) runtimesMissing(ctx context.Context, writes []*write, cluster client.Reader) error {
 	created := map[string]bool{} // a runtime the log creates: its spec is in the log
 	later := map[string]int{}    // the log's other writes of a runtime
