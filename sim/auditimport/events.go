@@ -17,6 +17,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // event is the part of an audit.k8s.io/v1 Event import reads.
@@ -59,6 +61,9 @@ type event struct {
 	// Where it was read: file and line.
 	file string
 	line int
+	// node is the Node a create made, once nodeCreate parsed it.
+	node       *corev1.Node
+	nodeParsed bool
 }
 
 func (e *event) where() string { return fmt.Sprintf("%s:%d", e.file, e.line) }

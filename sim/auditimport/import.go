@@ -111,83 +111,123 @@ func Import(paths []string, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	res := &Result{}
-	var writes []*write
-	var nodes []*corev1.Node
-	logged := map[string]*corev1.Node{} // every node the log creates, by name
-	bound := map[string]string{}        // the namespace's Pods' nodes, by Pod
-	var endNote string
-	var pods []podEvent
-	var jobSets []jobSetStatus
-	var made []created
-	queueing := kueueObjects{}
+	r := newReader(namespace, want)
+	if err := readFiles(files, []*reader{r}); err != nil {
+		return nil, err
+	}
+	return r.result(files, opts)
+}
+
+// reader gathers, from a log's events, what the import of one namespace
+// needs.
+type reader struct {
+	namespace string
+	// want are the chosen TrainJobs, as namespace/name, each true once
+	// the log writes it; empty: every TrainJob of the namespace.
+	want     map[string]bool
+	res      *Result
+	writes   []*write
+	nodes    []*corev1.Node          // made for the namespace
+	logged   map[string]*corev1.Node // every node the log creates, by name
+	bound    map[string]string       // the namespace's Pods' nodes, by Pod
+	pods     []podEvent
+	jobSets  []jobSetStatus
+	made     []created
+	queueing kueueObjects
 	// ended is set at the namespace's delete: what is written after it
 	// is the teardown's (a kept cluster's run deletes its namespace),
 	// not the story's.
-	ended := false
+	ended   bool
+	endNote string
+}
+
+func newReader(namespace string, want map[string]bool) *reader {
+	return &reader{namespace: namespace, want: want, res: &Result{}, logged: map[string]*corev1.Node{}, bound: map[string]string{}, queueing: kueueObjects{}}
+}
+
+// readFiles streams the events of files, in order, to every reader: one
+// read of the log for any number of namespaces.
+func readFiles(files []string, readers []*reader) error {
 	for _, path := range files {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, inputErrorf("%v", err)
+			return inputErrorf("%v", err)
 		}
 		err = readEvents(f, path, func(ev *event) error {
-			res.Events++
-			if ended {
-				return nil
+			for _, r := range readers {
+				r.observe(ev)
 			}
-			if namespaceDelete(ev, namespace) {
-				ended = true
-				endNote = fmt.Sprintf("%s: the namespace's delete: what the log has after it (the teardown) is left out", ev.where())
-				return nil
-			}
-			queueing.observe(ev, namespace)
-			if pod, node, ok := podBinding(ev, namespace); ok {
-				bound[pod] = node // and a kubelet's status write is a Pod write too
-			}
-			if p, ok := podWrite(ev, namespace); ok {
-				pods = append(pods, p)
-				return nil
-			}
-			if s, ok := jobSetStatusWrite(ev, namespace); ok {
-				jobSets = append(jobSets, s)
-				return nil
-			}
-			if c, ok := createdObject(ev, namespace); ok {
-				made = append(made, c)
-				return nil
-			}
-			if n, ok := nodeCreate(ev); ok {
-				logged[n.Name] = n
-				if n.Labels[cluster.IsolationKey] == namespace { // the namespace's own: kept, not the log's every node
-					nodes = append(nodes, n)
-				}
-				return nil
-			}
-			w, ok := objectWrite(ev)
-			if !ok || w.namespace != namespace {
-				return nil
-			}
-			if key := w.namespace + "/" + w.name; w.kind == trainJobKind && len(want) > 0 {
-				if _, chosen := want[key]; !chosen {
-					return nil
-				}
-				want[key] = true
-			}
-			writes = append(writes, w)
 			return nil
 		})
 		f.Close()
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	for _, tj := range slices.Sorted(maps.Keys(want)) {
-		if !want[tj] {
+	return nil
+}
+
+// observe keeps what ev holds of the reader's namespace.
+func (r *reader) observe(ev *event) {
+	r.res.Events++
+	if r.ended {
+		return
+	}
+	namespace := r.namespace
+	if ref := ev.ObjectRef; ref != nil && ref.Namespace != "" && ref.Namespace != namespace {
+		return // another namespace's
+	}
+	if namespaceDelete(ev, namespace) {
+		r.ended = true
+		r.endNote = fmt.Sprintf("%s: the namespace's delete: what the log has after it (the teardown) is left out", ev.where())
+		return
+	}
+	r.queueing.observe(ev, namespace)
+	if pod, node, ok := podBinding(ev, namespace); ok {
+		r.bound[pod] = node // and a kubelet's status write is a Pod write too
+	}
+	if p, ok := podWrite(ev, namespace); ok {
+		r.pods = append(r.pods, p)
+		return
+	}
+	if s, ok := jobSetStatusWrite(ev, namespace); ok {
+		r.jobSets = append(r.jobSets, s)
+		return
+	}
+	if c, ok := createdObject(ev, namespace); ok {
+		r.made = append(r.made, c)
+		return
+	}
+	if n, ok := ev.nodeCreate(); ok {
+		r.logged[n.Name] = n
+		if n.Labels[cluster.IsolationKey] == namespace { // the namespace's own: kept, not the log's every node
+			r.nodes = append(r.nodes, n)
+		}
+		return
+	}
+	w, ok := objectWrite(ev)
+	if !ok || w.namespace != namespace {
+		return
+	}
+	if key := w.namespace + "/" + w.name; w.kind == trainJobKind && len(r.want) > 0 {
+		if _, chosen := r.want[key]; !chosen {
+			return
+		}
+		r.want[key] = true
+	}
+	r.writes = append(r.writes, w)
+}
+
+// result builds the scenario of what the reader kept, from files.
+func (r *reader) result(files []string, opts Options) (*Result, error) {
+	res, writes, namespace := r.res, r.writes, r.namespace
+	for _, tj := range slices.Sorted(maps.Keys(r.want)) {
+		if !r.want[tj] {
 			found, _ := trainJobsOf(files) // read once already, without an error
 			return nil, inputErrorf("TrainJob %s: the log has no write to it (its TrainJobs: %s)", tj, strings.Join(found, ", "))
 		}
 	}
-	b := &builder{res: res, namespace: namespace, actors: map[actorKey]string{}, byRV: map[string]*write{}, concurrently: opts.Concurrently, pods: pods, jobSets: jobSets, created: made}
+	b := &builder{res: res, namespace: namespace, actors: map[actorKey]string{}, byRV: map[string]*write{}, concurrently: opts.Concurrently, pods: r.pods, jobSets: r.jobSets, created: r.made}
 	if err := b.build(writes); err != nil {
 		return nil, err
 	}
@@ -196,8 +236,8 @@ func Import(paths []string, opts Options) (*Result, error) {
 	if err := b.runtimesMissing(ctx, writes, opts.FromCluster); err != nil {
 		return nil, err
 	}
-	if res.Scenario.Spec.Nodes = b.nodeGroups(nodes); len(res.Scenario.Spec.Nodes) == 0 {
-		groups, err := b.nodesOfPods(ctx, bound, logged, opts.FromCluster)
+	if res.Scenario.Spec.Nodes = b.nodeGroups(r.nodes); len(res.Scenario.Spec.Nodes) == 0 {
+		groups, err := b.nodesOfPods(ctx, r.bound, r.logged, opts.FromCluster)
 		if err != nil {
 			return nil, err
 		}
@@ -205,10 +245,10 @@ func Import(paths []string, opts Options) (*Result, error) {
 			b.note("nodes: the log holds none made for the namespace (simctl's recorded runs log their nodes' creates), and none that the TrainJobs' Pods ran on")
 		}
 	}
-	if endNote != "" {
-		b.note(endNote)
+	if r.endNote != "" {
+		b.note(r.endNote)
 	}
-	b.kueue(queueing, writes)
+	b.kueue(r.queueing, writes)
 	res.Scenario.Spec.Lifecycle = b.lifecycles()
 	b.webhooks(writes)
 	res.Namespace, res.TrainJobs = namespace, b.trainJobs

@@ -13,20 +13,29 @@ import (
 	"github.com/trainersim/trainersim/sim/cluster"
 )
 
-// nodeCreate returns the Node ev created, as it was sent.
-func nodeCreate(ev *event) (*corev1.Node, bool) {
+// nodeCreate returns the Node ev created, as it was sent; parsed once,
+// for every namespace a log is imported for.
+func (e *event) nodeCreate() (*corev1.Node, bool) {
+	if !e.nodeParsed {
+		e.nodeParsed = true
+		e.node = parseNodeCreate(e)
+	}
+	return e.node, e.node != nil
+}
+
+func parseNodeCreate(ev *event) *corev1.Node {
 	ref := ev.ObjectRef
 	if ref == nil || ref.Resource != "nodes" || ref.Subresource != "" || ev.Verb != "create" || len(ev.RequestObject) == 0 {
-		return nil, false
+		return nil
 	}
 	if ev.ResponseStatus == nil || ev.ResponseStatus.Code >= 300 || ev.query("dryRun") != "" {
-		return nil, false
+		return nil
 	}
 	n := &corev1.Node{}
 	if json.Unmarshal(ev.RequestObject, n) != nil || n.Name == "" {
-		return nil, false
+		return nil
 	}
-	return n, true
+	return n
 }
 
 // nodeGroups are the node groups of the nodes a recorded run made for the

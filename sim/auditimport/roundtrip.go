@@ -23,28 +23,38 @@ type Trip struct {
 }
 
 // ImportRuns imports each scenario run of run (skipped ones left out) from
-// the audit log at log, into dir: a file per run, named, like the imported
-// scenario, after the run's namespace.
+// the audit log at log, read once for all of them, into dir: a file per
+// run, named, like the imported scenario, after the run's namespace.
 func ImportRuns(log string, run results.Run, dir string) ([]*Trip, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	files, err := logFiles([]string{log})
+	if err != nil {
+		return nil, err
+	}
 	var trips []*Trip
+	var readers []*reader
 	for _, sc := range run.Scenarios {
 		if sc.Skipped != "" {
 			continue
 		}
-		t := &Trip{Original: sc}
-		res, err := Import([]string{log}, Options{Namespace: sc.Namespace, Name: sc.Namespace})
+		trips = append(trips, &Trip{Original: sc})
+		readers = append(readers, newReader(sc.Namespace, map[string]bool{}))
+	}
+	if err := readFiles(files, readers); err != nil {
+		return nil, err
+	}
+	for i, t := range trips {
+		res, err := readers[i].result(files, Options{Namespace: t.Original.Namespace, Name: t.Original.Namespace})
 		if err == nil {
 			var data []byte
 			if data, err = res.YAML(); err == nil {
-				t.File = filepath.Join(dir, sc.Namespace+".yaml")
+				t.File = filepath.Join(dir, t.Original.Namespace+".yaml")
 				err = os.WriteFile(t.File, data, 0o644)
 			}
 		}
 		t.Err = err
-		trips = append(trips, t)
 	}
 	return trips, nil
 }
