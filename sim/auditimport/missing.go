@@ -24,6 +24,14 @@ import (
 // (v1alpha1.Placeholder), which lint names one by one: the scenario runs
 // once they are filled in, never silently without them.
 
+// ClusterError is a read of Options.FromCluster that failed: the cluster
+// did not answer, or does not have what the log needs (the runtime was
+// deleted since).
+type ClusterError struct{ err error }
+
+func (e *ClusterError) Error() string { return e.err.Error() }
+func (e *ClusterError) Unwrap() error { return e.err }
+
 // podBinding returns the Pod of namespace that ev bound, and the node: the
 // scheduler's binding (its body, recorded at level Request), or a
 // kubelet's write of the Pod's status (its user names its node).
@@ -101,7 +109,7 @@ func (b *builder) runtimesMissing(ctx context.Context, writes []*write, cluster 
 		u.SetAPIVersion("trainer.kubeflow.org/v1alpha1")
 		u.SetKind("TrainingRuntime")
 		if err := cluster.Get(ctx, client.ObjectKey{Namespace: b.namespace, Name: name}, u); err != nil {
-			return fmt.Errorf("--from-cluster: TrainingRuntime %s/%s, which the TrainJobs run on and the log does not hold: %w", b.namespace, name, err)
+			return &ClusterError{fmt.Errorf("--from-cluster: TrainingRuntime %s/%s, which the TrainJobs run on and the log does not hold: %w", b.namespace, name, err)}
 		}
 		read := cleanMap(u.Object)
 		if md, ok := read["metadata"].(map[string]any); ok {
@@ -163,7 +171,7 @@ func (b *builder) nodesOfPods(ctx context.Context, bound map[string]string, logg
 		case cluster != nil:
 			n := &corev1.Node{}
 			if err := cluster.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
-				return nil, fmt.Errorf("--from-cluster: node %s, which the TrainJobs' Pods were bound to: %w", name, err)
+				return nil, &ClusterError{fmt.Errorf("--from-cluster: node %s, which the TrainJobs' Pods were bound to: %w", name, err)}
 			}
 			nodes = append(nodes, n)
 		default:

@@ -82,9 +82,11 @@ is streamed, never held whole.
 'simctl minimize FILE' then shortens the scenario to the writes that decide
 how it ends.
 
-Exit codes: 0 written, 2 bad input (a line that is not an audit event, a log
-cut short, writes recorded without their bodies, a TrainJob the log never
-writes), 1 the scenario made does not lint (a bug: please report it).`,
+Exit codes: 0 written (with placeholders or not), 2 bad input (a line that is
+not an audit event, a log cut short, writes recorded without their bodies, a
+TrainJob the log never writes), 3 --from-cluster's cluster did not answer or
+lacks what the log needs, 1 the scenario made does not lint (a bug: please
+report it).`,
 		Example: `  simctl run --audit-log /tmp/recorded scenarios/multi-manager/lost-update.yaml
   simctl import --audit-log /tmp/recorded/audit.log -o /tmp/lost-update-imported.yaml
   simctl run /tmp/lost-update-imported.yaml
@@ -109,6 +111,9 @@ writes), 1 the scenario made does not lint (a bug: please report it).`,
 			if err != nil {
 				if auditimport.IsInputError(err) {
 					return withCode(ExitUsage, err)
+				}
+				if ce := (*auditimport.ClusterError)(nil); errors.As(err, &ce) {
+					return withCode(ExitCluster, err)
 				}
 				return withCode(ExitFailed, err)
 			}
