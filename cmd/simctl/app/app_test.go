@@ -172,7 +172,11 @@ func TestUnreachableKubeconfigIsAClusterError(t *testing.T) {
 	if err := os.WriteFile(kubeconfig, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"smoke", "--kubeconfig", kubeconfig}, {"clean", "--kubeconfig", kubeconfig}} {
+	for _, args := range [][]string{
+		{"smoke", "--kubeconfig", kubeconfig},
+		{"clean", "--kubeconfig", kubeconfig},
+		{"import", "--audit-log", "../../../sim/auditimport/testdata/quota-full.audit.log", "--from-cluster", kubeconfig},
+	} {
 		_, stderr, code := run(t, args...)
 		if code != ExitCluster {
 			t.Errorf("%v: exit code %d, want %d", args, code, ExitCluster)
