@@ -3,10 +3,8 @@ package app
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/discovery"
 	"k8s.io/utils/clock"
 
 	"github.com/trainersim/trainersim/sim"
@@ -60,22 +58,7 @@ delete.`,
 			case kubeconfigPath == "":
 				return withCode(ExitUsage, errors.New("give --kubeconfig PATH or --cluster kind"))
 			}
-			abs, err := filepath.Abs(kubeconfigPath)
-			if err != nil {
-				return withCode(ExitUsage, fmt.Errorf("invalid --kubeconfig: %w", err))
-			}
-			cfg, err := kubeconfig.LoadKubeconfig(abs, kubeContext)
-			if err != nil {
-				return withCode(ExitCluster, err)
-			}
-			dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-			if err != nil {
-				return withCode(ExitCluster, err)
-			}
-			if _, err := kubeconfig.Reach(dc, cfg.Host); err != nil {
-				return withCode(ExitCluster, err)
-			}
-			c, err := kubeconfig.NewClient(cfg)
+			c, host, err := connectKubeconfig(kubeconfigPath, kubeContext)
 			if err != nil {
 				return withCode(ExitCluster, err)
 			}
@@ -86,7 +69,7 @@ delete.`,
 			if err != nil {
 				return withCode(ExitCluster, err)
 			}
-			fmt.Fprintf(streams.Out, "%d objects deleted from %s\n", len(deleted), cfg.Host)
+			fmt.Fprintf(streams.Out, "%d objects deleted from %s\n", len(deleted), host)
 			return nil
 		},
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim"
@@ -308,4 +310,27 @@ func kueueVersion(version string) string {
 		return ""
 	}
 	return ", Kueue " + version
+}
+
+// connectKubeconfig is a client of the cluster of kubeconfig path
+// (kubeContext: its current one when empty), once the cluster answers, and
+// the cluster's address.
+func connectKubeconfig(path, kubeContext string) (client.WithWatch, string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg, err := kubeconfig.LoadKubeconfig(abs, kubeContext)
+	if err != nil {
+		return nil, "", err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := kubeconfig.Reach(dc, cfg.Host); err != nil {
+		return nil, "", err
+	}
+	c, err := kubeconfig.NewClient(cfg)
+	return c, cfg.Host, err
 }

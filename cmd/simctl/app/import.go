@@ -4,16 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/discovery"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/sim/auditimport"
-	"github.com/trainersim/trainersim/sim/providers/kubeconfig"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 
@@ -101,7 +97,7 @@ report it).`,
 			}
 			opts := auditimport.Options{TrainJobs: trainJobs, Namespace: namespace, Name: name, Concurrently: together}
 			if from != "" {
-				c, err := clusterReader(from, kubeContext)
+				c, _, err := connectKubeconfig(from, kubeContext)
 				if err != nil {
 					return withCode(ExitCluster, fmt.Errorf("--from-cluster: %w", err))
 				}
@@ -162,25 +158,4 @@ report it).`,
 	cmd.Flags().StringVar(&from, "from-cluster", "", "a kubeconfig of the cluster the log came from: read what the log does not hold from it\n(a TrainingRuntime created before the log began, the nodes the Pods were bound to; default: placeholders)")
 	cmd.Flags().StringVar(&kubeContext, "context", "", "with --from-cluster: the kubeconfig context (default: its current one)")
 	return cmd
-}
-
-// clusterReader is a client of the cluster of kubeconfig path (context:
-// its current one when empty), once the cluster answers.
-func clusterReader(path, context string) (client.Reader, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := kubeconfig.LoadKubeconfig(abs, context)
-	if err != nil {
-		return nil, err
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := kubeconfig.Reach(dc, cfg.Host); err != nil {
-		return nil, err
-	}
-	return kubeconfig.NewClient(cfg)
 }
