@@ -171,8 +171,14 @@ func FreePort() (int, error) {
 const PortReservation = 2 * time.Minute
 
 // PortReservations is the directory of FreePort's reservations, one file
-// per port, shared by every trainersim process of the machine.
+// per port, shared by every trainersim process of the user on the machine:
+// in the user's cache directory, as the snapshots are (a process's TMPDIR
+// is its own; a test gives each child one and checks it is left empty),
+// else the temporary directory.
 func PortReservations() string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "trainersim", "ports")
+	}
 	return filepath.Join(os.TempDir(), "trainersim-ports")
 }
 
