@@ -10,13 +10,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
-	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/probe"
 )
 
@@ -218,17 +216,14 @@ func (s *scenarioRun) checkOnce(ctx context.Context, e *v1alpha1.Expect, cached 
 }
 
 // pods lists the scenario's Pods matching the selector, isolation removed.
-func (s *scenarioRun) pods(ctx context.Context, sel *v1alpha1.LabelSelector, cached bool) ([]corev1.Pod, error) {
+func (s *scenarioRun) pods(ctx context.Context, sel *v1alpha1.LabelSelector, cached bool) ([]*podView, error) {
 	var selector map[string]string
 	if sel != nil {
 		selector = sel.MatchLabels
 	}
-	pods, err := s.listPods(ctx, selector, cached)
+	pods, err := s.podViews(ctx, selector, cached)
 	if err != nil {
 		return nil, fmt.Errorf("failed to list pods: %w", err)
-	}
-	for i := range pods {
-		cluster.StripIsolation(&pods[i].Spec)
 	}
 	return pods, nil
 }
@@ -270,8 +265,8 @@ func (s *scenarioRun) checkPods(ctx context.Context, want *v1alpha1.PodExpectati
 	}
 	anyMatched := want.Any == nil
 	var anyDiff string
-	for i := range pods {
-		p := &pods[i]
+	for _, v := range pods {
+		p := &v.pod
 		if want.Phase != "" && string(p.Status.Phase) != want.Phase {
 			return fmt.Sprintf("pod %s is %s, want %s%s", p.Name, p.Status.Phase, want.Phase, schedulingNote(p)), ""
 		}
@@ -290,10 +285,7 @@ func (s *scenarioRun) checkPods(ctx context.Context, want *v1alpha1.PodExpectati
 				return fmt.Sprintf("pod %s scheduling is %q, want it to contain %q", p.Name, got, want.SchedulingReason), ""
 			}
 		}
-		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
-		if err != nil {
-			return err.Error(), ""
-		}
+		obj := v.obj
 		if want.All != nil {
 			if ok, diff := partialMatch(map[string]any(want.All), obj, exact); !ok {
 				return fmt.Sprintf("pod %s does not match pods.all", p.Name), fmt.Sprintf("pod %s mismatch (-want +got):\n%s", p.Name, diff)
@@ -404,8 +396,8 @@ func (s *scenarioRun) finalPods(ctx context.Context) []results.Pod {
 		return nil // the report then shows no final Pods
 	}
 	out := make([]results.Pod, 0, len(pods))
-	for i := range pods {
-		p := &pods[i]
+	for _, v := range pods {
+		p := &v.pod
 		out = append(out, results.Pod{
 			Name:        p.Name,
 			Phase:       string(p.Status.Phase),

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/trainersim/trainersim/fakegpu"
@@ -385,7 +386,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 			watches.Stop()
 		}()
 	}
-	run := &scenarioRun{runner: r, clock: clk, cluster: r.Cluster, sc: sc, fixturesDir: p.File.FixturesDir, interleaving: p.Interleaving, shake: p.Shake, shaken: res.Shake, objects: map[string]map[string]any{}, watches: watches, profiles: map[string]string{}, written: map[string]uint64{}}
+	run := &scenarioRun{runner: r, clock: clk, cluster: r.Cluster, sc: sc, fixturesDir: p.File.FixturesDir, interleaving: p.Interleaving, shake: p.Shake, shaken: res.Shake, objects: map[string]map[string]any{}, watches: watches, profiles: map[string]string{}, podViewsSeen: map[string]*podView{}, podViewsKey: map[types.UID]string{}, written: map[string]uint64{}}
 	defer func() { res.Breakdown = run.breakdown }()
 	run.ns = NamespaceName(sc.Metadata.Name)
 	res.Namespace = run.ns
@@ -558,17 +559,21 @@ type scenarioRun struct {
 	gates      []gate.Gate
 	// shake is the seed of a shaken run, and shaken its result, whose
 	// delays the delayer's count ends up in.
-	shake     *ShakeRun
-	shaken    *results.Shake
-	own       []ownWrite                // the accepted writes, for what a conflict lost to; guarded by mu
-	objects   map[string]map[string]any // by step name: the object the server returned
-	actors    map[string]*actor         // by actor name, "" for the admin
-	watches   *Watches
-	watch     *watcher          // the namespace's share of watches, from set-up on
-	setup     []results.Write   // the creates of the setup objects
-	profiles  map[string]string // fakegpu profile by node name, guarded by mu
-	written   map[string]uint64 // by kind: the highest resourceVersion written, guarded by mu
-	unordered bool              // a write returned a resourceVersion that is not a number, guarded by mu
+	shake    *ShakeRun
+	shaken   *results.Shake
+	own      []ownWrite                // the accepted writes, for what a conflict lost to; guarded by mu
+	objects  map[string]map[string]any // by step name: the object the server returned
+	actors   map[string]*actor         // by actor name, "" for the admin
+	watches  *Watches
+	watch    *watcher          // the namespace's share of watches, from set-up on
+	setup    []results.Write   // the creates of the setup objects
+	profiles map[string]string // fakegpu profile by node name, guarded by mu
+	// podViewsSeen are the Pods' views by uid/resourceVersion, the key of
+	// each Pod's latest in podViewsKey (podViewOf); guarded by mu.
+	podViewsSeen map[string]*podView
+	podViewsKey  map[types.UID]string
+	written      map[string]uint64 // by kind: the highest resourceVersion written, guarded by mu
+	unordered    bool              // a write returned a resourceVersion that is not a number, guarded by mu
 	// trainJobWritten: a write went to a TrainJob since tookTrainJobWrite
 	// last asked; guarded by mu.
 	trainJobWritten bool

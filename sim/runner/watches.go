@@ -167,6 +167,29 @@ func (ws *Watches) list(kind, ns string) ([]unstructured.Unstructured, bool) {
 	return items, true
 }
 
+// shared returns the objects of a watched kind in namespace ns that sel
+// matches, as the watches hold them: the informer's own objects, which the
+// caller must not change (list copies them); false as for list.
+func (ws *Watches) shared(kind, ns string, sel labels.Selector) ([]*unstructured.Unstructured, bool) {
+	gvr, ok := watched[kind]
+	if !ok || ws.factory == nil {
+		return nil, false
+	}
+	objs, err := ws.factory.ForResource(gvr).Lister().ByNamespace(ns).List(sel)
+	if err != nil {
+		return nil, false
+	}
+	items := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			return nil, false
+		}
+		items = append(items, u)
+	}
+	return items, true
+}
+
 // get returns one object of a watched kind as the watches hold it: nil and
 // true when they hold none of that name; false as for list.
 func (ws *Watches) get(kind, ns, name string) (*unstructured.Unstructured, bool) {
