@@ -101,7 +101,6 @@ const createWorkers = 8
 // node-lifecycle controller's update rather than at the next poll. A
 // kwok this process runs that exits fails the wait at once.
 func (p *Pool) watchSchedulable(ctx context.Context, names []string) error {
-	w := p.Client
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if p.Kwok != nil {
@@ -115,13 +114,13 @@ func (p *Pool) watchSchedulable(ctx context.Context, names []string) error {
 	}
 	for _, name := range names {
 		n := &corev1.Node{}
-		if err := w.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+		if err := p.Client.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
 			return errors.Join(err, context.Cause(ctx))
 		}
 		if schedulable(n) == nil {
 			continue
 		}
-		watcher, err := w.Watch(ctx, &corev1.NodeList{}, client.MatchingFields{"metadata.name": name}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: n.ResourceVersion}})
+		watcher, err := p.Client.Watch(ctx, &corev1.NodeList{}, client.MatchingFields{"metadata.name": name}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: n.ResourceVersion}})
 		if err != nil {
 			return fmt.Errorf("failed to watch node %s: %w", name, err)
 		}
