@@ -177,7 +177,7 @@ var _ = Describe("an incident on a kept cluster (simctl up --audit-log, import -
 		Expect(sc.Spec.Nodes[0].Count).To(Equal(1))
 		Expect(sc.Spec.Setup).NotTo(BeEmpty())
 		Expect(sc.Spec.Setup[0].Object).To(HaveKeyWithValue("kind", "TrainingRuntime"))
-		Expect(sc.Spec.Setup[0].Object).To(HaveKey("spec"))
+		Expect(sc.Spec.Setup[0].Object).To(HaveKeyWithValue("spec", HaveKeyWithValue("template", HaveKey("spec"))), "the runtime's spec as the cluster has it, not a placeholder")
 		Expect(string(data)).To(ContainSubstring("nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3"), "the SDK's entry, expected at the end")
 
 		replay := startSimctl(simctl, "run", out)
