@@ -24,11 +24,6 @@ const (
 	// a "kubelet" (the API server's logs, exec and port-forward proxy) stays
 	// on this machine.
 	KwokNodeIP = "127.0.0.1"
-	// KwokNodeLeaseDurationSeconds is the duration of the Lease kwok holds
-	// for each managed Node, renewed every quarter of it (4 s), as a kubelet
-	// with nodeLeaseDurationSeconds: 16 does. With NodeMonitorGracePeriod
-	// it is the "fast update, fast reaction" heartbeat profile (see there).
-	KwokNodeLeaseDurationSeconds = 16
 	// KwokPodCIDR is the range kwok gives Pod IPs from. The addresses only
 	// appear in Pod and EndpointSlice status; nothing connects to them. It
 	// differs from kwok's default, 10.0.0.0/24, which is also envtest's
@@ -37,21 +32,65 @@ const (
 	KwokPodCIDR = "10.244.0.0/16"
 )
 
-// NodeMonitorGracePeriod is how long the node-lifecycle controller of the
-// clusters simctl starts (envtest and kind) lets a node go without a Lease
-// renewal before it marks the node Unknown (kube-controller-manager's
-// --node-monitor-grace-period). With the 4 s renewals of
-// KwokNodeLeaseDurationSeconds it is the "fast update, fast reaction"
-// profile of the kubelet and the controller manager: five renewals missed,
-// as with the defaults (a 40 s Lease renewed every 10 s, 50 s of grace),
-// in 20 s instead of 50. The default's length guards against a kubelet's
-// HTTP/2 connection to the API server dying silently (client-go notices
-// after 45 s); simulated kubelets talk to the API server on loopback or in
-// the same kind node, where a connection is closed, not lost. The shorter
-// grace is what lets a scenario of an unreachable node end in about 30 s
-// instead of a minute; the renewals, 2.5 times as frequent, cost what the
-// shorter run saves (docs/speed.md).
-const NodeMonitorGracePeriod = 20 * time.Second
+// Heartbeat is how the simulated kubelets and the node-lifecycle
+// controller of a cluster simctl starts (envtest and kind) keep track of
+// a node being alive: KWOK holds each node's Lease for
+// NodeLeaseDurationSeconds and renews it every quarter of that, as a
+// kubelet with that nodeLeaseDurationSeconds does, and
+// kube-controller-manager marks a node Unknown once NodeMonitorGracePeriod
+// has passed without a renewal (--node-monitor-grace-period). The zero
+// value is FastHeartbeat.
+type Heartbeat struct {
+	NodeLeaseDurationSeconds int
+	NodeMonitorGracePeriod   time.Duration
+}
+
+// The two heartbeats simctl's clusters run. Both miss five renewals before
+// a node is Unknown.
+var (
+	// KubernetesHeartbeat is the kubelet's and kube-controller-manager's
+	// defaults, which kubeadm keeps: a 40 s Lease renewed every 10 s, 50 s
+	// of grace. The length of the grace guards against a kubelet's HTTP/2
+	// connection to the API server dying silently (client-go notices after
+	// 45 s).
+	KubernetesHeartbeat = Heartbeat{NodeLeaseDurationSeconds: 40, NodeMonitorGracePeriod: 50 * time.Second}
+	// FastHeartbeat is the "fast update, fast reaction" profile: a 16 s
+	// Lease renewed every 4 s, 20 s of grace. Simulated kubelets talk to the
+	// API server on loopback or in the same kind node, where a connection is
+	// closed, not lost, so the shorter grace loses nothing the default
+	// guards against; it lets a scenario that takes a node unreachable end
+	// in about 30 s instead of a minute, for 2.5 times as many renewals
+	// (docs/speed.md).
+	FastHeartbeat = Heartbeat{NodeLeaseDurationSeconds: 16, NodeMonitorGracePeriod: 20 * time.Second}
+)
+
+// OrFast returns h, or FastHeartbeat when h is the zero value.
+func (h Heartbeat) OrFast() Heartbeat {
+	if h == (Heartbeat{}) {
+		return FastHeartbeat
+	}
+	return h
+}
+
+// RenewInterval is how often KWOK renews a node's Lease: a quarter of its
+// duration, as the kubelet does (kwok's node-lease controller, with 4%
+// jitter).
+func (h Heartbeat) RenewInterval() time.Duration {
+	return time.Duration(h.NodeLeaseDurationSeconds) * time.Second / 4
+}
+
+// String names the heartbeat for reports and logs.
+func (h Heartbeat) String() string {
+	h = h.OrFast()
+	name := "custom"
+	switch h {
+	case FastHeartbeat:
+		name = "fast"
+	case KubernetesHeartbeat:
+		name = "Kubernetes defaults"
+	}
+	return fmt.Sprintf("%s (Lease renewed every %s, %s of grace)", name, h.RenewInterval(), h.NodeMonitorGracePeriod)
+}
 
 // KwokWorkDirEnv is the environment variable that sets kwok's work
 // directory (default ~/.kwok). kwok reads <workdir>/kwok.yaml, if it exists,
@@ -68,7 +107,7 @@ const KwokWorkDirEnv = "KWOK_WORKDIR"
 //   - node-initialize makes a managed Node Ready (kubelet conditions,
 //     addresses, node info), keeping the capacity it was created with;
 //   - node-heartbeat-with-lease re-posts the conditions every 10m to 10m10s,
-//     while kwok renews the Node's Lease every 10s;
+//     while kwok renews the Node's Lease (KwokArgs);
 //   - pod-ready moves a bound Pod to Running with running, ready
 //     containers, a podIP and Ready conditions;
 //   - pod-terminate makes a Pod that is being deleted Failed, as a kubelet
@@ -87,7 +126,8 @@ func KwokConfig() []byte {
 // KwokArgs returns the arguments (without the program name) for the kwok
 // binary of sigs.k8s.io/kwok v0.8.0, talking to the API server described by
 // the kubeconfig file at kubeconfigPath and configured by the file at
-// configPath, which must hold KwokConfig. Run it with KwokWorkDirEnv set to a
+// configPath, which must hold KwokConfig, renewing node Leases as hb says
+// (its zero value: FastHeartbeat). Run it with KwokWorkDirEnv set to a
 // directory of its own.
 //
 // Each flag and why it is there:
@@ -110,14 +150,14 @@ func KwokConfig() []byte {
 //     kwok from listening on any address at all.
 //   - --node-ip=127.0.0.1 (KwokNodeIP): the InternalIP of every Node and the
 //     hostIP of every Pod, so nothing ever dials a non-loopback "kubelet".
-//   - --node-lease-duration-seconds=16 (KwokNodeLeaseDurationSeconds): hold
+//   - --node-lease-duration-seconds (hb.NodeLeaseDurationSeconds): hold
 //     and renew a Lease in kube-node-lease for each Node, as the kubelet
 //     does. Without it (0) kwok keeps no leases; the node-lifecycle
 //     controller would then see a heartbeat only every ~10 minutes, mark
 //     the Nodes NotReady, taint them and evict their Pods.
 //   - --cidr=10.244.0.0/16 (KwokPodCIDR): where Pod IPs come from; kwok's
 //     default overlaps envtest's Service range.
-func KwokArgs(kubeconfigPath, configPath string) []string {
+func KwokArgs(kubeconfigPath, configPath string, hb Heartbeat) []string {
 	return []string{
 		"--kubeconfig=" + kubeconfigPath,
 		"--config=" + csvQuote(configPath),
@@ -128,7 +168,7 @@ func KwokArgs(kubeconfigPath, configPath string) []string {
 		"--node-port=0",
 		"--node-ip=" + KwokNodeIP,
 		"--cidr=" + KwokPodCIDR,
-		"--node-lease-duration-seconds=" + strconv.Itoa(KwokNodeLeaseDurationSeconds),
+		"--node-lease-duration-seconds=" + strconv.Itoa(hb.OrFast().NodeLeaseDurationSeconds),
 	}
 }
 

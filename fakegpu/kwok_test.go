@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -171,7 +173,7 @@ func TestKwokConfigurationMatchesArgs(t *testing.T) {
 		ManageNodesWithLabelSelector:      KwokNodeLabelSelector,
 		NodeIP:                            KwokNodeIP,
 		CIDR:                              KwokPodCIDR,
-		NodeLeaseDurationSeconds:          KwokNodeLeaseDurationSeconds,
+		NodeLeaseDurationSeconds:          uint(FastHeartbeat.NodeLeaseDurationSeconds),
 		EnableDebuggingHandlers:           &f,
 		EnableContentionProfiling:         &f,
 		EnableProfilingHandler:            &f,
@@ -217,7 +219,7 @@ func TestKwokConfigReturnsCopy(t *testing.T) {
 }
 
 func TestKwokArgs(t *testing.T) {
-	got := KwokArgs("/tmp/run/kubeconfig", "/tmp/run/kwok.yaml")
+	got := KwokArgs("/tmp/run/kubeconfig", "/tmp/run/kwok.yaml", Heartbeat{})
 	want := []string{
 		"--kubeconfig=/tmp/run/kubeconfig",
 		"--config=/tmp/run/kwok.yaml",
@@ -235,6 +237,31 @@ func TestKwokArgs(t *testing.T) {
 	}
 }
 
+// TestKwokArgsHeartbeat checks that the Lease KWOK holds is the heartbeat's,
+// renewed every quarter of it, and that the zero value is the fast one.
+func TestKwokArgsHeartbeat(t *testing.T) {
+	for _, tc := range []struct {
+		hb    Heartbeat
+		flag  string
+		renew time.Duration
+	}{
+		{Heartbeat{}, "--node-lease-duration-seconds=16", 4 * time.Second},
+		{FastHeartbeat, "--node-lease-duration-seconds=16", 4 * time.Second},
+		{KubernetesHeartbeat, "--node-lease-duration-seconds=40", 10 * time.Second},
+	} {
+		args := KwokArgs("/kubeconfig", "/kwok.yaml", tc.hb)
+		if !slices.Contains(args, tc.flag) {
+			t.Errorf("KwokArgs with %s = %q, want %s", tc.hb, args, tc.flag)
+		}
+		if got := tc.hb.OrFast().RenewInterval(); got != tc.renew {
+			t.Errorf("%s renews every %s, want %s", tc.hb, got, tc.renew)
+		}
+	}
+	if got, want := KubernetesHeartbeat.String(), "Kubernetes defaults (Lease renewed every 10s, 50s of grace)"; got != want {
+		t.Errorf("KubernetesHeartbeat.String() = %q, want %q", got, want)
+	}
+}
+
 // TestKwokArgsConfigPathCSV checks that --config, which pflag splits as a CSV
 // record, yields exactly the given path whatever it contains.
 func TestKwokArgsConfigPathCSV(t *testing.T) {
@@ -247,7 +274,7 @@ func TestKwokArgsConfigPathCSV(t *testing.T) {
 	} {
 		t.Run(path, func(t *testing.T) {
 			var value string
-			for _, arg := range KwokArgs("/kubeconfig", path) {
+			for _, arg := range KwokArgs("/kubeconfig", path, FastHeartbeat) {
 				if v, ok := strings.CutPrefix(arg, "--config="); ok {
 					value = v
 				}

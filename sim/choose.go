@@ -76,6 +76,11 @@ type ClusterOptions struct {
 	// AuditLog is envtest.Environment.AuditLog and kind.Kind.AuditLog: the file of a recorded
 	// run's audit log. Empty: none recorded.
 	AuditLog string
+	// Heartbeat is envtest.Environment.Heartbeat and kind.Kind.Heartbeat:
+	// the simulated nodes' Lease renewals and the node-lifecycle
+	// controller's grace. Zero: fakegpu.FastHeartbeat. An existing cluster
+	// keeps its own grace; the KWOK simctl starts there renews fast.
+	Heartbeat fakegpu.Heartbeat
 }
 
 // ClusterName is the name of the provider the options choose, as
@@ -94,12 +99,12 @@ func (o ClusterOptions) ClusterName() string {
 // NewCluster returns the (not yet started) cluster the options describe.
 func NewCluster(o ClusterOptions) cluster.Cluster {
 	if o.Provider == ClusterKind {
-		return &kind.Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, Trainer: o.Trainer, Components: o.Components, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress, Serve: o.Serve, ServeHost: o.ServeHost, Layout: o.Layout, AuditLog: o.AuditLog}
+		return &kind.Kind{Name: o.KindName, NodeImage: o.KindNodeImage, Keep: o.Keep, Trainer: o.Trainer, Components: o.Components, KubeconfigPath: o.KubeconfigOut, WorkDir: o.WorkDir, Nodes: o.Nodes, StartTimeout: o.StartTimeout, Progress: o.Progress, Serve: o.Serve, ServeHost: o.ServeHost, Layout: o.Layout, AuditLog: o.AuditLog, Heartbeat: o.Heartbeat}
 	}
 	if o.Kubeconfig != "" {
 		return &kubeconfig.Kubeconfig{Serve: o.Serve, ServeHost: o.ServeHost, Trainer: o.Trainer, Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}
 	}
-	return &envtest.Environment{Trainer: o.Trainer, TrainerAs: o.TrainerAs, Components: o.Components, AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress, AuditLog: o.AuditLog}
+	return &envtest.Environment{Trainer: o.Trainer, TrainerAs: o.TrainerAs, Components: o.Components, AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress, AuditLog: o.AuditLog, Heartbeat: o.Heartbeat}
 }
 
 // ClusterEnv is the environment variable that chooses the ginkgo adapter's

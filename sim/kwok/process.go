@@ -11,8 +11,9 @@ import (
 
 // Start starts kwok against the API server of the kubeconfig at
 // kubeconfig, with its configuration and an empty work directory of its own
-// under workDir, logging to logDir/kwok.log.
-func Start(bin, kubeconfig, workDir, logDir string) (*proc.Process, error) {
+// under workDir, logging to logDir/kwok.log, renewing node Leases as hb
+// says (zero: fakegpu.FastHeartbeat).
+func Start(bin, kubeconfig, workDir, logDir string, hb fakegpu.Heartbeat) (*proc.Process, error) {
 	config := filepath.Join(workDir, "kwok.yaml")
 	if err := os.WriteFile(config, fakegpu.KwokConfig(), 0o644); err != nil {
 		return nil, fmt.Errorf("failed to write kwok config: %w", err)
@@ -25,7 +26,7 @@ func Start(bin, kubeconfig, workDir, logDir string) (*proc.Process, error) {
 	kwok := &proc.Process{
 		Name:    "kwok",
 		Path:    bin,
-		Args:    fakegpu.KwokArgs(kubeconfig, config),
+		Args:    fakegpu.KwokArgs(kubeconfig, config, hb),
 		Env:     []string{fakegpu.KwokWorkDirEnv + "=" + kwokDir},
 		LogPath: filepath.Join(logDir, "kwok.log"),
 	}

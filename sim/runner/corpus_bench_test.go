@@ -71,10 +71,11 @@ func runCorpus(b *testing.B, files []*scenario.File, parallel int) corpusRun {
 }
 
 // startCluster starts an envtest cluster with the components files ask
-// for (Kueue), as simctl run starts them; stop stops it.
+// for (Kueue) and the heartbeat they need, as simctl run starts them; stop
+// stops it.
 func startCluster(b *testing.B, files []*scenario.File) (env *envtest.Environment, stop func()) {
 	b.Helper()
-	env = &envtest.Environment{Components: WithComponents(nil, files, "")}
+	env = &envtest.Environment{Components: WithComponents(nil, files, ""), Heartbeat: HeartbeatFor(files, "")}
 	if err := env.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/releases"
+	"github.com/trainersim/trainersim/sim/scenario"
 )
 
 // The node Lease an unreachable step takes over from the simulated kubelet.
@@ -248,4 +250,39 @@ func (s *scenarioRun) nodeName(ref v1alpha1.NodeRef) string {
 // groupPrefix is the NamePrefix of the scenario's node group i.
 func (s *scenarioRun) groupPrefix(i int) string {
 	return fmt.Sprintf("%s-%d-%s", nodePrefix(s.ns), i, s.sc.Spec.Nodes[i].Profile)
+}
+
+// HeartbeatFor returns the heartbeat a cluster simctl starts for the
+// scenarios of files should run (envtest.Environment.Heartbeat,
+// kind.Kind.Heartbeat): the Kubernetes defaults (a Lease renewed every
+// 10 s, 50 s of grace), unless a scenario the run will not skip (its
+// Trainer range holds for trainer; empty: the one compiled in) takes a node
+// unreachable. Only a missed Lease renewal waits for the grace period, and
+// such a scenario gets the fast heartbeat (every 4 s, 20 s of grace), which
+// halves its length. Either is a heartbeat a real cluster runs; the
+// defaults send 2.5 times fewer renewals, which a fleet of nodes feels.
+func HeartbeatFor(files []*scenario.File, trainer string) fakegpu.Heartbeat {
+	if trainer == "" {
+		trainer = releases.CompiledTrainerVersion("")
+	}
+	for _, f := range files {
+		if TrainerHolds(f.Scenario.Spec.Trainer, trainer) && takesNodeUnreachable(f.Scenario.Spec.Steps) {
+			return fakegpu.FastHeartbeat
+		}
+	}
+	return fakegpu.KubernetesHeartbeat
+}
+
+// takesNodeUnreachable reports whether a step of steps, or of their
+// concurrent writes, takes a node unreachable.
+func takesNodeUnreachable(steps []v1alpha1.Step) bool {
+	for _, st := range steps {
+		if st.Node != nil && st.Node.Action == v1alpha1.NodeUnreachable {
+			return true
+		}
+		if st.Concurrently != nil && takesNodeUnreachable(st.Concurrently.Writes) {
+			return true
+		}
+	}
+	return false
 }

@@ -11,6 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/trainersim/trainersim/fakegpu"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/scenario"
 )
 
 var leaseResource = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
@@ -118,5 +122,37 @@ func TestReleaseLeaseLeavesOthers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHeartbeatFor: a run gets the fast heartbeat only when a scenario it
+// will not skip takes a node unreachable, in a step or a concurrent write.
+func TestHeartbeatFor(t *testing.T) {
+	file := func(versions string, steps ...v1alpha1.Step) *scenario.File {
+		return &scenario.File{Scenario: &v1alpha1.Scenario{Spec: v1alpha1.ScenarioSpec{
+			Trainer: &v1alpha1.Trainer{Versions: versions}, Steps: steps,
+		}}}
+	}
+	node := func(action string) v1alpha1.Step {
+		return v1alpha1.Step{Node: &v1alpha1.NodeAction{Name: "gpu-0", Action: action}}
+	}
+	unreachable, notReady := node(v1alpha1.NodeUnreachable), node(v1alpha1.NodeNotReady)
+	concurrent := v1alpha1.Step{Concurrently: &v1alpha1.Concurrently{Writes: []v1alpha1.Step{notReady, unreachable}}}
+	for _, tc := range []struct {
+		name    string
+		files   []*scenario.File
+		trainer string
+		want    fakegpu.Heartbeat
+	}{
+		{"no node steps", []*scenario.File{file(">=v2.1.0")}, "", fakegpu.KubernetesHeartbeat},
+		{"not ready waits for no grace", []*scenario.File{file(">=v2.1.0", notReady)}, "", fakegpu.KubernetesHeartbeat},
+		{"unreachable", []*scenario.File{file(">=v2.1.0"), file(">=v2.1.0", notReady, unreachable)}, "", fakegpu.FastHeartbeat},
+		{"unreachable in a concurrent write", []*scenario.File{file(">=v2.1.0", concurrent)}, "", fakegpu.FastHeartbeat},
+		{"unreachable in a scenario the release skips", []*scenario.File{file(">=v2.3.0", unreachable)}, "v2.2.0", fakegpu.KubernetesHeartbeat},
+		{"unreachable in a scenario the release runs", []*scenario.File{file(">=v2.2.0", unreachable)}, "v2.2.0", fakegpu.FastHeartbeat},
+	} {
+		if got := HeartbeatFor(tc.files, tc.trainer); got != tc.want {
+			t.Errorf("%s: HeartbeatFor = %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }

@@ -248,6 +248,9 @@ func startCluster(ctx context.Context, out io.Writer, o sim.ClusterOptions) (clu
 	}
 	v := c.Versions()
 	fmt.Fprintf(out, "cluster ready in %s: %s, Kubernetes %s, Trainer %s, JobSet %s%s\n", time.Since(start).Round(10*time.Millisecond), v.Cluster, v.Kubernetes, v.Trainer, v.JobSet, kueueVersion(v.Kueue))
+	if o.Kubeconfig == "" {
+		fmt.Fprintf(out, "node heartbeat: %s\n", o.Heartbeat)
+	}
 	if v.TrainerCheckout != "" {
 		fmt.Fprintf(out, "trainer: %s\n", v.TrainerCheckout)
 	} else if c, ok := releases.TrainerCheckout(); ok {

@@ -923,9 +923,9 @@ type NodeAction struct {
 	// over, with a holder of its own and a duration of an hour, its
 	// renewTime left at the kubelet's last renewal) nor posts the node's
 	// status. Once the node-monitor grace period (20s on the clusters
-	// simctl starts, 50s by default elsewhere) has passed since the
-	// node-lifecycle controller last saw a renewal, it sets Ready,
-	// MemoryPressure, DiskPressure and PIDPressure Unknown
+	// simctl starts for a run with such a step, 50s by default elsewhere)
+	// has passed since the node-lifecycle controller last saw a renewal,
+	// it sets Ready, MemoryPressure, DiskPressure and PIDPressure Unknown
 	// (NodeStatusUnknown, "Kubelet stopped posting node status."), taints
 	// the node node.kubernetes.io/unreachable (NoSchedule and NoExecute)
 	// and marks its Pods not Ready; the taint-eviction controller deletes

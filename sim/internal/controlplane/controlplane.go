@@ -126,9 +126,9 @@ var controllers = []string{
 
 // NewControllerManager is kube-controller-manager running the controllers
 // above, each as a ServiceAccount of its own, with the API server's
-// ServiceAccount signing key and root CA; the caller gives it its
-// Kubeconfig.
-func NewControllerManager(binary, workDir, logDir, serviceAccountKey, rootCA string) KubeComponent {
+// ServiceAccount signing key and root CA and the node-monitor grace period
+// of hb (zero: fakegpu.FastHeartbeat); the caller gives it its Kubeconfig.
+func NewControllerManager(binary, workDir, logDir, serviceAccountKey, rootCA string, hb fakegpu.Heartbeat) KubeComponent {
 	return KubeComponent{Name: ControllerManager, Binary: binary, WorkDir: workDir, LogDir: logDir, Args: []string{
 		"--controllers=" + strings.Join(controllers, ","),
 		// Each controller acts as a ServiceAccount of its own in
@@ -143,9 +143,9 @@ func NewControllerManager(binary, workDir, logDir, serviceAccountKey, rootCA str
 		// Check node conditions every second, so the not-ready taint goes
 		// as soon as KWOK reports a node Ready.
 		"--node-monitor-period=1s",
-		// A node whose Lease was not renewed for 20 s is Unknown, not 50:
-		// kwok renews every 4 s (fakegpu.NodeMonitorGracePeriod).
-		"--node-monitor-grace-period=" + fakegpu.NodeMonitorGracePeriod.String(),
+		// A node whose Lease was not renewed for this long is Unknown: 50 s
+		// by default, 20 s with the fast heartbeat (fakegpu.Heartbeat).
+		"--node-monitor-grace-period=" + hb.OrFast().NodeMonitorGracePeriod.String(),
 	}}
 }
 

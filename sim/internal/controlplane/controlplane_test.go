@@ -4,10 +4,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/trainersim/trainersim/fakegpu"
 )
 
 // TestFreePort: the ports FreePort gives are free and below the kernel's
@@ -98,5 +101,22 @@ func TestFreePortSideBySide(t *testing.T) {
 			t.Errorf("port %d given twice", port)
 		}
 		seen[port] = true
+	}
+}
+
+// TestControllerManagerGrace: the node-lifecycle controller's grace is the
+// heartbeat's, the fast one's when none is given.
+func TestControllerManagerGrace(t *testing.T) {
+	for _, tc := range []struct {
+		hb   fakegpu.Heartbeat
+		want string
+	}{
+		{fakegpu.Heartbeat{}, "--node-monitor-grace-period=20s"},
+		{fakegpu.FastHeartbeat, "--node-monitor-grace-period=20s"},
+		{fakegpu.KubernetesHeartbeat, "--node-monitor-grace-period=50s"},
+	} {
+		if args := NewControllerManager("kcm", "/w", "/l", "sa.key", "ca.crt", tc.hb).Args; !slices.Contains(args, tc.want) {
+			t.Errorf("with %s: arguments %q lack %s", tc.hb, args, tc.want)
+		}
 	}
 }

@@ -17,5 +17,5 @@ func (e *Environment) startControllerManager(ctx context.Context, bin string) er
 		return fmt.Errorf("failed to write the root CA: %w", err)
 	}
 	saKey := filepath.Join(e.WorkDir, "kube-apiserver-certs", "sa-signer.key")
-	return e.startComponent(ctx, controlplane.NewControllerManager(bin, e.WorkDir, e.LogDir(), saKey, rootCA))
+	return e.startComponent(ctx, controlplane.NewControllerManager(bin, e.WorkDir, e.LogDir(), saKey, rootCA, e.Heartbeat))
 }

@@ -18,7 +18,7 @@ func (e *Environment) startNodes(ctx context.Context, bin string) error {
 	if err := e.componentKubeconfig(identity.Kwok, kubeconfig); err != nil {
 		return err
 	}
-	p, err := kwok.Start(bin, kubeconfig, e.WorkDir, e.LogDir())
+	p, err := kwok.Start(bin, kubeconfig, e.WorkDir, e.LogDir(), e.Heartbeat)
 	if err != nil {
 		return err
 	}

@@ -84,6 +84,14 @@ type Environment struct {
 	// fakegpu.DefaultNodeGroups() is what simctl up uses.
 	Nodes []fakegpu.NodeGroup
 
+	// Heartbeat is how often KWOK renews the simulated nodes' Leases and
+	// how long kube-controller-manager's node-lifecycle controller waits
+	// for a renewal before it marks a node Unknown. Zero:
+	// fakegpu.FastHeartbeat; simctl run chooses fakegpu.KubernetesHeartbeat
+	// when none of its scenarios takes a node unreachable
+	// (runner.HeartbeatFor).
+	Heartbeat fakegpu.Heartbeat
+
 	// NoSnapshot starts on an empty etcd and installs the CRDs, webhook
 	// configurations, default runtimes and isolation policy itself, as the
 	// snapshot build does. False: start on the snapshot of that state,

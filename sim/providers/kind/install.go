@@ -54,6 +54,8 @@ type installer struct {
 	kueue bool
 	// layout is Kind.Layout (layout.go).
 	layout string
+	// heartbeat is Kind.Heartbeat, KWOK's Lease renewals.
+	heartbeat fakegpu.Heartbeat
 }
 
 func (in *installer) install(ctx context.Context) error {
@@ -285,7 +287,7 @@ func (in *installer) installKwok(ctx context.Context) error {
 						Name:            "kwok",
 						Image:           releases.KwokImage,
 						ImagePullPolicy: corev1.PullIfNotPresent,
-						Args:            fakegpu.KwokArgs("", "/etc/kwok/kwok.yaml"),
+						Args:            fakegpu.KwokArgs("", "/etc/kwok/kwok.yaml", in.heartbeat),
 						Env:             []corev1.EnvVar{{Name: fakegpu.KwokWorkDirEnv, Value: "/var/lib/kwok"}},
 						VolumeMounts: []corev1.VolumeMount{
 							{Name: "config", MountPath: "/etc/kwok"},

@@ -111,6 +111,10 @@ type Kind struct {
 	Progress func(cluster.StepTiming)
 	// Clock measures start times. Nil: the real clock.
 	Clock clock.PassiveClock
+	// Heartbeat is how often KWOK renews the simulated nodes' Leases and
+	// how long kube-controller-manager waits for a renewal, as
+	// envtest.Environment.Heartbeat. Zero: fakegpu.FastHeartbeat.
+	Heartbeat fakegpu.Heartbeat
 	// Serve and ServeHost are kubeconfig.Kubeconfig's: find at start where
 	// the node's API server reaches this machine (the Docker network's
 	// gateway) to serve the scenarios' webhooks and gates there.
@@ -226,7 +230,7 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 	if err := k.writeAuditPolicy(); err != nil {
 		return err
 	}
-	kindCfg := KindConfig(k.name(), k.nodeImage())
+	kindCfg := KindConfig(k.name(), k.nodeImage(), k.Heartbeat)
 	withAuditLog(kindCfg, k.auditDir(), k.AuditLog)
 	err = k.provider.Create(k.name(),
 		kindcluster.CreateWithV1Alpha4Config(kindCfg),
@@ -254,7 +258,7 @@ func (k *Kind) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	in := &installer{client: c, progress: &k.progress, kueue: k.runsKueue(), layout: k.Layout}
+	in := &installer{client: c, progress: &k.progress, kueue: k.runsKueue(), layout: k.Layout, heartbeat: k.Heartbeat}
 	if err := in.install(ctx); err != nil {
 		return err
 	}
@@ -430,8 +434,9 @@ func (k *Kind) loadImages(ctx context.Context, images []string) error {
 // workarounds of ../shared/KIND-OFFLINE.md: containerd's
 // restrict_oom_score_adj when the capability bounding set lacks
 // CAP_SYS_RESOURCE, kubelet's failCgroupV1: false on a cgroup v1 host. The
-// kubelet's syncFrequency is 10s (see below).
-func KindConfig(name, nodeImage string) *v1alpha4.Cluster {
+// kubelet's syncFrequency is 10s (see below); kube-controller-manager's
+// node-monitor grace period is hb's (zero: fakegpu.FastHeartbeat).
+func KindConfig(name, nodeImage string, hb fakegpu.Heartbeat) *v1alpha4.Cluster {
 	cfg := &v1alpha4.Cluster{
 		TypeMeta: v1alpha4.TypeMeta{Kind: "cluster.Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
 		Name:     name,
@@ -456,11 +461,10 @@ func KindConfig(name, nodeImage string) *v1alpha4.Cluster {
 		kubelet += "failCgroupV1: false\n"
 	}
 	cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, kubelet)
-	// kwok renews the simulated nodes' Leases every 4 s, so the
-	// node-lifecycle controller's grace is 20 s, as on envtest
-	// (fakegpu.NodeMonitorGracePeriod).
+	// The node-lifecycle controller's grace goes with how often kwok renews
+	// the simulated nodes' Leases, as on envtest (fakegpu.Heartbeat).
 	cfg.KubeadmConfigPatchesJSON6902 = append(cfg.KubeadmConfigPatchesJSON6902,
-		clusterConfigurationPatch(addExtraArg("controllerManager", "node-monitor-grace-period", fakegpu.NodeMonitorGracePeriod.String())))
+		clusterConfigurationPatch(addExtraArg("controllerManager", "node-monitor-grace-period", hb.OrFast().NodeMonitorGracePeriod.String())))
 	return cfg
 }
 

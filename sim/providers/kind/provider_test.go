@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
 
+	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/fixtures"
 	"github.com/trainersim/trainersim/sim/manifests"
 	"github.com/trainersim/trainersim/sim/releases"
@@ -79,19 +80,35 @@ func TestAvoidSimulatedNodes(t *testing.T) {
 // TestKindConfig checks the parts of the kind config that hold on every
 // machine.
 func TestKindConfig(t *testing.T) {
-	cfg := KindConfig("x", KindNodeImage)
+	cfg := KindConfig("x", KindNodeImage, fakegpu.Heartbeat{})
 	if cfg.Networking.APIServerAddress != "127.0.0.1" {
 		t.Errorf("API server published on %q, want 127.0.0.1 only", cfg.Networking.APIServerAddress)
 	}
 	if !cfg.Networking.DisableDefaultCNI {
 		t.Error("trainersim's node image brings its own CNI: the default must be off")
 	}
-	if KindConfig("x", "kindest/node:v1.36.3").Networking.DisableDefaultCNI {
+	if KindConfig("x", "kindest/node:v1.36.3", fakegpu.Heartbeat{}).Networking.DisableDefaultCNI {
 		t.Error("an upstream node image needs kind's default CNI")
 	}
 	if len(cfg.Nodes) != 1 || cfg.Nodes[0].Image != KindNodeImage {
 		t.Errorf("nodes %+v, want one of image %s", cfg.Nodes, KindNodeImage)
 	}
+	args := controllerManagerArgs(t, cfg)
+	// kwok renews the nodes' Leases every 4 s on kind too: the grace is
+	// envtest's, and kind's own argument stays.
+	want := map[string]string{"enable-hostpath-provisioner": "true", "node-monitor-grace-period": "20s"}
+	if diff := cmp.Diff(want, args); diff != "" {
+		t.Errorf("kube-controller-manager arguments mismatch (-want +got):\n%s", diff)
+	}
+	if got := controllerManagerArgs(t, KindConfig("x", KindNodeImage, fakegpu.KubernetesHeartbeat))["node-monitor-grace-period"]; got != "50s" {
+		t.Errorf("with the Kubernetes heartbeat, node-monitor-grace-period is %q, want 50s", got)
+	}
+}
+
+// controllerManagerArgs returns kube-controller-manager's extra arguments
+// of cfg's kubeadm ClusterConfiguration.
+func controllerManagerArgs(t *testing.T, cfg *v1alpha4.Cluster) map[string]string {
+	t.Helper()
 	var got struct {
 		ControllerManager struct {
 			ExtraArgs []struct{ Name, Value string } `json:"extraArgs"`
@@ -104,12 +121,7 @@ func TestKindConfig(t *testing.T) {
 	for _, a := range got.ControllerManager.ExtraArgs {
 		args[a.Name] = a.Value
 	}
-	// kwok renews the nodes' Leases every 4 s on kind too: the grace is
-	// envtest's, and kind's own argument stays.
-	want := map[string]string{"enable-hostpath-provisioner": "true", "node-monitor-grace-period": "20s"}
-	if diff := cmp.Diff(want, args); diff != "" {
-		t.Errorf("kube-controller-manager arguments mismatch (-want +got):\n%s", diff)
-	}
+	return args
 }
 
 // patchClusterConfiguration applies cfg's JSON patches of kubeadm's
@@ -179,7 +191,7 @@ func TestWithAuditLog(t *testing.T) {
 			{Name: "trainersim-record", HostPath: recordNodeDir, MountPath: recordNodeDir, PathType: "Directory"},
 		},
 	}} {
-		cfg := KindConfig("x", KindNodeImage)
+		cfg := KindConfig("x", KindNodeImage, fakegpu.Heartbeat{})
 		withAuditLog(cfg, "/work/audit", tc.record)
 		if diff := cmp.Diff(tc.mounts, cfg.Nodes[0].ExtraMounts); diff != "" {
 			t.Errorf("record %q: node mounts mismatch (-want +got):\n%s", tc.record, diff)
