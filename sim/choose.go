@@ -152,7 +152,8 @@ func CheckAuditLog(path string) error { return audit.CheckNewLog(path) }
 func RouteProcessLogs() { proclog.Install() }
 
 // TuneGC sets this process's Go garbage collector as the harness sets the
-// cluster's processes' (GOGC=400, GOMEMLIMIT=1GiB), where the environment
+// cluster's processes' (GOGC=400, GOMEMLIMIT an eighth of the machine's
+// memory, at least 1 GiB), where the environment
 // sets neither: for a program that runs the in-process controllers, as
 // simctl does. A test suite that starts clusters need not call it.
 func TuneGC() { proc.TuneGC() }

@@ -38,6 +38,9 @@ type corpusRun struct {
 	// excluded.
 	byRequest map[string]float64
 	cpuOf     map[string]float64
+	// peak is the peak resident memory of each process (peakMemory) at
+	// the end of the run.
+	peak map[string]uint64
 }
 
 // runCorpus starts a cluster, runs every scenario at the given parallelism
@@ -54,6 +57,7 @@ func runCorpus(b *testing.B, files []*scenario.File, parallel int) corpusRun {
 	results, complete := r.Run(ctx, files)
 	run.wall = time.Since(begin)
 	after, cpuAfter := scrapeAPIServer(b, env), processCPU(b)
+	run.peak = peakMemory(b)
 	run.apiCPU = after.cpu - before.cpu
 	run.requests = after.requests - before.requests
 	run.byRequest = delta(after.byRequest, before.byRequest)
@@ -152,6 +156,14 @@ func BenchmarkCorpus(b *testing.B) {
 	}
 	fmt.Fprintf(w, "  all\t%.3f s\n", cpuAll)
 	b.ReportMetric(cpuAll, "cpu-s/scenario")
+	peak := runs[n-1].peak
+	fmt.Fprintf(w, "peak memory of the last run, by process (simctl's since the benchmark began; GOMEMLIMIT %s each):\n", mib(uint64(proc.MemoryLimit())))
+	var peakAll uint64
+	for _, name := range sortedByValue(peak) {
+		peakAll += peak[name]
+		fmt.Fprintf(w, "  %s\t%s\n", name, mib(peak[name]))
+	}
+	fmt.Fprintf(w, "  all\t%s\n", mib(peakAll))
 	fmt.Fprintln(w, "API requests per scenario run, the most frequent (verb resource):")
 	for i, k := range sortedByValue(byRequest) {
 		if i == 15 {
@@ -203,7 +215,7 @@ func delta(after, before map[string]float64) map[string]float64 {
 }
 
 // sortedByValue returns m's keys, the largest value first (ties by key).
-func sortedByValue(m map[string]float64) []string {
+func sortedByValue[V cmp.Ordered](m map[string]V) []string {
 	keys := slices.Sorted(maps.Keys(m))
 	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(m[b], m[a]) })
 	return keys

@@ -192,6 +192,41 @@ func printScale(runs []scaleRun) {
 		}
 	}
 	fmt.Println()
+	printPerJob(runs)
+}
+
+// printPerJob prints, for each fleet, the CPU of each process and the API
+// requests the largest fleet made most, per job: what grows faster than
+// the jobs shows as a column rising to the right.
+func printPerJob(runs []scaleRun) {
+	last := runs[len(runs)-1]
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(w, "\nper job, by fleet (nodes/jobs)\t")
+	for _, r := range runs {
+		fmt.Fprintf(w, "%d/%d\t", r.nodes, r.jobs)
+	}
+	fmt.Fprintln(w)
+	row := func(name string, v func(scaleRun) float64, format string) {
+		fmt.Fprintf(w, "%s\t", name)
+		for _, r := range runs {
+			fmt.Fprintf(w, format+"\t", v(r)/float64(r.jobs))
+		}
+		fmt.Fprintln(w)
+	}
+	row("CPU s, all", scaleRun.allCPU, "%.3f")
+	for _, k := range sortedByValue(last.cpu) {
+		if last.cpu[k] >= 0.1 {
+			row("CPU s, "+k, func(r scaleRun) float64 { return r.cpu[k] }, "%.3f")
+		}
+	}
+	row("API requests, all", func(r scaleRun) float64 { return r.requests }, "%.1f")
+	for i, k := range sortedByValue(last.byRequest) {
+		if i == 12 {
+			break
+		}
+		row(k, func(r scaleRun) float64 { return r.byRequest[k] }, "%.1f")
+	}
+	_ = w.Flush()
 }
 
 // allCPU is the CPU seconds of every process over the fleet's run.

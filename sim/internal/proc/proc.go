@@ -151,16 +151,64 @@ func (p *Process) WaitUntil(ctx context.Context, interval time.Duration, check f
 // GC is how the Go garbage collector of every process the harness starts
 // is set (and of simctl's own, TuneGC), unless this process's environment
 // sets it: a collection once the heap has grown by 400% rather than Go's
-// 100%, up to a soft limit of 1 GiB per process, past which it collects
-// sooner. On the corpus the cluster's processes spent 18% less CPU (71 s
-// against 58 s in one run, docs/speed.md); what they do does not depend
-// on it.
-var GC = []string{"GOGC=400", "GOMEMLIMIT=1GiB"}
+// 100%, up to a soft limit per process of an eighth of the machine's
+// memory, at least 1 GiB (MemoryLimit), past which it collects sooner. On
+// the corpus the cluster's processes spent 18% less CPU (71 s against 58 s
+// in one run, docs/speed.md); what they do does not depend on it.
+func GC() []string {
+	return []string{"GOGC=400", "GOMEMLIMIT=" + strconv.FormatInt(MemoryLimit(), 10)}
+}
+
+// MemoryLimit is GC's soft memory limit, in bytes: an eighth of the
+// machine's memory (MemTotal of /proc/meminfo), at least 1 GiB (when
+// /proc/meminfo cannot be read: 1 GiB). A fixed limit made the collector
+// of a process whose live heap grew toward it run ever more often: the API
+// server of a 1,000-node fleet, at a 1 GiB limit, spent half as much CPU
+// again per job as at 100 nodes (docs/speed.md); an eighth leaves a
+// process's heap room to grow with the cluster while the processes of a
+// cluster, together, stay well within the machine.
+func MemoryLimit() int64 {
+	memoryLimitOnce.Do(func() {
+		memoryLimit = max(minMemoryLimit, memTotal()/8)
+	})
+	return memoryLimit
+}
+
+const minMemoryLimit = 1 << 30
+
+var (
+	memoryLimitOnce sync.Once
+	memoryLimit     int64
+)
+
+// memTotal is the machine's memory in bytes, or 0 when unknown.
+func memTotal() int64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	return parseMemTotal(string(data))
+}
+
+// parseMemTotal reads MemTotal, in bytes, from the text of /proc/meminfo;
+// 0 when it is missing.
+func parseMemTotal(meminfo string) int64 {
+	for line := range strings.SplitSeq(meminfo, "\n") {
+		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
 
 // gcEnv is GC less what this process's environment sets.
 func gcEnv() []string {
 	var out []string
-	for _, kv := range GC {
+	for _, kv := range GC() {
 		name, _, _ := strings.Cut(kv, "=")
 		if _, set := os.LookupEnv(name); !set {
 			out = append(out, kv)
@@ -180,13 +228,10 @@ func TuneGC() {
 				debug.SetGCPercent(n)
 			}
 		case "GOMEMLIMIT":
-			debug.SetMemoryLimit(memLimit)
+			debug.SetMemoryLimit(MemoryLimit())
 		}
 	}
 }
-
-// memLimit is GC's GOMEMLIMIT in bytes.
-const memLimit = 1 << 30
 
 // WrapWithParentDeathSignal writes an executable wrapper named name into dir
 // that execs target with a parent-death signal of SIGKILL, so that a process

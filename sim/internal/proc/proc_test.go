@@ -3,10 +3,10 @@ package proc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -192,7 +192,7 @@ func TestGarbageCollectorSetting(t *testing.T) {
 		t.Cleanup(func() { os.Setenv("GOMEMLIMIT", limit) })
 		os.Unsetenv("GOMEMLIMIT")
 	}
-	want := "150 1GiB"
+	want := fmt.Sprintf("150 %d", MemoryLimit())
 	dir := t.TempDir()
 	echo := []string{"-c", `echo "$GOGC $GOMEMLIMIT"`}
 
@@ -217,8 +217,26 @@ func TestGarbageCollectorSetting(t *testing.T) {
 	if got := strings.TrimSpace(string(out)); got != want {
 		t.Errorf("a wrapped process: GOGC and GOMEMLIMIT %q, want %q", got, want)
 	}
-	if !slices.Contains(GC, "GOMEMLIMIT=1GiB") || memLimit != 1<<30 {
-		t.Errorf("GC %v and TuneGC's limit %d disagree", GC, memLimit)
+}
+
+// TestMemoryLimit: the soft limit is an eighth of the machine's memory, at
+// least 1 GiB.
+func TestMemoryLimit(t *testing.T) {
+	for _, tc := range []struct {
+		meminfo string
+		want    int64
+	}{
+		{"MemTotal:       24624592 kB\nMemFree:        1000 kB\n", 24624592 << 10 / 8},
+		{"MemFree:        1000 kB\nMemTotal:        4000000 kB\n", 1 << 30},
+		{"MemFree:        1000 kB\n", 1 << 30},
+		{"MemTotal: lots\n", 1 << 30},
+	} {
+		if got := max(minMemoryLimit, parseMemTotal(tc.meminfo)/8); got != tc.want {
+			t.Errorf("limit of %q = %d, want %d", tc.meminfo, got, tc.want)
+		}
+	}
+	if got := MemoryLimit(); got < 1<<30 || got != max(1<<30, memTotal()/8) {
+		t.Errorf("MemoryLimit() = %d on a machine of %d bytes", got, memTotal())
 	}
 }
 
