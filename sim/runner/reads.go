@@ -110,21 +110,26 @@ type podView struct {
 }
 
 // podViews is the scenario's Pods matching selector, in name order: from
-// the watches when cached, each Pod converted once per resourceVersion
-// (s.podViewsSeen). An expectation is checked again at every change of
-// the namespace; copying and converting every Pod at each check made a
-// fleet's checks quadratic in its Pods (half of simctl's CPU in the
-// 1,000-node fleet of make bench-scale).
+// the watches when cached, each object the watches hold converted once
+// (podViewsOf). An expectation is checked again at every change of the
+// namespace, over every Pod: copying and converting every Pod at each
+// check made a fleet's checks quadratic in its Pods (half of simctl's CPU
+// in the 1,000-node fleet of make bench-scale), and so did, after that,
+// the watches' label selection, which copies each Pod's labels, and
+// reading each Pod's uid and resourceVersion to find its view (a quarter,
+// then a fifth).
 func (s *scenarioRun) podViews(ctx context.Context, selector map[string]string, cached bool) ([]*podView, error) {
 	if cached {
-		if items, ok := s.watches.shared("Pod", s.ns, labels.SelectorFromSet(selector)); ok {
-			views := make([]*podView, 0, len(items))
-			for _, u := range items {
-				v, err := s.podViewOf(u)
-				if err != nil {
-					return nil, err
+		if items, ok := s.watches.shared("Pod", s.ns, labels.Everything()); ok {
+			all, err := s.podViewsOf(items)
+			if err != nil {
+				return nil, err
+			}
+			views := make([]*podView, 0, len(all))
+			for _, v := range all {
+				if hasLabels(v.pod.Labels, selector) {
+					views = append(views, v)
 				}
-				views = append(views, v)
 			}
 			slices.SortFunc(views, func(a, b *podView) int { return strings.Compare(a.pod.Name, b.pod.Name) })
 			return views, nil
@@ -149,32 +154,58 @@ func (s *scenarioRun) podViews(ctx context.Context, selector map[string]string, 
 	return views, nil
 }
 
-// podViewOf is the view of u, a Pod the watches hold, made once for each
-// of its resourceVersions.
-func (s *scenarioRun) podViewOf(u *unstructured.Unstructured) (*podView, error) {
-	key := string(u.GetUID()) + "/" + u.GetResourceVersion()
+// hasLabels reports whether labels has every key of want with its value:
+// a selector's matchLabels, without building a labels.Selector.
+func hasLabels(labels, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// podViewsOf returns the views of items, Pods the watches hold, in their
+// order. An informer never changes an object it holds, and replaces it at
+// each change of the Pod: a view is made once per object
+// (s.podViewsByObj), and the views of objects the watches no longer hold
+// are let go once they outnumber those they do.
+func (s *scenarioRun) podViewsOf(items []*unstructured.Unstructured) ([]*podView, error) {
+	views := make([]*podView, len(items))
+	var missing []int
 	s.mu.Lock()
-	v, ok := s.podViewsSeen[key]
+	for i, u := range items {
+		if v, ok := s.podViewsByObj[u]; ok {
+			views[i] = v
+		} else {
+			missing = append(missing, i)
+		}
+	}
 	s.mu.Unlock()
-	if ok {
-		return v, nil
-	}
-	var pod corev1.Pod
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pod); err != nil {
-		return nil, err
-	}
-	v, err := newPodView(pod)
-	if err != nil {
-		return nil, err
+	for _, i := range missing {
+		var pod corev1.Pod
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, &pod); err != nil {
+			return nil, err
+		}
+		v, err := newPodView(pod)
+		if err != nil {
+			return nil, err
+		}
+		views[i] = v
 	}
 	s.mu.Lock()
-	if old := s.podViewsKey[u.GetUID()]; old != "" {
-		delete(s.podViewsSeen, old) // an earlier version's, never read again
+	defer s.mu.Unlock()
+	if len(s.podViewsByObj)+len(missing) > 2*len(items)+64 {
+		s.podViewsByObj = make(map[*unstructured.Unstructured]*podView, len(items))
+		for i, u := range items {
+			s.podViewsByObj[u] = views[i]
+		}
+		return views, nil
 	}
-	s.podViewsKey[u.GetUID()] = key
-	s.podViewsSeen[key] = v
-	s.mu.Unlock()
-	return v, nil
+	for _, i := range missing {
+		s.podViewsByObj[items[i]] = views[i]
+	}
+	return views, nil
 }
 
 // newPodView is the view of pod, which it takes over.

@@ -22,7 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/clock"
 
 	"github.com/trainersim/trainersim/fakegpu"
@@ -386,7 +386,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 			watches.Stop()
 		}()
 	}
-	run := &scenarioRun{runner: r, clock: clk, cluster: r.Cluster, sc: sc, fixturesDir: p.File.FixturesDir, interleaving: p.Interleaving, shake: p.Shake, shaken: res.Shake, objects: map[string]map[string]any{}, watches: watches, profiles: map[string]string{}, podViewsSeen: map[string]*podView{}, podViewsKey: map[types.UID]string{}, written: map[string]uint64{}}
+	run := &scenarioRun{runner: r, clock: clk, cluster: r.Cluster, sc: sc, fixturesDir: p.File.FixturesDir, interleaving: p.Interleaving, shake: p.Shake, shaken: res.Shake, objects: map[string]map[string]any{}, watches: watches, profiles: map[string]string{}, podViewsByObj: map[*unstructured.Unstructured]*podView{}, written: map[string]uint64{}}
 	defer func() { res.Breakdown = run.breakdown }()
 	run.ns = NamespaceName(sc.Metadata.Name)
 	res.Namespace = run.ns
@@ -568,12 +568,11 @@ type scenarioRun struct {
 	watch    *watcher          // the namespace's share of watches, from set-up on
 	setup    []results.Write   // the creates of the setup objects
 	profiles map[string]string // fakegpu profile by node name, guarded by mu
-	// podViewsSeen are the Pods' views by uid/resourceVersion, the key of
-	// each Pod's latest in podViewsKey (podViewOf); guarded by mu.
-	podViewsSeen map[string]*podView
-	podViewsKey  map[types.UID]string
-	written      map[string]uint64 // by kind: the highest resourceVersion written, guarded by mu
-	unordered    bool              // a write returned a resourceVersion that is not a number, guarded by mu
+	// podViewsByObj are the views of the Pods the watches hold, by the
+	// watches' object (podViewsOf); guarded by mu.
+	podViewsByObj map[*unstructured.Unstructured]*podView
+	written       map[string]uint64 // by kind: the highest resourceVersion written, guarded by mu
+	unordered     bool              // a write returned a resourceVersion that is not a number, guarded by mu
 	// trainJobWritten: a write went to a TrainJob since tookTrainJobWrite
 	// last asked; guarded by mu.
 	trainJobWritten bool
