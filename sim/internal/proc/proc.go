@@ -160,34 +160,41 @@ func GC() []string {
 }
 
 // MemoryLimit is GC's soft memory limit, in bytes: an eighth of the
-// machine's memory (MemTotal of /proc/meminfo), at least 1 GiB (when
-// /proc/meminfo cannot be read: 1 GiB). A fixed limit made the collector
-// of a process whose live heap grew toward it run ever more often: the API
-// server of a 1,000-node fleet, at a 1 GiB limit, spent half as much CPU
-// again per job as at 100 nodes (docs/speed.md); an eighth leaves a
-// process's heap room to grow with the cluster while the processes of a
-// cluster, together, stay well within the machine.
-func MemoryLimit() int64 {
-	memoryLimitOnce.Do(func() {
-		memoryLimit = max(minMemoryLimit, memTotal()/8)
-	})
-	return memoryLimit
-}
+// machine's memory (MemTotal of /proc/meminfo, or the cgroup's memory
+// limit when that is less), at least 1 GiB (1 GiB when neither can be read). A
+// fixed limit made the collector of a process whose live heap grew toward
+// it run ever more often: the API server of a 1,000-node fleet, at a 1 GiB
+// limit, spent half as much CPU again per job as at 100 nodes
+// (docs/speed.md); an eighth leaves a process's heap room to grow with the
+// cluster while the processes of a cluster, together, stay well within
+// the machine.
+func MemoryLimit() int64 { return memoryLimit() }
+
+var memoryLimit = sync.OnceValue(func() int64 {
+	return max(minMemoryLimit, machineMemory()/8)
+})
 
 const minMemoryLimit = 1 << 30
 
-var (
-	memoryLimitOnce sync.Once
-	memoryLimit     int64
-)
-
-// memTotal is the machine's memory in bytes, or 0 when unknown.
-func memTotal() int64 {
-	data, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
+// machineMemory is the memory this process's processes may use, in
+// bytes: the machine's, or its cgroup's limit when lower; 0 when unknown.
+func machineMemory() int64 {
+	total := int64(0)
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		total = parseMemTotal(string(data))
 	}
-	return parseMemTotal(string(data))
+	// cgroup v2, then v1; v2's "max" (no limit) does not parse, v1's
+	// no limit is more than the machine has.
+	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if limit, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil && limit > 0 && (total == 0 || limit < total) {
+			total = limit
+		}
+	}
+	return total
 }
 
 // parseMemTotal reads MemTotal, in bytes, from the text of /proc/meminfo;
