@@ -176,6 +176,9 @@ var _ = Describe("simctl run with real managers", func() {
 		session := startSimctl(simctl, "run", "--report-dir", dir, "../../scenarios/real-kueue/user-write-between-requests.yaml")
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
 		Expect(string(session.Out.Contents())).To(MatchRegexp(`cluster ready in .*, JobSet v[0-9.]+, Kueue v0\.19\.1\n`))
+		// No scenario of the run takes a node unreachable: the cluster runs
+		// the Kubernetes defaults' heartbeat (runner.HeartbeatFor).
+		Expect(string(session.Out.Contents())).To(ContainSubstring("node heartbeat: Kubernetes defaults (Lease renewed every 10s, 50s of grace)\n"))
 		run := readReport(dir)
 		Expect(run.KueueVersion).To(Equal("v0.19.1"), "the report says which Kueue ran")
 		junit, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
