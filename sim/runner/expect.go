@@ -228,8 +228,27 @@ func (s *scenarioRun) pods(ctx context.Context, sel *v1alpha1.LabelSelector, cac
 	return pods, nil
 }
 
-// nodeProfile is the fakegpu profile of a node, read once per node: a
-// profile label never changes.
+// seedProfiles records the profile of each of the scenario's own nodes
+// among names, as its group gave it (a group's labels may set the profile
+// label only to its profile), so that nodeProfile reads none of them.
+func (s *scenarioRun) seedProfiles(names []string) {
+	created := make(map[string]bool, len(names))
+	for _, n := range names {
+		created[n] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, g := range s.sc.Spec.Nodes {
+		for idx := range g.Count {
+			if name := s.nodeName(v1alpha1.NodeRef{Group: i, Index: idx}); created[name] {
+				s.profiles[name] = g.Profile
+			}
+		}
+	}
+}
+
+// nodeProfile is the fakegpu profile of a node, read once per node that is
+// not the scenario's own (seedProfiles): a profile label never changes.
 func (s *scenarioRun) nodeProfile(ctx context.Context, name string) string {
 	if name == "" {
 		return ""

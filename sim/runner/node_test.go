@@ -156,3 +156,26 @@ func TestHeartbeatFor(t *testing.T) {
 		}
 	}
 }
+
+// TestSeedProfiles: the profiles of the scenario's own nodes are known from
+// their groups once created, without reading the nodes (the scenario run
+// has no cluster here: a read would panic); a node not created is not
+// recorded.
+func TestSeedProfiles(t *testing.T) {
+	s := &scenarioRun{ns: "sim-x", profiles: map[string]string{}, sc: &v1alpha1.Scenario{Spec: v1alpha1.ScenarioSpec{Nodes: []v1alpha1.NodeGroup{
+		{Profile: "nvidia-h100-80gb", Count: 2},
+		{Profile: "cpu", Count: 1},
+	}}}}
+	h0, h1 := s.nodeName(v1alpha1.NodeRef{Group: 0, Index: 0}), s.nodeName(v1alpha1.NodeRef{Group: 0, Index: 1})
+	cpu := s.nodeName(v1alpha1.NodeRef{Group: 1, Index: 0})
+	s.seedProfiles([]string{h0, cpu})
+	ctx := context.Background()
+	for name, want := range map[string]string{h0: "nvidia-h100-80gb", cpu: "cpu"} {
+		if got := s.nodeProfile(ctx, name); got != want {
+			t.Errorf("nodeProfile(%s) = %q, want %q", name, got, want)
+		}
+	}
+	if _, ok := s.profiles[h1]; ok {
+		t.Errorf("%s, not created, has a profile recorded", h1)
+	}
+}

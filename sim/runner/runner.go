@@ -644,6 +644,7 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	})
 	err := g.Wait()
 	s.nodes = names
+	s.seedProfiles(names)
 	if err != nil {
 		return err
 	}
