@@ -55,6 +55,7 @@ import (
 	"sigs.k8s.io/e2e-framework/klient"
 	"sigs.k8s.io/e2e-framework/support"
 
+	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/internal/proclog"
@@ -89,6 +90,10 @@ type Provider struct {
 	suite *suite.Suite
 	// created is set by the Create that started the cluster.
 	created bool
+	// declared is set once scenario files are declared before Create;
+	// fastHeartbeat when one of them takes a node unreachable
+	// (runner.HeartbeatFor).
+	declared, fastHeartbeat bool
 	// kubectlContext is the admin kubeconfig's current context, read by
 	// Create.
 	kubectlContext string
@@ -187,6 +192,12 @@ func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
 	}
 	if opts.Provider == sim.ClusterKind && opts.KindName == "" {
 		opts.KindName = p.name
+	}
+	// The heartbeat its scenarios need, as simctl run's, when they were
+	// declared before Create and the options do not say: none declared,
+	// the fast one, which any scenario declared later can run on.
+	if opts.Heartbeat == (fakegpu.Heartbeat{}) && p.declared && !p.fastHeartbeat {
+		opts.Heartbeat = fakegpu.KubernetesHeartbeat
 	}
 	s := suite.New(sim.NewCluster(opts))
 	if err := s.Start(ctx); err != nil {
@@ -367,6 +378,8 @@ func (p *Provider) declare(paths []string) (files []*scenario.File, missing map[
 	files, components, err := suite.Load(paths, started, p.opts.Trainer)
 	if !p.created {
 		p.opts.Components = components
+		p.declared = true
+		p.fastHeartbeat = p.fastHeartbeat || runner.HeartbeatFor(files, p.opts.Trainer) == fakegpu.FastHeartbeat
 		p.opts.Serve = p.opts.Serve || runner.NeedsServing(files, p.opts.ClusterName(), p.opts.Trainer)
 		if err != nil {
 			p.problems = append(p.problems, err)

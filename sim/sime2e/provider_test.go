@@ -9,10 +9,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
@@ -244,6 +248,9 @@ func TestCreateAndDestroy(t *testing.T) {
 	t.Setenv("TMPDIR", tmp) // the cluster's work directory and certificates
 	cfg := envconf.New()
 	p := sime2e.NewProvider(sim.ClusterOptions{Nodes: []fakegpu.NodeGroup{{Profile: "cpu", Count: 1}}})
+	// Declared before Create, a scenario that takes no node unreachable:
+	// the cluster gets the Kubernetes defaults' heartbeat.
+	_ = p.Scenarios("../../scenarios/scheduling/gpu-toleration.yaml")
 	ctx, err := envfuncs.CreateCluster(p, "trainersim")(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -275,6 +282,18 @@ func TestCreateAndDestroy(t *testing.T) {
 	}
 	if len(nodes.Items) != 1 || nodes.Items[0].Labels[fakegpu.ProfileLabel] != "cpu" {
 		t.Errorf("the environment's client lists %d nodes, want the one cpu node of the options", len(nodes.Items))
+	}
+	for _, n := range nodes.Items {
+		// KWOK creates the node's Lease once it manages the node.
+		var lease coordinationv1.Lease
+		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			return cfg.Client().Resources().Get(ctx, n.Name, corev1.NamespaceNodeLease, &lease) == nil, nil
+		}); err != nil {
+			t.Fatalf("node %s has no Lease: %v", n.Name, err)
+		}
+		if d := ptr.Deref(lease.Spec.LeaseDurationSeconds, 0); int(d) != fakegpu.KubernetesHeartbeat.NodeLeaseDurationSeconds {
+			t.Errorf("node %s's Lease lasts %d s, want the Kubernetes defaults' %d", n.Name, d, fakegpu.KubernetesHeartbeat.NodeLeaseDurationSeconds)
+		}
 	}
 
 	if err := p.ExportLogs(ctx, filepath.Join(logs, "out")); err != nil {

@@ -87,9 +87,9 @@ type Environment struct {
 	// Heartbeat is how often KWOK renews the simulated nodes' Leases and
 	// how long kube-controller-manager's node-lifecycle controller waits
 	// for a renewal before it marks a node Unknown. Zero:
-	// fakegpu.FastHeartbeat; simctl run and the ginkgo adapter choose
-	// fakegpu.KubernetesHeartbeat when none of their scenarios takes a node
-	// unreachable (runner.HeartbeatFor).
+	// fakegpu.FastHeartbeat; simctl run and the ginkgo and e2e-framework
+	// adapters choose fakegpu.KubernetesHeartbeat when none of their
+	// scenarios takes a node unreachable (runner.HeartbeatFor).
 	Heartbeat fakegpu.Heartbeat
 
 	// NoSnapshot starts on an empty etcd and installs the CRDs, webhook
