@@ -123,7 +123,9 @@ func (b *builder) build(writes []*write) error {
 	admissions := b.kueueAdmissions(writes)
 	for _, g := range groups {
 		for len(admissions) > 0 && admissions[0].at.Before(g[0].ev.Received) {
-			b.admitAfter(admissions[0])
+			if admissions[0].gated {
+				b.admitAfter(admissions[0])
+			}
 			if a := admissions[0].trainJob; a != g[0].name || g[0].kind != trainJobKind {
 				if wait := b.admittedBefore(a, g[0], writes); wait != nil {
 					spec.Steps = append(spec.Steps, *wait)
@@ -223,7 +225,9 @@ func (b *builder) build(writes []*write) error {
 		}
 	}
 	for _, a := range admissions {
-		b.admitAfter(a)
+		if a.gated {
+			b.admitAfter(a)
+		}
 	}
 	spec.Actors = b.actorList
 	if last := b.finalExpectation(writes); last != nil {

@@ -738,6 +738,49 @@ func TestImportKueueAdmitsAfterTheJobs(t *testing.T) {
 	}
 }
 
+// kueueBeforeJobs is a recorded run of scenarios/real-kueue/
+// readmission-to-another-flavor.yaml in which Kueue admitted the low job
+// before the Trainer had made its JobSet: its namespace's events (but
+// JobSet's status updates and Kueue's Workloads) and the queues', priority
+// classes' and nodes' writes.
+const kueueBeforeJobs = "testdata/kueue-admits-before-the-jobs.audit.log"
+
+// TestImportKueueAdmitsBeforeTheJobs: Kueue admitted the low job before
+// its JobSet and Job were made, so no gate holds that admission; the
+// SDK's create of the high job still waits until the Trainer reports the
+// low job's Jobs as it had by then. Without that wait the replay sent the
+// high job before Kueue admitted the low one, and Kueue admitted the two
+// in the other order (5 of 6 shaken replays failed; a round trip of
+// make test).
+func TestImportKueueAdmitsBeforeTheJobs(t *testing.T) {
+	res, err := Import([]string{kueueBeforeJobs}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range res.Scenario.Spec.Steps {
+		got = append(got, st.Name)
+	}
+	want := []string{
+		"1: kubeflow-sdk creates TrainJob low",
+		"2: TrainJob low's jobsStatus as system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager last left it before the next write (Kueue admitted it before), or as its later writes took it (1)",
+		"3: kubeflow-sdk creates TrainJob high",
+		"4: TrainJob high's JobSet and 1 Job(s) are made before Kueue admits it",
+		"5: the TrainJobs end as the log leaves them, their entries owned as there",
+		"6: TrainJob low's node Pods are created as the log's last were",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("steps mismatch (-want +got):\n%s", diff)
+	}
+	var gates []string
+	for _, g := range res.Scenario.Spec.Gates {
+		gates = append(gates, g.ObjectName+" until "+g.Until)
+	}
+	if diff := cmp.Diff([]string{"high until " + want[3]}, gates); diff != "" {
+		t.Errorf("gates mismatch (-want +got):\n%s", diff)
+	}
+}
+
 // refusesChange is the recorded run of scenarios/suspension/
 // jobset-refuses-change-after-run.yaml: its TrainJob's events, its
 // JobSet's status writes (with the objects they left) and its node's

@@ -307,12 +307,13 @@ func createdObject(ev *event, namespace string) (created, bool) {
 }
 
 // admission is Kueue's first admission of a TrainJob (its update that
-// resumes it) that came, in the log, after the TrainJob's JobSet and Jobs
-// were made.
+// resumes it). gated: it came, in the log, after the TrainJob's JobSet and
+// its jobs were made (admitAfter holds it until then on replay).
 type admission struct {
 	trainJob string
 	jobs     []string
 	at       time.Time
+	gated    bool
 }
 
 // kueueAdmissions keeps the order the log shows between the Trainer's and
@@ -323,7 +324,10 @@ type admission struct {
 // (real-kueue/sdk-tolerations-and-kueues): which one the Pods get
 // depends on that order. Only each TrainJob's first admission is held (a
 // gate is shut from the scenario's start, and would hold the first
-// admission until a later one's step).
+// admission until a later one's step). It returns each TrainJob's first
+// admission, in the log's order, gated when it came after the JobSet and
+// its jobs; every one of them orders the next manager's write
+// (admittedBefore).
 func (b *builder) kueueAdmissions(writes []*write) []admission {
 	var out []admission
 	for _, name := range b.trainJobs {
@@ -349,9 +353,8 @@ func (b *builder) kueueAdmissions(writes []*write) []admission {
 				a.jobs = append(a.jobs, c.name)
 			}
 		}
-		if jobSet && len(a.jobs) > 0 {
-			out = append(out, a)
-		}
+		a.gated = jobSet && len(a.jobs) > 0
+		out = append(out, a)
 	}
 	slices.SortStableFunc(out, func(x, y admission) int { return x.at.Compare(y.at) })
 	return out
