@@ -757,10 +757,7 @@ func TestImportKueueAdmitsBeforeTheJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, st := range res.Scenario.Spec.Steps {
-		got = append(got, st.Name)
-	}
+	got := stepNames(res.Scenario.Spec.Steps)
 	want := []string{
 		"1: kubeflow-sdk creates TrainJob low",
 		"2: TrainJob low's jobsStatus as system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager last left it before the next write (Kueue admitted it before), or as its later writes took it (1)",
