@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -120,7 +119,7 @@ type podView struct {
 // then a fifth).
 func (s *scenarioRun) podViews(ctx context.Context, selector map[string]string, cached bool) ([]*podView, error) {
 	if cached {
-		if items, ok := s.watches.shared("Pod", s.ns, labels.Everything()); ok {
+		if items, ok := s.watches.shared("Pod", s.ns); ok {
 			all, err := s.podViewsOf(items)
 			if err != nil {
 				return nil, err

@@ -144,38 +144,30 @@ func (ws *Watches) dispatch(kind string, old, obj *unstructured.Unstructured) {
 const cacheCatchUp = 2 * time.Second
 
 // list returns the objects of a watched kind in namespace ns as the
-// watches hold them (deep copies); false when kind is not watched or the
-// watches did not start.
+// watches hold them (deep copies), in name order; false when kind is not
+// watched or the watches did not start.
 func (ws *Watches) list(kind, ns string) ([]unstructured.Unstructured, bool) {
-	gvr, ok := watched[kind]
-	if !ok || ws.factory == nil {
-		return nil, false
-	}
-	objs, err := ws.factory.ForResource(gvr).Lister().ByNamespace(ns).List(labels.Everything())
-	if err != nil {
+	objs, ok := ws.shared(kind, ns)
+	if !ok {
 		return nil, false
 	}
 	items := make([]unstructured.Unstructured, 0, len(objs))
-	for _, o := range objs {
-		u, ok := o.(*unstructured.Unstructured)
-		if !ok {
-			return nil, false
-		}
+	for _, u := range objs {
 		items = append(items, *u.DeepCopy())
 	}
 	slices.SortFunc(items, func(a, b unstructured.Unstructured) int { return strings.Compare(a.GetName(), b.GetName()) })
 	return items, true
 }
 
-// shared returns the objects of a watched kind in namespace ns that sel
-// matches, as the watches hold them: the informer's own objects, which the
-// caller must not change (list copies them); false as for list.
-func (ws *Watches) shared(kind, ns string, sel labels.Selector) ([]*unstructured.Unstructured, bool) {
+// shared returns the objects of a watched kind in namespace ns as the
+// watches hold them: the informer's own objects, which the caller must not
+// change (list copies them); false as for list.
+func (ws *Watches) shared(kind, ns string) ([]*unstructured.Unstructured, bool) {
 	gvr, ok := watched[kind]
 	if !ok || ws.factory == nil {
 		return nil, false
 	}
-	objs, err := ws.factory.ForResource(gvr).Lister().ByNamespace(ns).List(sel)
+	objs, err := ws.factory.ForResource(gvr).Lister().ByNamespace(ns).List(labels.Everything())
 	if err != nil {
 		return nil, false
 	}
