@@ -171,30 +171,34 @@ func GC() []string {
 func MemoryLimit() int64 { return memoryLimit() }
 
 var memoryLimit = sync.OnceValue(func() int64 {
-	return max(minMemoryLimit, machineMemory()/8)
+	meminfo, _ := os.ReadFile("/proc/meminfo")
+	var cgroups []string
+	for _, f := range cgroupMemoryFiles {
+		if data, err := os.ReadFile(f); err == nil {
+			cgroups = append(cgroups, string(data))
+		}
+	}
+	return limitFor(string(meminfo), cgroups...)
 })
+
+// cgroupMemoryFiles hold the memory limit of this process's cgroup: v2,
+// then v1.
+var cgroupMemoryFiles = []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}
 
 const minMemoryLimit = 1 << 30
 
-// machineMemory is the memory this process's processes may use, in
-// bytes: the machine's, or its cgroup's limit when lower; 0 when unknown.
-func machineMemory() int64 {
-	total := int64(0)
-	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
-		total = parseMemTotal(string(data))
-	}
-	// cgroup v2, then v1; v2's "max" (no limit) does not parse, v1's
-	// no limit is more than the machine has.
-	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		if limit, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil && limit > 0 && (total == 0 || limit < total) {
+// limitFor is MemoryLimit for a machine whose /proc/meminfo reads meminfo
+// and whose cgroup memory limit files read cgroups: an eighth of the lower
+// of MemTotal and the cgroup's limits, at least 1 GiB. v2's "max" (no
+// limit) does not parse; v1's no limit is more than the machine has.
+func limitFor(meminfo string, cgroups ...string) int64 {
+	total := parseMemTotal(meminfo)
+	for _, c := range cgroups {
+		if limit, err := strconv.ParseInt(strings.TrimSpace(c), 10, 64); err == nil && limit > 0 && (total == 0 || limit < total) {
 			total = limit
 		}
 	}
-	return total
+	return max(minMemoryLimit, total/8)
 }
 
 // parseMemTotal reads MemTotal, in bytes, from the text of /proc/meminfo;

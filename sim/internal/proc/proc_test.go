@@ -222,21 +222,27 @@ func TestGarbageCollectorSetting(t *testing.T) {
 // TestMemoryLimit: the soft limit is an eighth of the machine's memory, at
 // least 1 GiB.
 func TestMemoryLimit(t *testing.T) {
+	const machine = "MemTotal:       24624592 kB\nMemFree:        1000 kB\n" // 23.5 GiB
 	for _, tc := range []struct {
 		meminfo string
+		cgroups []string
 		want    int64
 	}{
-		{"MemTotal:       24624592 kB\nMemFree:        1000 kB\n", 24624592 << 10 / 8},
-		{"MemFree:        1000 kB\nMemTotal:        4000000 kB\n", 1 << 30},
-		{"MemFree:        1000 kB\n", 1 << 30},
-		{"MemTotal: lots\n", 1 << 30},
+		{machine, nil, 24624592 << 10 / 8},
+		{"MemFree:        1000 kB\nMemTotal:        4000000 kB\n", nil, 1 << 30},
+		{"MemFree:        1000 kB\n", nil, 1 << 30},
+		{"MemTotal: lots\n", nil, 1 << 30},
+		{machine, []string{"max\n"}, 24624592 << 10 / 8},                 // cgroup v2, no limit
+		{machine, []string{"9223372036854771712\n"}, 24624592 << 10 / 8}, // cgroup v1, no limit
+		{machine, []string{"17179869184\n"}, 2 << 30},                    // a 16 GiB container
+		{"", []string{"17179869184\n"}, 2 << 30},
 	} {
-		if got := max(minMemoryLimit, parseMemTotal(tc.meminfo)/8); got != tc.want {
-			t.Errorf("limit of %q = %d, want %d", tc.meminfo, got, tc.want)
+		if got := limitFor(tc.meminfo, tc.cgroups...); got != tc.want {
+			t.Errorf("limit of %q with cgroup %q = %d, want %d", tc.meminfo, tc.cgroups, got, tc.want)
 		}
 	}
-	if got := MemoryLimit(); got < 1<<30 || got != max(1<<30, machineMemory()/8) {
-		t.Errorf("MemoryLimit() = %d on a machine of %d bytes", got, machineMemory())
+	if got := MemoryLimit(); got < 1<<30 {
+		t.Errorf("MemoryLimit() = %d, under 1 GiB", got)
 	}
 }
 
