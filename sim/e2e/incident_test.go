@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/trainersim/trainersim/sim/probe"
 )
 
 // incidentRuntime and incidentTrainJob are what a platform team and a user
@@ -105,11 +107,18 @@ var _ = Describe("an incident on a kept cluster (simctl up --audit-log, import -
 		c, err := client.New(cfg, client.Options{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "incident"}})).To(Succeed())
-		for _, doc := range []string{incidentRuntime, incidentTrainJob} {
-			obj := &unstructured.Unstructured{}
-			Expect(yaml.Unmarshal([]byte(doc), &obj.Object)).To(Succeed())
-			Expect(c.Create(ctx, obj, client.FieldOwner("kubeflow-sdk"))).To(Succeed())
-		}
+		runtime, trainJob := &unstructured.Unstructured{}, &unstructured.Unstructured{}
+		Expect(yaml.Unmarshal([]byte(incidentRuntime), &runtime.Object)).To(Succeed())
+		Expect(yaml.Unmarshal([]byte(incidentTrainJob), &trainJob.Object)).To(Succeed())
+		Expect(c.Create(ctx, runtime, client.FieldOwner("kubeflow-sdk"))).To(Succeed())
+		// The Trainer's TrainJob webhook reads runtimes from its
+		// controller's cache: a create right after the runtime's can come
+		// before the cache has it, and is refused ("must be created before
+		// the TrainJob is created"), on any cluster. The incident is of a
+		// runtime the Trainer knows, so that order is stated, as a
+		// scenario's set-up states it (the dry runs are not in the import).
+		Expect(probe.WaitRuntimesSeen(ctx, c, "incident", []*unstructured.Unstructured{runtime})).To(Succeed())
+		Expect(c.Create(ctx, trainJob, client.FieldOwner("kubeflow-sdk"))).To(Succeed())
 		Eventually(func(g Gomega) {
 			var pods corev1.PodList
 			g.Expect(c.List(ctx, &pods, client.InNamespace("incident"))).To(Succeed())
