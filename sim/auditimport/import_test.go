@@ -865,6 +865,33 @@ func TestImportLifecycle(t *testing.T) {
 	}
 }
 
+// TestImportLifecycleLaterEnd: the kubelet reports an end when it gets to
+// it; on a loaded machine one Pod of a rule of 1 s was logged ending
+// 1.15 s after it started, its sibling 1.0 s. The Pods ended alike (exit
+// 0): the rule is the first's time, and a note names the spread.
+func TestImportLifecycleLaterEnd(t *testing.T) {
+	var out []string
+	for _, l := range readLines(t, completes) {
+		out = append(out, strings.Replace(l, `"finishedAt":"2026-11-26T23:37:44.626963919Z"`, `"finishedAt":"2026-11-26T23:37:44.766963919Z"`, 1))
+	}
+	res, err := Import([]string{writeLog(t, out)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []v1alpha1.PodLifecycle{{
+		Selector:     v1alpha1.LabelSelector{MatchLabels: map[string]string{jobSetNameLabel: "train"}},
+		SucceedAfter: &v1alpha1.Duration{Duration: time.Second},
+	}}
+	if got := res.Scenario.Spec.Lifecycle; !reflect.DeepEqual(got, want) {
+		t.Errorf("lifecycle %+v, want %+v", got, want)
+	}
+	if !slices.ContainsFunc(res.Notes, func(n string) bool {
+		return strings.Contains(n, "TrainJob train's Pods ended 1s to 1.1s after they started")
+	}) {
+		t.Errorf("notes %q: want one naming the Pods' spread of ends", res.Notes)
+	}
+}
+
 // TestImportLifecycleFailure: Pods that failed with exit code 137
 // (OOMKilled) 1 s after they started make a fail rule.
 func TestImportLifecycleFailure(t *testing.T) {

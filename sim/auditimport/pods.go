@@ -146,22 +146,32 @@ func mapValues(m map[string]string) []string {
 	return out
 }
 
-// lifecycleRound is what a lifecycle's time is rounded to: the log's
-// times hold KWOK's few milliseconds of work on top of the scenario's.
+// lifecycleRound is what a lifecycle's time is cut to: the log's times
+// hold the kubelet's own work on top of the scenario's.
 const lifecycleRound = 100 * time.Millisecond
 
 // lifecycles are the rules of spec.lifecycle that make the TrainJobs'
 // Pods end as they did in the log, one for each TrainJob whose Pods ended
-// alike: succeeded so long after they started, or failed with an exit
-// code (Failed, or restarted in place), so long after. A Pod deleted
-// before it ended (a suspension's) tells nothing; Pods of one TrainJob
-// that ended otherwise are named in a note.
+// alike (succeeded, or failed with one exit code and reason: Failed, or
+// restarted in place), so long after they started as the first of them
+// to end did. The kubelet reports an end when it gets to it: KWOK's
+// stage is timed from when it saw the Pod running, and on a loaded
+// machine one Pod's end comes 100 ms later than its sibling's (a clean
+// clone's make test: two Pods of one rule logged 1.0 s and 1.1 s, and an
+// import that took them for two kinds of end made no rule, and its Pods
+// ran for ever). The earliest is the closest to the rule, and Pods whose
+// ends are further apart are named in a note. A Pod deleted before it
+// ended (a suspension's) tells nothing; Pods of one TrainJob that ended
+// otherwise are named in a note.
 func (b *builder) lifecycles() []v1alpha1.PodLifecycle {
-	type end struct {
+	type outcome struct {
 		failed   bool
 		exitCode int32
 		reason   string
-		after    time.Duration
+	}
+	type end struct {
+		outcome
+		after time.Duration
 	}
 	ends := map[string]map[string]end{} // TrainJob, Pod
 	deleted := map[string]bool{}
@@ -202,8 +212,7 @@ func (b *builder) lifecycles() []v1alpha1.PodLifecycle {
 				ends[tj] = map[string]end{}
 			}
 			if _, seen := ends[tj][p.name]; !seen {
-				after := t.FinishedAt.Sub(start).Round(lifecycleRound)
-				ends[tj][p.name] = end{failed: t.ExitCode != 0, exitCode: t.ExitCode, reason: t.Reason, after: after}
+				ends[tj][p.name] = end{outcome{failed: t.ExitCode != 0, exitCode: t.ExitCode, reason: t.Reason}, t.FinishedAt.Sub(start)}
 			}
 		}
 	}
@@ -213,27 +222,37 @@ func (b *builder) lifecycles() []v1alpha1.PodLifecycle {
 		if len(pods) == 0 {
 			continue
 		}
-		var first end
+		var first outcome
 		alike := true
+		earliest, latest := time.Duration(-1), time.Duration(0)
 		for i, name := range sortedKeys(pods) {
+			e := pods[name]
 			if i == 0 {
-				first = pods[name]
-			} else if pods[name] != first {
+				first = e.outcome
+			} else if e.outcome != first {
 				alike = false
 			}
+			if earliest < 0 || e.after < earliest {
+				earliest = e.after
+			}
+			latest = max(latest, e.after)
 		}
 		if !alike {
-			b.note(fmt.Sprintf("TrainJob %s's Pods ended in different ways (times, exit codes): spec.lifecycle is not made for them; write one rule a Pod (docs/scenarios.md)", tj))
+			b.note(fmt.Sprintf("TrainJob %s's Pods ended in different ways (exit codes, reasons): spec.lifecycle is not made for them; write one rule a Pod (docs/scenarios.md)", tj))
 			continue
+		}
+		after := earliest.Truncate(lifecycleRound)
+		if latest.Truncate(lifecycleRound) != after {
+			b.note(fmt.Sprintf("TrainJob %s's Pods ended %s to %s after they started: spec.lifecycle ends them all after %s, the first's; write one rule a Pod if the others' later end matters (docs/scenarios.md)", tj, after, latest.Truncate(lifecycleRound), after))
 		}
 		rule := v1alpha1.PodLifecycle{Selector: v1alpha1.LabelSelector{MatchLabels: map[string]string{jobSetNameLabel: tj}}}
 		if first.failed {
-			rule.Fail = &v1alpha1.PodFailure{After: v1alpha1.Duration{Duration: first.after}, ExitCode: first.exitCode}
+			rule.Fail = &v1alpha1.PodFailure{After: v1alpha1.Duration{Duration: after}, ExitCode: first.exitCode}
 			if first.reason != "" && first.reason != "Error" {
 				rule.Fail.Reason = first.reason
 			}
 		} else {
-			rule.SucceedAfter = &v1alpha1.Duration{Duration: first.after}
+			rule.SucceedAfter = &v1alpha1.Duration{Duration: after}
 		}
 		out = append(out, rule)
 	}
