@@ -26,6 +26,10 @@ import (
 // a gate can hold: a gate on one of them keeps other scenarios off it.
 var exclusiveComponents = []string{"jobset", "kueue", "trainer"}
 
+// everyRunUses are the exclusive components every run uses: each makes
+// TrainJobs, which the Trainer makes into JobSets.
+var everyRunUses = []string{"jobset", "trainer"}
+
 // Locks are the read-write locks that keep runs apart: a cluster-scoped
 // name a run creates (clusterNames, written) and the components it uses
 // (read) or gates (written: componentNeeds). Run takes them for its plans;
@@ -40,7 +44,7 @@ type Locks struct {
 // those its gates hold (write), as lock names.
 func componentNeeds(p Plan) (read, write []string) {
 	sc := p.File.Scenario
-	uses := append([]string{"jobset", "trainer"}, sc.Spec.Components...)
+	uses := append(slices.Clone(everyRunUses), sc.Spec.Components...)
 	gated := map[string]bool{}
 	for _, g := range sc.Spec.Gates {
 		c := g.Component

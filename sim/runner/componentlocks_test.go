@@ -197,3 +197,50 @@ func TestAdmissionWaitingRunHoldsNoPlace(t *testing.T) {
 		t.Fatal("the second gating run never started")
 	}
 }
+
+// TestAdmissionGatesOfEveryRunsComponentsFirst: a run that gates only
+// Kueue waits until the run that gates JobSet, which every run uses, is
+// done, and then starts beside a run that does not use Kueue; the run
+// that gates JobSet waits for nobody's gates, though the run that gates
+// Kueue asked first.
+func TestAdmissionGatesOfEveryRunsComponentsFirst(t *testing.T) {
+	gatesKueue := planOf(v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{Component: "kueue"}}})
+	gatesJobSet := planOf(v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{Component: "jobset"}}})
+	plain := planOf(v1alpha1.ScenarioSpec{})
+	adm := newAdmission([]Plan{gatesKueue, gatesJobSet, plain}, 3)
+	ctx := t.Context()
+	entered := func(p Plan, rank int) chan func() {
+		ch := make(chan func(), 1)
+		go func() {
+			leave, _ := adm.enter(ctx, p, rank)
+			ch <- leave
+		}()
+		return ch
+	}
+	kueue := entered(gatesKueue, 0)
+	// Time for the Kueue run to reach its wait: were it to take Kueue
+	// first, the JobSet run (which uses Kueue) would wait for it below.
+	time.Sleep(50 * time.Millisecond)
+	var leaveJobSet func()
+	select {
+	case leaveJobSet = <-entered(gatesJobSet, 1):
+	case <-kueue:
+		t.Fatal("the run that gates Kueue started before the run that gates JobSet")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the run that gates JobSet waited behind the run that gates Kueue")
+	}
+	select {
+	case <-kueue:
+		t.Fatal("the run that gates Kueue started while the run that gates JobSet held it")
+	case <-time.After(50 * time.Millisecond):
+	}
+	leaveJobSet()
+	for name, ch := range map[string]chan func(){"gating Kueue": kueue, "not using Kueue": entered(plain, 2)} {
+		select {
+		case leave := <-ch:
+			defer leave()
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the run %s did not start once the run that gates JobSet was done", name)
+		}
+	}
+}
