@@ -435,6 +435,14 @@ func TestLaterStatus(t *testing.T) {
 	}
 }
 
+// listsMatch reports, as what, how got differs from want.
+func listsMatch[T any](t *testing.T, what string, want, got []T) {
+	t.Helper()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", what, diff)
+	}
+}
+
 func stepNames(steps []v1alpha1.Step) []string {
 	var out []string
 	for _, st := range steps {
@@ -675,9 +683,7 @@ func TestImportOrderOfARefusal(t *testing.T) {
 		Change:     &v1alpha1.GateChange{Field: "status.replicatedJobsStatus[name=node].active", From: float64(1), To: float64(0)},
 		Until:      res.Scenario.Spec.Steps[refused].Name,
 	}}
-	if diff := cmp.Diff(want, res.Scenario.Spec.Gates); diff != "" {
-		t.Errorf("gates mismatch (-want +got):\n%s", diff)
-	}
+	listsMatch(t, "gates", want, res.Scenario.Spec.Gates)
 	// The Job controller stops the Pods of the suspended job on its own:
 	// the step before the refusal waits for the JobSet and the TrainJob
 	// as they were, not for the Pods Running.
@@ -692,52 +698,6 @@ func TestImportOrderOfARefusal(t *testing.T) {
 // its nodes' creates.
 const kueueAfterJobs = "testdata/kueue-admits-after-the-jobs.audit.log"
 
-// TestImportKueueAdmitsAfterTheJobs: Kueue admitted each TrainJob after
-// the Trainer had made its JobSet and JobSet its Job, suspended (which
-// decides whether the Pods keep the SDK's toleration). A step expects the
-// JobSet and the Job, and a gate holds Kueue's admission (its update that
-// resumes the TrainJob) until it: for the first job before the SDK's next
-// write, for the queued one after the first job's delete. Kueue admitted
-// the first job before the SDK's next create: that create waits until the
-// Trainer reports the first job's Jobs as it had by then.
-func TestImportKueueAdmitsAfterTheJobs(t *testing.T) {
-	res, err := Import([]string{kueueAfterJobs}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps := res.Scenario.Spec.Steps
-	var got []string
-	for _, st := range steps {
-		got = append(got, st.Name)
-	}
-	want := []string{
-		"1: kubeflow-sdk creates TrainJob first",
-		"2: TrainJob first's JobSet and 1 Job(s) are made before Kueue admits it",
-		"3: TrainJob first's jobsStatus as system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager last left it before the next write (Kueue admitted it before), or as its later writes took it (1)",
-		"4: kubeflow-sdk creates TrainJob team-job",
-		"5: simctl deletes TrainJob first",
-		"6: TrainJob team-job's JobSet and 1 Job(s) are made before Kueue admits it",
-		"7: the TrainJobs end as the log leaves them, their entries owned as there",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("steps mismatch (-want +got):\n%s", diff)
-	}
-	var gates []string
-	for _, g := range res.Scenario.Spec.Gates {
-		gates = append(gates, fmt.Sprintf("%s %s %s %s %s %v->%v until %s", g.Component, g.Verb, g.Resource, g.ObjectName, g.Change.Field, g.Change.From, g.Change.To, g.Until))
-	}
-	wantGates := []string{
-		"kueue update trainjobs first spec.suspend true->false until " + want[1],
-		"kueue update trainjobs team-job spec.suspend true->false until " + want[5],
-	}
-	if diff := cmp.Diff(wantGates, gates); diff != "" {
-		t.Errorf("gates mismatch (-want +got):\n%s", diff)
-	}
-	if jobs := steps[1].Expect.Objects; len(jobs) != 2 || jobs[0].Target.Kind != "JobSet" || jobs[1].Target.Kind != "Job" || jobs[1].Target.Name != "first-node-0" {
-		t.Errorf("step %q expects %+v: want JobSet first and Job first-node-0", steps[1].Name, jobs)
-	}
-}
-
 // kueueBeforeJobs is a recorded run of scenarios/real-kueue/
 // readmission-to-another-flavor.yaml in which Kueue admitted the low job
 // before the Trainer had made its JobSet: its namespace's events (but
@@ -745,36 +705,98 @@ func TestImportKueueAdmitsAfterTheJobs(t *testing.T) {
 // classes' and nodes' writes.
 const kueueBeforeJobs = "testdata/kueue-admits-before-the-jobs.audit.log"
 
-// TestImportKueueAdmitsBeforeTheJobs: Kueue admitted the low job before
-// its JobSet and Job were made, so no gate holds that admission; the
-// SDK's create of the high job still waits until the Trainer reports the
-// low job's Jobs as it had by then. Without that wait the replay sent the
-// high job before Kueue admitted the low one, and Kueue admitted the two
-// in the other order (5 of 6 shaken replays failed; a round trip of
-// make test).
-func TestImportKueueAdmitsBeforeTheJobs(t *testing.T) {
-	res, err := Import([]string{kueueBeforeJobs}, Options{})
-	if err != nil {
-		t.Fatal(err)
+// TestImportKueueAdmissions: whether Kueue admitted a TrainJob before or
+// after the Trainer made its JobSet and JobSet its Job, suspended, decides
+// whether the Pods keep the SDK's toleration, and the import keeps it.
+//
+// After (kueueAfterJobs): a step expects the JobSet and the Job, and a
+// gate holds Kueue's admission (its update that resumes the TrainJob)
+// until it: for the first job before the SDK's next write, for the queued
+// one after the first job's delete. An admission counts when the API
+// server stored it, not when it received it: the scenario's own gate held
+// Kueue's admission of the first job, and on a loaded machine Kueue sent
+// it before the Trainer had made the JobSet; taken for an admission
+// before the Jobs, it was imported without the gate, and the replay's Pod
+// could not land (a clean-clone make test).
+//
+// Before (kueueBeforeJobs): no gate holds the low job's admission.
+//
+// Either way, the SDK's next create waits until the Trainer reports the
+// admitted job's Jobs as it had by then. Without that wait the replay of
+// the second log sent the high job before Kueue admitted the low one, and
+// Kueue admitted the two in the other order (5 of 6 shaken replays
+// failed; a round trip of make test).
+func TestImportKueueAdmissions(t *testing.T) {
+	const trainer = "system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager"
+	after := []string{
+		"1: kubeflow-sdk creates TrainJob first",
+		"2: TrainJob first's JobSet and 1 Job(s) are made before Kueue admits it",
+		"3: TrainJob first's jobsStatus as " + trainer + " last left it before the next write (Kueue admitted it before), or as its later writes took it (1)",
+		"4: kubeflow-sdk creates TrainJob team-job",
+		"5: simctl deletes TrainJob first",
+		"6: TrainJob team-job's JobSet and 1 Job(s) are made before Kueue admits it",
+		"7: the TrainJobs end as the log leaves them, their entries owned as there",
 	}
-	got := stepNames(res.Scenario.Spec.Steps)
-	want := []string{
+	afterGates := []string{"first until " + after[1], "team-job until " + after[5]}
+	before := []string{
 		"1: kubeflow-sdk creates TrainJob low",
-		"2: TrainJob low's jobsStatus as system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager last left it before the next write (Kueue admitted it before), or as its later writes took it (1)",
+		"2: TrainJob low's jobsStatus as " + trainer + " last left it before the next write (Kueue admitted it before), or as its later writes took it (1)",
 		"3: kubeflow-sdk creates TrainJob high",
 		"4: TrainJob high's JobSet and 1 Job(s) are made before Kueue admits it",
 		"5: the TrainJobs end as the log leaves them, their entries owned as there",
 		"6: TrainJob low's node Pods are created as the log's last were",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("steps mismatch (-want +got):\n%s", diff)
-	}
-	var gates []string
-	for _, g := range res.Scenario.Spec.Gates {
-		gates = append(gates, g.ObjectName+" until "+g.Until)
-	}
-	if diff := cmp.Diff([]string{"high until " + want[3]}, gates); diff != "" {
-		t.Errorf("gates mismatch (-want +got):\n%s", diff)
+	for _, tc := range []struct {
+		name, log string
+		from, to  string // a change of the log
+		steps     []string
+		gates     []string
+	}{
+		{name: "after the jobs", log: kueueAfterJobs, steps: after, gates: afterGates},
+		{
+			name:  "after the jobs, received before the JobSet and held",
+			log:   kueueAfterJobs,
+			from:  `"requestReceivedTimestamp":"2026-11-27T03:22:53.540791Z"`,
+			to:    `"requestReceivedTimestamp":"2026-11-27T03:22:53.450000Z"`,
+			steps: after, gates: afterGates,
+		},
+		{name: "before the jobs", log: kueueBeforeJobs, steps: before, gates: []string{"high until " + before[3]}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var lines []string
+			changed := tc.from == ""
+			for _, l := range readLines(t, tc.log) {
+				if tc.from != "" && strings.Contains(l, tc.from) {
+					l, changed = strings.Replace(l, tc.from, tc.to, 1), true
+				}
+				lines = append(lines, l)
+			}
+			if !changed {
+				t.Fatalf("the log has no %s", tc.from)
+			}
+			res, err := Import([]string{writeLog(t, lines)}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			listsMatch(t, "steps", tc.steps, stepNames(res.Scenario.Spec.Steps))
+			var gates []string
+			for _, g := range res.Scenario.Spec.Gates {
+				if g.Component != "kueue" || g.Verb != "update" || g.Resource != "trainjobs" || g.Change == nil ||
+					g.Change.Field != "spec.suspend" || g.Change.From != true || g.Change.To != false {
+					t.Errorf("gate %+v: want one of Kueue's update of a TrainJob, spec.suspend true to false", g)
+				}
+				gates = append(gates, g.ObjectName+" until "+g.Until)
+			}
+			listsMatch(t, "gates", tc.gates, gates)
+			for _, st := range res.Scenario.Spec.Steps {
+				if !strings.HasSuffix(st.Name, "are made before Kueue admits it") {
+					continue
+				}
+				if jobs := st.Expect.Objects; len(jobs) != 2 || jobs[0].Target.Kind != "JobSet" || jobs[1].Target.Kind != "Job" || !strings.HasPrefix(jobs[1].Target.Name, jobs[0].Target.Name+"-node-0") {
+					t.Errorf("step %q expects %+v: want the JobSet and its Job", st.Name, jobs)
+				}
+			}
+		})
 	}
 }
 

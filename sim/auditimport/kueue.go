@@ -307,8 +307,10 @@ func createdObject(ev *event, namespace string) (created, bool) {
 }
 
 // admission is Kueue's first admission of a TrainJob (its update that
-// resumes it). gated: it came, in the log, after the TrainJob's JobSet and
-// its jobs were made (admitAfter holds it until then on replay).
+// resumes it), at when the API server stored it: a request held (by a
+// gate of the recorded scenario, a slow webhook) was received before what
+// it came after. gated: it came, in the log, after the TrainJob's JobSet
+// and its jobs were made (admitAfter holds it until then on replay).
 type admission struct {
 	trainJob string
 	jobs     []string
@@ -340,7 +342,7 @@ func (b *builder) kueueAdmissions(writes []*write) []admission {
 		if i < 0 {
 			continue
 		}
-		a := admission{trainJob: name, at: writes[i].ev.Received}
+		a := admission{trainJob: name, at: writes[i].ev.Completed}
 		jobSet := false
 		for _, c := range b.created {
 			if !c.at.Before(a.at) {
