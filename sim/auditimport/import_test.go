@@ -710,14 +710,18 @@ const kueueBeforeJobs = "testdata/kueue-admits-before-the-jobs.audit.log"
 // whether the Pods keep the SDK's toleration, and the import keeps it.
 //
 // After (kueueAfterJobs): a step expects the JobSet and the Job, and a
-// gate holds Kueue's admission (its update that resumes the TrainJob)
-// until it: for the first job before the SDK's next write, for the queued
-// one after the first job's delete. An admission counts when the API
-// server stored it, not when it received it: the scenario's own gate held
-// Kueue's admission of the first job, and on a loaded machine Kueue sent
-// it before the Trainer had made the JobSet; taken for an admission
-// before the Jobs, it was imported without the gate, and the replay's Pod
-// could not land (a clean-clone make test).
+// gate holds Kueue's updates of the TrainJob until it: for the first job
+// before the SDK's next write, for the queued one after the first job's
+// delete. Kueue admits in two writes, an update that fills its entry (the
+// job still suspended) and a patch that resumes the job: the entry's is
+// the admission the Pod template depends on, and the gate holds both (one
+// that held only the resume let the entry through before the Trainer made
+// the JobSet, and the replay's Pod could not land). An admission counts
+// when the API server stored it, not when it received it: the scenario's
+// own gate held Kueue's admission of the first job, and on a loaded
+// machine Kueue sent it before the Trainer had made the JobSet; taken for
+// an admission before the Jobs, it was imported without the gate (the
+// round trip of a clean-clone make test).
 //
 // Before (kueueBeforeJobs): no gate holds the low job's admission.
 //
@@ -746,33 +750,52 @@ func TestImportKueueAdmissions(t *testing.T) {
 		"5: the TrainJobs end as the log leaves them, their entries owned as there",
 		"6: TrainJob low's node Pods are created as the log's last were",
 	}
+	// The entry's update filled before the JobSet was made, the resume
+	// after the Job.
+	entryFirst := []string{
+		"1: kubeflow-sdk creates TrainJob first",
+		"2: TrainJob first's jobsStatus as " + trainer + " last left it before the next write (Kueue admitted it before), or as its later writes took it (1)",
+		"3: kubeflow-sdk creates TrainJob team-job",
+		"4: simctl deletes TrainJob first",
+		"5: TrainJob team-job's JobSet and 1 Job(s) are made before Kueue admits it",
+		"6: the TrainJobs end as the log leaves them, their entries owned as there",
+	}
+	// entryUpdate is Kueue's update that fills its entry of the first job
+	// (the TrainJob still suspended); its patch that resumes the job
+	// follows at 53.540791.
+	const entryUpdate = `"requestReceivedTimestamp":"2026-11-27T03:22:53.490448Z"`
 	for _, tc := range []struct {
 		name, log string
-		from, to  string // a change of the log
+		changes   []string // pairs of a change of the log
 		steps     []string
 		gates     []string
 	}{
 		{name: "after the jobs", log: kueueAfterJobs, steps: after, gates: afterGates},
 		{
-			name:  "after the jobs, received before the JobSet and held",
-			log:   kueueAfterJobs,
-			from:  `"requestReceivedTimestamp":"2026-11-27T03:22:53.540791Z"`,
-			to:    `"requestReceivedTimestamp":"2026-11-27T03:22:53.450000Z"`,
-			steps: after, gates: afterGates,
+			name:    "after the jobs, received before the JobSet and held",
+			log:     kueueAfterJobs,
+			changes: []string{entryUpdate, `"requestReceivedTimestamp":"2026-11-27T03:22:53.450000Z"`},
+			steps:   after, gates: afterGates,
+		},
+		{
+			name: "the entry before the JobSet, the resume after the Job",
+			log:  kueueAfterJobs,
+			changes: []string{
+				entryUpdate, `"requestReceivedTimestamp":"2026-11-27T03:22:53.440000Z"`,
+				`"stageTimestamp":"2026-11-27T03:22:53.506501Z"`, `"stageTimestamp":"2026-11-27T03:22:53.445000Z"`,
+			},
+			steps: entryFirst, gates: []string{"team-job until " + entryFirst[4]},
 		},
 		{name: "before the jobs", log: kueueBeforeJobs, steps: before, gates: []string{"high until " + before[3]}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var lines []string
-			changed := tc.from == ""
-			for _, l := range readLines(t, tc.log) {
-				if tc.from != "" && strings.Contains(l, tc.from) {
-					l, changed = strings.Replace(l, tc.from, tc.to, 1), true
+			lines := readLines(t, tc.log)
+			for i := 0; i < len(tc.changes); i += 2 {
+				at := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, tc.changes[i]) })
+				if at < 0 || slices.ContainsFunc(lines[at+1:], func(l string) bool { return strings.Contains(l, tc.changes[i]) }) {
+					t.Fatalf("the log has not one %s", tc.changes[i])
 				}
-				lines = append(lines, l)
-			}
-			if !changed {
-				t.Fatalf("the log has no %s", tc.from)
+				lines[at] = strings.Replace(lines[at], tc.changes[i], tc.changes[i+1], 1)
 			}
 			res, err := Import([]string{writeLog(t, lines)}, Options{})
 			if err != nil {
@@ -781,9 +804,8 @@ func TestImportKueueAdmissions(t *testing.T) {
 			listsMatch(t, "steps", tc.steps, stepNames(res.Scenario.Spec.Steps))
 			var gates []string
 			for _, g := range res.Scenario.Spec.Gates {
-				if g.Component != "kueue" || g.Verb != "update" || g.Resource != "trainjobs" || g.Change == nil ||
-					g.Change.Field != "spec.suspend" || g.Change.From != true || g.Change.To != false {
-					t.Errorf("gate %+v: want one of Kueue's update of a TrainJob, spec.suspend true to false", g)
+				if g.Component != "kueue" || g.Verb != "update" || g.Resource != "trainjobs" || g.Change != nil {
+					t.Errorf("gate %+v: want one of Kueue's updates of a TrainJob, each", g)
 				}
 				gates = append(gates, g.ObjectName+" until "+g.Until)
 			}

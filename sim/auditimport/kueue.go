@@ -306,11 +306,11 @@ func createdObject(ev *event, namespace string) (created, bool) {
 	return created{}, false
 }
 
-// admission is Kueue's first admission of a TrainJob (its update that
-// resumes it), at when the API server stored it: a request held (by a
-// gate of the recorded scenario, a slow webhook) was received before what
-// it came after. gated: it came, in the log, after the TrainJob's JobSet
-// and its jobs were made (admitAfter holds it until then on replay).
+// admission is Kueue's first admission of a TrainJob (admits), at when
+// the API server stored it: a request held (by a gate of the recorded
+// scenario, a slow webhook) was received before what it came after.
+// gated: it came, in the log, after the TrainJob's JobSet and its jobs
+// were made (admitAfter holds it until then on replay).
 type admission struct {
 	trainJob string
 	jobs     []string
@@ -337,7 +337,7 @@ func (b *builder) kueueAdmissions(writes []*write) []admission {
 			user, _ := w.ev.user()
 			return w.kind == trainJobKind && w.name == name && !w.status && identity.Who(user) == identity.Kueue &&
 				(w.ev.Verb == "update" || w.ev.Verb == "patch") && w.ev.ResponseStatus != nil && w.ev.ResponseStatus.Code < 300 &&
-				nested(requestObject(w), "spec", "suspend") == false
+				admits(requestObject(w))
 		})
 		if i < 0 {
 			continue
@@ -362,8 +362,28 @@ func (b *builder) kueueAdmissions(writes []*write) []admission {
 	return out
 }
 
+// admits reports whether a write of Kueue's to a TrainJob (its request's
+// body) admits it: it fills Kueue's runtimePatches entry with the
+// flavor's node selector and tolerations, or resumes the TrainJob. Kueue
+// v0.19 does both in two writes, the entry's update (the job still
+// suspended) and then a patch that resumes it; the first is the one the
+// Pod template depends on.
+func admits(body map[string]any) bool {
+	if nested(body, "spec", "suspend") == false {
+		return true
+	}
+	entries, _ := nested(body, "spec", "runtimePatches").([]any)
+	for _, e := range entries {
+		if m, ok := e.(map[string]any); ok && kueueManager(fmt.Sprint(m["manager"])) && !empty(m["trainingRuntimeSpec"]) {
+			return true
+		}
+	}
+	return false
+}
+
 // admitAfter adds the step that expects a's JobSet and Jobs, and the gate
-// that holds Kueue's admission until it.
+// that holds Kueue's admission until it: every update of Kueue's to the
+// TrainJob, as the entry's update and the resume are two (admits).
 func (b *builder) admitAfter(a admission) {
 	spec := &b.res.Scenario.Spec
 	b.n++
@@ -381,7 +401,6 @@ func (b *builder) admitAfter(a admission) {
 		Verb:       "update",
 		Resource:   "trainjobs",
 		ObjectName: a.trainJob,
-		Change:     &v1alpha1.GateChange{Field: "spec.suspend", From: true, To: false},
 		Until:      step.Name,
 	})
 }
