@@ -931,9 +931,9 @@ func TestImportLifecycle(t *testing.T) {
 			if got := res.Scenario.Spec.Lifecycle; !reflect.DeepEqual(got, want) {
 				t.Errorf("lifecycle %+v, want %+v", got, want)
 			}
-			spread := slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "Pods ended 1s to") })
-			if tc.wantNote != "" && !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, tc.wantNote) }) || tc.wantNote == "" && spread {
-				t.Errorf("notes %q: want one naming the Pods' spread of ends: %t", res.Notes, tc.wantNote != "")
+			noted := slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "Pods ended 1s to") })
+			if noted != (tc.wantNote != "") || noted && !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, tc.wantNote) }) {
+				t.Errorf("notes %q: want %q", res.Notes, tc.wantNote)
 			}
 		})
 	}

@@ -374,7 +374,8 @@ func admits(body map[string]any) bool {
 	}
 	entries, _ := nested(body, "spec", "runtimePatches").([]any)
 	for _, e := range entries {
-		if m, ok := e.(map[string]any); ok && kueueManager(fmt.Sprint(m["manager"])) && !empty(m["trainingRuntimeSpec"]) {
+		m, _ := e.(map[string]any)
+		if manager, _ := m["manager"].(string); kueueManager(manager) && !empty(m["trainingRuntimeSpec"]) {
 			return true
 		}
 	}
