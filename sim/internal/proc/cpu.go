@@ -15,6 +15,7 @@ const clockTicks = 100
 type CPU struct {
 	PPID    int
 	Comm    string  // the command name, 15 characters at most
+	State   string  // R, S, D...; Z: exited, not yet reaped by its parent
 	Seconds float64 // user and system time
 }
 
@@ -57,5 +58,5 @@ func parseStat(s string) (CPU, bool) {
 	ppid, _ := strconv.Atoi(fields[1])
 	utime, _ := strconv.ParseFloat(fields[11], 64)
 	stime, _ := strconv.ParseFloat(fields[12], 64)
-	return CPU{PPID: ppid, Comm: s[open+1 : end], Seconds: (utime + stime) / clockTicks}, true
+	return CPU{PPID: ppid, Comm: s[open+1 : end], State: fields[0], Seconds: (utime + stime) / clockTicks}, true
 }

@@ -104,6 +104,19 @@ func (p *Process) Stop(grace time.Duration) error {
 	return nil
 }
 
+// Kill sends SIGKILL to the process group and waits for the process to
+// exit: for a process whose end nobody looks at, as a cluster's that goes
+// away. It is safe to call more than once, and after Stop.
+func (p *Process) Kill() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	p.stop.Do(func() {
+		signalGroup(p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	})
+}
+
 // LogTail returns up to the last n lines of the process log, for error
 // messages when a component fails to become healthy.
 func (p *Process) LogTail(n int) string {
@@ -249,7 +262,9 @@ func TuneGC() {
 // started by code the harness does not control (envtest) still dies with the
 // harness. It returns the wrapper's path. Where setpriv(1) from util-linux is
 // not available the wrapper execs target directly, and the caller is told so
-// by the returned bool being false.
+// by the returned bool being false. Either way the wrapper writes its pid,
+// which exec keeps, to the wrapper's path with ".pid" added, for
+// KillWrapped.
 //
 // The wrapper must be started by this process. A parent that dies after the
 // fork but before setpriv has armed the signal would leave the process
@@ -269,6 +284,8 @@ func writeWrapper(dir, name, target string, parent int) (string, bool, error) {
 	for _, kv := range gcEnv() {
 		fmt.Fprintf(&exports, "export %s\n", kv)
 	}
+	path := filepath.Join(dir, name)
+	fmt.Fprintf(&exports, "echo $$ > %q\n", path+pidSuffix)
 	script := fmt.Sprintf("#!/bin/sh\n%sexec %q \"$@\"\n", exports.String(), target)
 	if protected {
 		script = fmt.Sprintf("#!/bin/sh\n%s"+
@@ -278,11 +295,32 @@ func writeWrapper(dir, name, target string, parent int) (string, bool, error) {
 			"exec %q --pdeathsig KILL -- /bin/sh -c %s sh %d %q \"$@\"\n",
 			exports.String(), parent, setpriv, parentCheck, parent, target)
 	}
-	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		return "", false, fmt.Errorf("failed to write wrapper for %s: %w", name, err)
 	}
 	return path, protected, nil
+}
+
+// pidSuffix names the file a wrapper writes its pid to: the wrapper's path
+// and this.
+const pidSuffix = ".pid"
+
+// KillWrapped sends SIGKILL to the process group of the process the wrapper
+// at path (WrapWithParentDeathSignal) started, if that process is still a
+// child of this one, and waits up to timeout for it to exit (a zombie, which
+// its parent has yet to reap, has exited). The error says why it could not:
+// no pid written, a process that is not this one's child (it exited, and its
+// pid may be another's now), or one still there at the timeout.
+func KillWrapped(path string, timeout time.Duration) error {
+	b, err := os.ReadFile(path + pidSuffix)
+	if err != nil {
+		return err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("pid of %s: %w", path, err)
+	}
+	return killChild(pid, timeout)
 }
 
 // parentCheck is the inner shell of a wrapper: $1 is the pid its parent

@@ -1,6 +1,12 @@
 package proc
 
-import "syscall"
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
 
 const parentDeathSignalSupported = true
 
@@ -10,4 +16,37 @@ func sysProcAttr() *syscall.SysProcAttr {
 
 func signalGroup(pid int, sig syscall.Signal) {
 	_ = syscall.Kill(-pid, sig)
+}
+
+// killChild kills the process group of pid, a child of this process, and
+// waits up to timeout until pid has exited.
+func killChild(pid int, timeout time.Duration) error {
+	if running, ppid := childState(pid); !running || ppid != os.Getpid() {
+		return fmt.Errorf("process %d is not a running child of this process", pid)
+	}
+	signalGroup(pid, syscall.SIGKILL)
+	poll := time.NewTicker(5 * time.Millisecond)
+	defer poll.Stop()
+	deadline := time.After(timeout)
+	for {
+		if running, ppid := childState(pid); !running || ppid != os.Getpid() {
+			return nil
+		}
+		select {
+		case <-poll.C:
+		case <-deadline:
+			return fmt.Errorf("process %d still runs %s after SIGKILL", pid, timeout)
+		}
+	}
+}
+
+// childState reads /proc/PID/stat: whether the process is there and has not
+// exited (a zombie has), and its parent's pid.
+func childState(pid int) (running bool, ppid int) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false, 0
+	}
+	st, ok := parseStat(string(b))
+	return ok && st.State != "Z" && st.State != "X", st.PPID
 }

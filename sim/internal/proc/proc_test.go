@@ -16,25 +16,78 @@ import (
 
 const testTimeout = 10 * time.Second
 
+// TestStopEndsTheProcessGroup: Stop (SIGTERM) and Kill (SIGKILL) end the
+// process and what it started in its group; Kill ends one that ignores
+// SIGTERM; a second call does nothing.
 func TestStopEndsTheProcessGroup(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		shell    string
+		stop     func(*Process)
+		exitedBy string
+	}{
+		{"Stop", "", func(p *Process) { _ = p.Stop(testTimeout) }, "signal: terminated"},
+		{"Kill", "trap '' TERM; ", (*Process).Kill, "signal: killed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			// The shell starts a grandchild in the same process group; both must end.
+			p := &Process{Name: "sleeper", Path: "/bin/sh", Args: []string{"-c", tc.shell + "sleep 300 & echo $! > " + filepath.Join(dir, "grandchild") + "; wait"}, LogPath: filepath.Join(dir, "log")}
+			if err := p.Start(); err != nil {
+				t.Fatal(err)
+			}
+			grandchild := waitForPidFile(t, filepath.Join(dir, "grandchild"))
+			tc.stop(p)
+			select {
+			case <-p.Exited():
+			default:
+				t.Fatalf("process still running after %s", tc.name)
+			}
+			if p.waitErr == nil || p.waitErr.Error() != tc.exitedBy {
+				t.Errorf("the process exited with %v, want %s", p.waitErr, tc.exitedBy)
+			}
+			waitGone(t, grandchild)
+			tc.stop(p)
+		})
+	}
+}
+
+// TestKillWrapped: the wrapper writes its pid, and KillWrapped ends the
+// process it started (here started as envtest does, in a group of its
+// own); a process that is no child of the
+// harness's, or no longer runs, is not signalled.
+func TestKillWrapped(t *testing.T) {
 	dir := t.TempDir()
-	// The shell starts a grandchild in the same process group; Stop must end both.
-	p := &Process{Name: "sleeper", Path: "/bin/sh", Args: []string{"-c", "sleep 300 & echo $! > " + filepath.Join(dir, "grandchild") + "; wait"}, LogPath: filepath.Join(dir, "log")}
-	if err := p.Start(); err != nil {
+	wrapper, _, err := WrapWithParentDeathSignal(dir, "wrapped-sleep", "/bin/sleep")
+	if err != nil {
 		t.Fatal(err)
 	}
-	grandchild := waitForPidFile(t, filepath.Join(dir, "grandchild"))
-	if err := p.Stop(testTimeout); err != nil {
+	cmd := exec.Command(wrapper, "300")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-p.Exited():
-	default:
-		t.Fatal("process still running after Stop")
+	if pid := waitForPidFile(t, wrapper+pidSuffix); pid != cmd.Process.Pid {
+		t.Fatalf("the wrapper wrote pid %d, the process is %d", pid, cmd.Process.Pid)
 	}
-	waitGone(t, grandchild)
-	if err := p.Stop(testTimeout); err != nil {
-		t.Errorf("second Stop: %v", err)
+	if err := KillWrapped(wrapper, testTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil || err.Error() != "signal: killed" {
+		t.Errorf("the process exited with %v, want signal: killed", err)
+	}
+	if err := KillWrapped(wrapper, testTimeout); err == nil || !strings.Contains(err.Error(), "not a running child") {
+		t.Errorf("KillWrapped of a process that exited: %v, want not a running child", err)
+	}
+	other := filepath.Join(dir, "other")
+	if err := os.WriteFile(other+pidSuffix, []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := KillWrapped(other, testTimeout); err == nil || !strings.Contains(err.Error(), "process 1 is not a running child") {
+		t.Errorf("KillWrapped of pid 1: %v, want not a running child", err)
+	}
+	if err := KillWrapped(filepath.Join(dir, "never-started"), testTimeout); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("KillWrapped without a pid file: %v, want not exist", err)
 	}
 }
 
@@ -250,8 +303,8 @@ func TestMemoryLimit(t *testing.T) {
 // and the times after it are user plus system, in seconds.
 func TestParseStat(t *testing.T) {
 	c, ok := parseStat("4242 (my (odd) cmd) S 17 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0")
-	if !ok || c.Comm != "my (odd) cmd" || c.PPID != 17 || c.Seconds != 3 {
-		t.Errorf("parsed %+v, %v; want comm %q, ppid 17, 3 s", c, ok, "my (odd) cmd")
+	if !ok || c.Comm != "my (odd) cmd" || c.State != "S" || c.PPID != 17 || c.Seconds != 3 {
+		t.Errorf("parsed %+v, %v; want comm %q, state S, ppid 17, 3 s", c, ok, "my (odd) cmd")
 	}
 	if _, ok := parseStat("garbage"); ok {
 		t.Error("a line without a command name parsed")
