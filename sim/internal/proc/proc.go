@@ -307,10 +307,11 @@ const pidSuffix = ".pid"
 
 // KillWrapped sends SIGKILL to the process group of the process the wrapper
 // at path (WrapWithParentDeathSignal) started, if that process is still a
-// child of this one, and waits up to timeout for it to exit (a zombie, which
-// its parent has yet to reap, has exited). The error says why it could not:
-// no pid written, a process that is not this one's child (it exited, and its
-// pid may be another's now), or one still there at the timeout.
+// running child of this one, and waits up to timeout until it is reaped
+// (whoever started it waits for it, as envtest does). The error says why it
+// could not: no pid written, a process that is not a running child (it
+// exited, and its pid may be another's now), or one not reaped by the
+// timeout.
 func KillWrapped(path string, timeout time.Duration) error {
 	b, err := os.ReadFile(path + pidSuffix)
 	if err != nil {

@@ -19,7 +19,9 @@ func signalGroup(pid int, sig syscall.Signal) {
 }
 
 // killChild kills the process group of pid, a child of this process, and
-// waits up to timeout until pid has exited.
+// waits up to timeout until this process has reaped it (its pid is gone, or
+// another's): a child not reaped when this process exits would take its CPU
+// time out of this process's children's.
 func killChild(pid int, timeout time.Duration) error {
 	if running, ppid := childState(pid); !running || ppid != os.Getpid() {
 		return fmt.Errorf("process %d is not a running child of this process", pid)
@@ -29,13 +31,13 @@ func killChild(pid int, timeout time.Duration) error {
 	defer poll.Stop()
 	deadline := time.After(timeout)
 	for {
-		if running, ppid := childState(pid); !running || ppid != os.Getpid() {
+		if st, ok := stat(pid); !ok || st.PPID != os.Getpid() {
 			return nil
 		}
 		select {
 		case <-poll.C:
 		case <-deadline:
-			return fmt.Errorf("process %d still runs %s after SIGKILL", pid, timeout)
+			return fmt.Errorf("process %d not reaped %s after SIGKILL", pid, timeout)
 		}
 	}
 }
@@ -43,10 +45,15 @@ func killChild(pid int, timeout time.Duration) error {
 // childState reads /proc/PID/stat: whether the process is there and has not
 // exited (a zombie has), and its parent's pid.
 func childState(pid int) (running bool, ppid int) {
+	st, ok := stat(pid)
+	return ok && st.State != "Z" && st.State != "X", st.PPID
+}
+
+// stat reads /proc/PID/stat; false when there is no such process.
+func stat(pid int) (CPU, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return false, 0
+		return CPU{}, false
 	}
-	st, ok := parseStat(string(b))
-	return ok && st.State != "Z" && st.State != "X", st.PPID
+	return parseStat(string(b))
 }
