@@ -153,8 +153,9 @@ func TestInterleavingMatches(t *testing.T) {
 }
 
 // TestStartOrder checks that scenarios whose gates keep others off a
-// component start first, then those waiting on the cluster's timers, and
-// that the others keep their order.
+// component start first, then those waiting on the cluster's timers (a node
+// taken unreachable, other node steps, then Pods' lifecycles and crash-loop
+// back-offs), and that the others keep their order.
 func TestStartOrder(t *testing.T) {
 	plan := func(name string, sc func(*v1alpha1.ScenarioSpec)) Plan {
 		s := &v1alpha1.Scenario{Metadata: v1alpha1.Metadata{Name: name}}
@@ -173,12 +174,19 @@ func TestStartOrder(t *testing.T) {
 		plan("e", none),
 		plan("g", func(s *v1alpha1.ScenarioSpec) { s.Gates = []v1alpha1.Gate{{Component: "jobset"}} }),
 		plan("h", func(s *v1alpha1.ScenarioSpec) { s.Gates = []v1alpha1.Gate{{Actor: "sdk"}} }),
+		plan("k", func(s *v1alpha1.ScenarioSpec) { s.CrashLoopBackOff = &v1alpha1.CrashLoopBackOff{} }),
+		plan("u", func(s *v1alpha1.ScenarioSpec) {
+			s.Steps = []v1alpha1.Step{
+				{Name: "drain", Node: &v1alpha1.NodeAction{Name: "cpu-0", Action: v1alpha1.NodeDrain}},
+				{Name: "unreachable", Node: &v1alpha1.NodeAction{Name: "cpu-1", Action: v1alpha1.NodeUnreachable}},
+			}
+		}),
 	}
 	var got []string
 	for _, i := range startOrder(plans) {
 		got = append(got, plans[i].Name())
 	}
-	if diff := cmp.Diff([]string{"g", "b", "l", "d", "a", "c", "e", "h"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"g", "u", "b", "l", "d", "k", "a", "c", "e", "h"}, got); diff != "" {
 		t.Errorf("start order mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -278,11 +278,13 @@ func clusterNames(p Plan) []string {
 
 // startOrder is the order in which Run starts the plans (their results stay
 // in the order of plans): first those whose gates keep other runs off a
-// component, then those that wait on the cluster's own timers,
-// so that their waits overlap the other scenarios instead of ending the run:
-// scenarios with node steps (a toleration's seconds, a Job's 10 s back-off
-// after an eviction), then those with lifecycle rules (Pods that end after a
-// time); otherwise in the order of plans.
+// component, then those that wait on the cluster's own timers, longest
+// first, so that their waits overlap the other scenarios instead of ending
+// the run: scenarios that take a node unreachable (the node-monitor grace
+// and a Job's 10 s back-off after the eviction), then those with other node
+// steps (a toleration's seconds, a Job's back-off after a drain), then those
+// with lifecycle rules or a crash-loop back-off (Pods that end, or restart,
+// after a time); otherwise in the order of plans.
 func startOrder(plans []Plan) []int {
 	order := make([]int, len(plans))
 	for i := range order {
@@ -304,19 +306,25 @@ func exclusive(p Plan) int {
 	return 0
 }
 
-// timerWeight ranks a plan for startOrder: 2 with a node step, 1 with
-// lifecycle rules, 0 otherwise.
+// timerWeight ranks a plan for startOrder: 3 with a node taken
+// unreachable, 2 with another node step, 1 with lifecycle rules or a
+// crash-loop back-off, 0 otherwise.
 func timerWeight(p Plan) int {
 	sc := p.File.Scenario
+	weight := 0
 	for _, st := range sc.Spec.Steps {
-		if st.Node != nil {
-			return 2
+		switch {
+		case st.Node == nil:
+		case st.Node.Action == v1alpha1.NodeUnreachable:
+			return 3
+		default:
+			weight = 2
 		}
 	}
-	if len(sc.Spec.Lifecycle) > 0 {
-		return 1
+	if weight == 0 && (len(sc.Spec.Lifecycle) > 0 || sc.Spec.CrashLoopBackOff != nil) {
+		weight = 1
 	}
-	return 0
+	return weight
 }
 
 // RunPlan runs one scenario, in one order of its interleavings if it
