@@ -1,11 +1,15 @@
 package runner
 
 import (
+	"context"
 	"strconv"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/utils/clock"
 
 	"github.com/trainersim/trainersim/sim/cluster"
 )
@@ -92,5 +96,63 @@ func TestHasLabels(t *testing.T) {
 		if got := hasLabels(pod, tc.want); got != tc.ok {
 			t.Errorf("hasLabels(%v, %v) = %v, want %v", pod, tc.want, got, tc.ok)
 		}
+	}
+}
+
+// TestPodViewsKeepTheSelectionUntilAPodChanges: the watches' Pods a
+// selector selects are kept while no Pod of the namespace changes (a
+// check after a change of a TrainJob, say, selects nothing again) and
+// selected again after a Pod changes; each selector keeps its own. The
+// informer is not started: the test puts Pods in its store as a watch
+// event would, and dispatches the event after, as the informer does.
+func TestPodViewsKeepTheSelectionUntilAPodChanges(t *testing.T) {
+	ws := &Watches{byNS: map[string]*watcher{}, factory: dynamicinformer.NewDynamicSharedInformerFactory(nil, 0)}
+	store := ws.factory.ForResource(watched["Pod"]).Informer().GetStore()
+	s := &scenarioRun{ns: "a", watches: ws, watch: ws.watch("a", clock.RealClock{}), podViewsByObj: map[*unstructured.Unstructured]*podView{}}
+	add := func(name, role string) *unstructured.Unstructured {
+		t.Helper()
+		p := pod("a", name, "1")
+		p.SetLabels(map[string]string{"role": role})
+		if err := store.Add(p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	names := func(selector map[string]string) []string {
+		t.Helper()
+		views, err := s.podViews(context.Background(), selector, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, v := range views {
+			out = append(out, v.pod.Name)
+		}
+		return out
+	}
+	node := map[string]string{"role": "node"}
+	ws.dispatch("Pod", nil, add("n-2", "node"))
+	ws.dispatch("Pod", nil, add("n-1", "node"))
+	ws.dispatch("Pod", nil, add("init", "initializer"))
+	if diff := cmp.Diff([]string{"n-1", "n-2"}, names(node)); diff != "" {
+		t.Errorf("the node Pods (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"init", "n-1", "n-2"}, names(nil)); diff != "" {
+		t.Errorf("every Pod (-want +got):\n%s", diff)
+	}
+
+	// In the store, not yet dispatched: both selections are kept, also
+	// after a change of another kind.
+	late := add("n-0", "node")
+	ws.dispatch("TrainJob", nil, &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "t", "namespace": "a", "resourceVersion": "2"}}})
+	if diff := cmp.Diff([]string{"n-1", "n-2"}, names(node)); diff != "" {
+		t.Errorf("after a TrainJob's change, the node Pods (-want +got):\n%s", diff)
+	}
+	ws.dispatch("Pod", nil, late)
+	if diff := cmp.Diff([]string{"n-0", "n-1", "n-2"}, names(node)); diff != "" {
+		t.Errorf("after a Pod's change, the node Pods (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"init", "n-0", "n-1", "n-2"}, names(nil)); diff != "" {
+		t.Errorf("after a Pod's change, every Pod (-want +got):\n%s", diff)
 	}
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,15 +111,28 @@ type podView struct {
 
 // podViews is the scenario's Pods matching selector, in name order: from
 // the watches when cached, each object the watches hold converted once
-// (podViewsOf). An expectation is checked again at every change of the
-// namespace, over every Pod: copying and converting every Pod at each
+// (podViewsOf), and the selection kept until a Pod of the namespace
+// changes (podLists). An expectation is checked again at every change of
+// the namespace, over every Pod: copying and converting every Pod at each
 // check made a fleet's checks quadratic in its Pods (half of simctl's CPU
 // in the 1,000-node fleet of make bench-scale), and so did, after that,
 // the watches' label selection, which copies each Pod's labels, and
 // reading each Pod's uid and resourceVersion to find its view (a quarter,
-// then a fifth).
+// then a fifth), and then selecting every Pod again at each change of any
+// kind (a sixth: most changes of a fleet's namespace are its TrainJobs',
+// JobSets', Jobs' and Workloads').
 func (s *scenarioRun) podViews(ctx context.Context, selector map[string]string, cached bool) ([]*podView, error) {
-	if cached {
+	if cached && s.watch != nil {
+		key := selectorKey(selector)
+		// Counted before the watches are read: a change after it makes
+		// the next read list again.
+		changes := s.watch.changesOf("Pod")
+		s.mu.Lock()
+		l, ok := s.podLists[key]
+		s.mu.Unlock()
+		if ok && l.changes == changes {
+			return slices.Clone(l.views), nil
+		}
 		if items, ok := s.watches.shared("Pod", s.ns); ok {
 			all, err := s.podViewsOf(items)
 			if err != nil {
@@ -131,7 +145,13 @@ func (s *scenarioRun) podViews(ctx context.Context, selector map[string]string, 
 				}
 			}
 			slices.SortFunc(views, func(a, b *podView) int { return strings.Compare(a.pod.Name, b.pod.Name) })
-			return views, nil
+			s.mu.Lock()
+			if s.podLists == nil {
+				s.podLists = map[string]podList{}
+			}
+			s.podLists[key] = podList{changes: changes, views: views}
+			s.mu.Unlock()
+			return slices.Clone(views), nil
 		}
 	}
 	var list corev1.PodList
@@ -151,6 +171,23 @@ func (s *scenarioRun) podViews(ctx context.Context, selector map[string]string, 
 		views = append(views, v)
 	}
 	return views, nil
+}
+
+// podList is what a selector selected of the Pods the watches held after
+// the namespace's changes-th Pod change.
+type podList struct {
+	changes uint64
+	views   []*podView
+}
+
+// selectorKey spells a selector's labels in key order, as podLists keys
+// them.
+func selectorKey(selector map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(selector)) {
+		b.WriteString(k + "=" + selector[k] + ",")
+	}
+	return b.String()
 }
 
 // hasLabels reports whether labels has every key of want with its value:

@@ -106,7 +106,7 @@ func (ws *Watches) Stop() {
 // from now until the watcher stops, stamped by clk. Call it before the
 // namespace exists.
 func (ws *Watches) watch(ns string, clk clock.PassiveClock) *watcher {
-	w := &watcher{clock: clk, step: setUpStep, changed: make(chan struct{}, 1), release: func() { ws.release(ns) }, seen: map[string]uint64{}}
+	w := &watcher{clock: clk, step: setUpStep, changed: make(chan struct{}, 1), release: func() { ws.release(ns) }, seen: map[string]uint64{}, changes: map[string]uint64{}}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	w.problems = slices.Clone(ws.problems)
@@ -208,8 +208,9 @@ type watcher struct {
 	// the last receive from it.
 	changed chan struct{}
 	release func()
-	// seen is the highest resourceVersion of a change seen, by kind.
-	seen map[string]uint64
+	// seen is the highest resourceVersion of a change seen, by kind;
+	// changes counts the changes seen, by kind.
+	seen, changes map[string]uint64
 
 	mu       sync.Mutex
 	step     string
@@ -234,15 +235,23 @@ func (w *watcher) setStep(name string) {
 	w.step = name
 }
 
-// saw records the resourceVersion of a change of kind.
+// saw records a change of kind and its resourceVersion.
 func (w *watcher) saw(kind, resourceVersion string) {
 	rv, err := strconv.ParseUint(resourceVersion, 10, 64)
-	if err != nil {
-		return
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.seen[kind] = max(w.seen[kind], rv)
+	w.changes[kind]++
+	if err == nil {
+		w.seen[kind] = max(w.seen[kind], rv)
+	}
+}
+
+// changesOf is how many changes of kind the watcher has seen: what the
+// watches hold of kind in the namespace is the same while it is.
+func (w *watcher) changesOf(kind string) uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.changes[kind]
 }
 
 // caughtUp reports whether the watcher has seen, for each kind of written,
