@@ -135,7 +135,7 @@ func (ws *Watches) dispatch(kind string, old, obj *unstructured.Unstructured) {
 	if w == nil {
 		return
 	}
-	w.saw(kind, o.GetResourceVersion())
+	w.saw(kind, o, obj == nil)
 	w.observe(kind, old, obj)
 	w.notify()
 }
@@ -211,6 +211,11 @@ type watcher struct {
 	// seen is the highest resourceVersion of a change seen, by kind;
 	// changes counts the changes seen, by kind.
 	seen, changes map[string]uint64
+	// podLog is the namespace's last Pod changes in the order they came,
+	// at most maxPodLog, the one after change podLogStart first: podViews
+	// brings the Pods it selected up to date with them.
+	podLog      []*podChange
+	podLogStart uint64
 
 	mu       sync.Mutex
 	step     string
@@ -235,15 +240,53 @@ func (w *watcher) setStep(name string) {
 	w.step = name
 }
 
-// saw records a change of kind and its resourceVersion.
-func (w *watcher) saw(kind, resourceVersion string) {
-	rv, err := strconv.ParseUint(resourceVersion, 10, 64)
+// podChange is one change of a Pod as the watches saw it: obj nil when it
+// was deleted. view is obj's podView once a selection needed it (podViews,
+// under scenarioRun.podListsMu).
+type podChange struct {
+	name string
+	obj  *unstructured.Unstructured
+	view *podView
+}
+
+// maxPodLog bounds the watcher's podLog: a selection more changes behind
+// is made again from every Pod the watches hold.
+const maxPodLog = 1024
+
+// saw records a change of kind to o, its resourceVersion and, for a Pod,
+// the change itself (deleted: o is the Pod's last state).
+func (w *watcher) saw(kind string, o *unstructured.Unstructured, deleted bool) {
+	rv, err := strconv.ParseUint(o.GetResourceVersion(), 10, 64)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.changes[kind]++
 	if err == nil {
 		w.seen[kind] = max(w.seen[kind], rv)
 	}
+	if kind != "Pod" {
+		return
+	}
+	c := &podChange{name: o.GetName(), obj: o}
+	if deleted {
+		c.obj = nil
+	}
+	w.podLog = append(w.podLog, c)
+	if len(w.podLog) > maxPodLog {
+		drop := len(w.podLog) - maxPodLog/2
+		w.podLog = slices.Clone(w.podLog[drop:])
+		w.podLogStart += uint64(drop)
+	}
+}
+
+// podChangesSince returns the Pod changes after the n-th and how many the
+// watcher has seen; false when it no longer holds them all.
+func (w *watcher) podChangesSince(n uint64) ([]*podChange, uint64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n < w.podLogStart {
+		return nil, w.changes["Pod"], false
+	}
+	return slices.Clone(w.podLog[n-w.podLogStart:]), w.changes["Pod"], true
 }
 
 // changesOf is how many changes of kind the watcher has seen: what the
