@@ -174,7 +174,7 @@ func (s *scenarioRun) selectedPods(selector map[string]string) ([]*podView, bool
 	}
 	// Counted before the watches are read: the changes after it are
 	// applied at the next read, those already in what is read again.
-	n := s.watch.changesOf("Pod")
+	n := s.watch.podChanges()
 	items, ok := s.watches.shared("Pod", s.ns)
 	if !ok {
 		return nil, false, nil

@@ -106,7 +106,7 @@ func (ws *Watches) Stop() {
 // from now until the watcher stops, stamped by clk. Call it before the
 // namespace exists.
 func (ws *Watches) watch(ns string, clk clock.PassiveClock) *watcher {
-	w := &watcher{clock: clk, step: setUpStep, changed: make(chan struct{}, 1), release: func() { ws.release(ns) }, seen: map[string]uint64{}, changes: map[string]uint64{}}
+	w := &watcher{clock: clk, step: setUpStep, changed: make(chan struct{}, 1), release: func() { ws.release(ns) }, seen: map[string]uint64{}}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	w.problems = slices.Clone(ws.problems)
@@ -208,11 +208,10 @@ type watcher struct {
 	// the last receive from it.
 	changed chan struct{}
 	release func()
-	// seen is the highest resourceVersion of a change seen, by kind;
-	// changes counts the changes seen, by kind.
-	seen, changes map[string]uint64
+	// seen is the highest resourceVersion of a change seen, by kind.
+	seen map[string]uint64
 	// podLog is the namespace's last Pod changes in the order they came,
-	// at most maxPodLog, the one after change podLogStart first: podViews
+	// at most maxPodLog, the one after the podLogStart-th first: podViews
 	// brings the Pods it selected up to date with them.
 	podLog      []*podChange
 	podLogStart uint64
@@ -259,7 +258,6 @@ func (w *watcher) saw(kind string, o *unstructured.Unstructured, deleted bool) {
 	rv, err := strconv.ParseUint(o.GetResourceVersion(), 10, 64)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.changes[kind]++
 	if err == nil {
 		w.seen[kind] = max(w.seen[kind], rv)
 	}
@@ -278,23 +276,24 @@ func (w *watcher) saw(kind string, o *unstructured.Unstructured, deleted bool) {
 	}
 }
 
+// podChanges is how many Pod changes the watcher has seen.
+func (w *watcher) podChanges() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.podLogStart + uint64(len(w.podLog))
+}
+
 // podChangesSince returns the Pod changes after the n-th and how many the
-// watcher has seen; false when it no longer holds them all.
+// watcher has seen; false when it no longer holds them all, or has
+// stopped (it sees no more).
 func (w *watcher) podChangesSince(n uint64) ([]*podChange, uint64, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if n < w.podLogStart {
-		return nil, w.changes["Pod"], false
+	seen := w.podLogStart + uint64(len(w.podLog))
+	if n < w.podLogStart || w.stopped {
+		return nil, seen, false
 	}
-	return slices.Clone(w.podLog[n-w.podLogStart:]), w.changes["Pod"], true
-}
-
-// changesOf is how many changes of kind the watcher has seen: what the
-// watches hold of kind in the namespace is the same while it is.
-func (w *watcher) changesOf(kind string) uint64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.changes[kind]
+	return slices.Clone(w.podLog[n-w.podLogStart:]), seen, true
 }
 
 // caughtUp reports whether the watcher has seen, for each kind of written,
