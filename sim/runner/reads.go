@@ -111,19 +111,47 @@ type podView struct {
 
 // podViews is the scenario's Pods matching selector, in name order: from
 // the watches when cached, each object the watches hold converted once
-// (podViewsOf), and what a selector selected brought up to date with the
-// namespace's Pod changes since (podLists), not selected again from every
-// Pod. An expectation is checked again at every change of the namespace:
-// copying and converting every Pod at each check made a fleet's checks
-// quadratic in its Pods (half of simctl's CPU in the 1,000-node fleet of
-// make bench-scale), and so did, after that, the watches' label
-// selection, which copies each Pod's labels, and reading each Pod's uid
-// and resourceVersion to find its view (a quarter, then a fifth), and
-// then listing and selecting every Pod again (a sixth).
+// (podViewsOf), and the selection kept until a Pod of the namespace
+// changes (podLists). An expectation is checked again at every change of
+// the namespace, over every Pod: copying and converting every Pod at each
+// check made a fleet's checks quadratic in its Pods (half of simctl's CPU
+// in the 1,000-node fleet of make bench-scale), and so did, after that,
+// the watches' label selection, which copies each Pod's labels, and
+// reading each Pod's uid and resourceVersion to find its view (a quarter,
+// then a fifth), and then selecting every Pod again at each change of any
+// kind (a sixth: most changes of a fleet's namespace are its TrainJobs',
+// JobSets', Jobs' and Workloads').
 func (s *scenarioRun) podViews(ctx context.Context, selector map[string]string, cached bool) ([]*podView, error) {
 	if cached && s.watch != nil {
-		if views, ok, err := s.selectedPods(selector); ok || err != nil {
-			return views, err
+		key := selectorKey(selector)
+		// Counted before the watches are read: a change after it makes
+		// the next read list again.
+		changes := s.watch.changesOf("Pod")
+		s.mu.Lock()
+		l, ok := s.podLists[key]
+		s.mu.Unlock()
+		if ok && l.changes == changes {
+			return slices.Clone(l.views), nil
+		}
+		if items, ok := s.watches.shared("Pod", s.ns); ok {
+			all, err := s.podViewsOf(items)
+			if err != nil {
+				return nil, err
+			}
+			views := make([]*podView, 0, len(all))
+			for _, v := range all {
+				if hasLabels(v.pod.Labels, selector) {
+					views = append(views, v)
+				}
+			}
+			slices.SortFunc(views, func(a, b *podView) int { return strings.Compare(a.pod.Name, b.pod.Name) })
+			s.mu.Lock()
+			if s.podLists == nil {
+				s.podLists = map[string]podList{}
+			}
+			s.podLists[key] = podList{changes: changes, views: views}
+			s.mu.Unlock()
+			return slices.Clone(views), nil
 		}
 	}
 	var list corev1.PodList
@@ -146,79 +174,10 @@ func (s *scenarioRun) podViews(ctx context.Context, selector map[string]string, 
 }
 
 // podList is what a selector selected of the Pods the watches held after
-// the namespace's changes-th Pod change, in name order.
+// the namespace's changes-th Pod change.
 type podList struct {
 	changes uint64
 	views   []*podView
-}
-
-// selectedPods is podViews from the watches: the selector's podList
-// brought up to date with the Pod changes since it was made, or made again
-// from every Pod the watches hold when the watcher no longer has them
-// all; false when the watches hold no Pods.
-func (s *scenarioRun) selectedPods(selector map[string]string) ([]*podView, bool, error) {
-	s.podListsMu.Lock()
-	defer s.podListsMu.Unlock()
-	key := selectorKey(selector)
-	if l, ok := s.podLists[key]; ok {
-		if changes, n, ok := s.watch.podChangesSince(l.changes); ok {
-			for _, c := range changes {
-				if err := l.apply(c, selector); err != nil {
-					return nil, false, err
-				}
-			}
-			l.changes = n
-			s.podLists[key] = l
-			return slices.Clone(l.views), true, nil
-		}
-	}
-	// Counted before the watches are read: the changes after it are
-	// applied at the next read, those already in what is read again.
-	n := s.watch.podChanges()
-	items, ok := s.watches.shared("Pod", s.ns)
-	if !ok {
-		return nil, false, nil
-	}
-	all, err := s.podViewsOf(items)
-	if err != nil {
-		return nil, false, err
-	}
-	views := make([]*podView, 0, len(all))
-	for _, v := range all {
-		if hasLabels(v.pod.Labels, selector) {
-			views = append(views, v)
-		}
-	}
-	slices.SortFunc(views, func(a, b *podView) int { return strings.Compare(a.pod.Name, b.pod.Name) })
-	if s.podLists == nil {
-		s.podLists = map[string]podList{}
-	}
-	s.podLists[key] = podList{changes: n, views: views}
-	return slices.Clone(views), true, nil
-}
-
-// apply brings l up to date with one Pod change: the Pod's view replaces
-// its last, goes in in name order, or goes out when the Pod was deleted or
-// no longer has the selector's labels. A change already in l (read after
-// it was counted) changes nothing.
-func (l *podList) apply(c *podChange, selector map[string]string) error {
-	i, found := slices.BinarySearchFunc(l.views, c.name, func(v *podView, name string) int { return strings.Compare(v.pod.Name, name) })
-	if c.obj != nil && c.view == nil {
-		v, err := podViewOf(c.obj)
-		if err != nil {
-			return err
-		}
-		c.view = v
-	}
-	switch {
-	case c.obj != nil && hasLabels(c.view.pod.Labels, selector) && found:
-		l.views[i] = c.view
-	case c.obj != nil && hasLabels(c.view.pod.Labels, selector):
-		l.views = slices.Insert(l.views, i, c.view)
-	case found:
-		l.views = slices.Delete(l.views, i, i+1)
-	}
-	return nil
 }
 
 // selectorKey spells a selector's labels in key order, as podLists keys
@@ -242,15 +201,6 @@ func hasLabels(labels, want map[string]string) bool {
 	return true
 }
 
-// podViewOf converts a Pod the watches hold to its view.
-func podViewOf(u *unstructured.Unstructured) (*podView, error) {
-	var pod corev1.Pod
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pod); err != nil {
-		return nil, err
-	}
-	return newPodView(pod)
-}
-
 // podViewsOf returns the views of items, Pods the watches hold, in their
 // order. An informer never changes an object it holds, and replaces it at
 // each change of the Pod: a view is made once per object
@@ -269,7 +219,11 @@ func (s *scenarioRun) podViewsOf(items []*unstructured.Unstructured) ([]*podView
 	}
 	s.mu.Unlock()
 	for _, i := range missing {
-		v, err := podViewOf(items[i])
+		var pod corev1.Pod
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, &pod); err != nil {
+			return nil, err
+		}
+		v, err := newPodView(pod)
 		if err != nil {
 			return nil, err
 		}

@@ -585,13 +585,11 @@ type scenarioRun struct {
 	// podViewsByObj are the views of the Pods the watches hold, by the
 	// watches' object (podViewsOf); guarded by mu.
 	podViewsByObj map[*unstructured.Unstructured]*podView
-	// podLists are the Pods each selector selects, by selector, as of a
-	// count of the namespace's Pod changes (podViews); guarded by
-	// podListsMu, which also guards the views of the watcher's podLog.
-	podLists   map[string]podList
-	podListsMu sync.Mutex
-	written    map[string]uint64 // by kind: the highest resourceVersion written, guarded by mu
-	unordered  bool              // a write returned a resourceVersion that is not a number, guarded by mu
+	// podLists are the Pods a selector selected at the last read of the
+	// watches, by selector (podViews); guarded by mu.
+	podLists  map[string]podList
+	written   map[string]uint64 // by kind: the highest resourceVersion written, guarded by mu
+	unordered bool              // a write returned a resourceVersion that is not a number, guarded by mu
 	// trainJobWritten: a write went to a TrainJob since tookTrainJobWrite
 	// last asked; guarded by mu.
 	trainJobWritten bool

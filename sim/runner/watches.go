@@ -106,7 +106,7 @@ func (ws *Watches) Stop() {
 // from now until the watcher stops, stamped by clk. Call it before the
 // namespace exists.
 func (ws *Watches) watch(ns string, clk clock.PassiveClock) *watcher {
-	w := &watcher{clock: clk, step: setUpStep, changed: make(chan struct{}, 1), release: func() { ws.release(ns) }, seen: map[string]uint64{}}
+	w := &watcher{clock: clk, step: setUpStep, changed: make(chan struct{}, 1), release: func() { ws.release(ns) }, seen: map[string]uint64{}, changes: map[string]uint64{}}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	w.problems = slices.Clone(ws.problems)
@@ -135,7 +135,7 @@ func (ws *Watches) dispatch(kind string, old, obj *unstructured.Unstructured) {
 	if w == nil {
 		return
 	}
-	w.saw(kind, o, obj == nil)
+	w.saw(kind, o.GetResourceVersion())
 	w.observe(kind, old, obj)
 	w.notify()
 }
@@ -208,13 +208,9 @@ type watcher struct {
 	// the last receive from it.
 	changed chan struct{}
 	release func()
-	// seen is the highest resourceVersion of a change seen, by kind.
-	seen map[string]uint64
-	// podLog is the namespace's last Pod changes in the order they came,
-	// at most maxPodLog, the one after the podLogStart-th first: podViews
-	// brings the Pods it selected up to date with them.
-	podLog      []*podChange
-	podLogStart uint64
+	// seen is the highest resourceVersion of a change seen, by kind;
+	// changes counts the changes seen, by kind.
+	seen, changes map[string]uint64
 
 	mu       sync.Mutex
 	step     string
@@ -239,61 +235,23 @@ func (w *watcher) setStep(name string) {
 	w.step = name
 }
 
-// podChange is one change of a Pod as the watches saw it: obj nil when it
-// was deleted. view is obj's podView once a selection needed it (podViews,
-// under scenarioRun.podListsMu).
-type podChange struct {
-	name string
-	obj  *unstructured.Unstructured
-	view *podView
-}
-
-// maxPodLog bounds the watcher's podLog: a selection more changes behind
-// is made again from every Pod the watches hold.
-const maxPodLog = 1024
-
-// saw records a change of kind to o, its resourceVersion and, for a Pod,
-// the change itself (deleted: o is the Pod's last state).
-func (w *watcher) saw(kind string, o *unstructured.Unstructured, deleted bool) {
-	rv, err := strconv.ParseUint(o.GetResourceVersion(), 10, 64)
+// saw records a change of kind and its resourceVersion.
+func (w *watcher) saw(kind, resourceVersion string) {
+	rv, err := strconv.ParseUint(resourceVersion, 10, 64)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.changes[kind]++
 	if err == nil {
 		w.seen[kind] = max(w.seen[kind], rv)
 	}
-	if kind != "Pod" {
-		return
-	}
-	c := &podChange{name: o.GetName(), obj: o}
-	if deleted {
-		c.obj = nil
-	}
-	w.podLog = append(w.podLog, c)
-	if len(w.podLog) > maxPodLog {
-		drop := len(w.podLog) - maxPodLog/2
-		w.podLog = slices.Clone(w.podLog[drop:])
-		w.podLogStart += uint64(drop)
-	}
 }
 
-// podChanges is how many Pod changes the watcher has seen.
-func (w *watcher) podChanges() uint64 {
+// changesOf is how many changes of kind the watcher has seen: what the
+// watches hold of kind in the namespace is the same while it is.
+func (w *watcher) changesOf(kind string) uint64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.podLogStart + uint64(len(w.podLog))
-}
-
-// podChangesSince returns the Pod changes after the n-th and how many the
-// watcher has seen; false when it no longer holds them all, or has
-// stopped (it sees no more).
-func (w *watcher) podChangesSince(n uint64) ([]*podChange, uint64, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	seen := w.podLogStart + uint64(len(w.podLog))
-	if n < w.podLogStart || w.stopped {
-		return nil, seen, false
-	}
-	return slices.Clone(w.podLog[n-w.podLogStart:]), seen, true
+	return w.changes[kind]
 }
 
 // caughtUp reports whether the watcher has seen, for each kind of written,
