@@ -509,11 +509,13 @@ func (e *Environment) Stop() error {
 			errs = append(errs, fmt.Errorf("gates: %w", err))
 		}
 	}
-	var wg sync.WaitGroup
-	for _, p := range processes {
-		wg.Go(func() { _ = p.Stop(startup.StopGrace) })
+	if e.snapshotBuild {
+		var wg sync.WaitGroup
+		for _, p := range processes {
+			wg.Go(func() { _ = p.Stop(startup.StopGrace) })
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	if e.env != nil {
 		// envtest's Stop, for what was not killed.
 		cp := &e.env.ControlPlane
@@ -543,8 +545,9 @@ func (e *Environment) Stop() error {
 }
 
 // killControlPlane kills envtest's kube-apiserver and etcd through their
-// wrappers, together, and says which it could not tell (a wrapper that wrote
-// no pid): Stop stops those as envtest does.
+// wrappers, together, and says which are left (a wrapper that wrote no pid,
+// a process that already exited or was not reaped in time): Stop stops
+// those as envtest does, and reports what that stop finds.
 func (e *Environment) killControlPlane() (apiServerLeft, etcdLeft bool) {
 	var wg sync.WaitGroup
 	left := make([]bool, 2)
