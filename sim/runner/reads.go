@@ -126,7 +126,7 @@ func (s *scenarioRun) podViews(ctx context.Context, selector map[string]string, 
 		key := selectorKey(selector)
 		// Counted before the watches are read: a change after it makes
 		// the next read list again.
-		changes := s.watch.changesOf("Pod")
+		changes := s.watch.podChangesSeen()
 		s.mu.Lock()
 		l, ok := s.podLists[key]
 		s.mu.Unlock()

@@ -106,7 +106,7 @@ func (ws *Watches) Stop() {
 // from now until the watcher stops, stamped by clk. Call it before the
 // namespace exists.
 func (ws *Watches) watch(ns string, clk clock.PassiveClock) *watcher {
-	w := &watcher{clock: clk, step: setUpStep, changed: make(chan struct{}, 1), release: func() { ws.release(ns) }, seen: map[string]uint64{}, changes: map[string]uint64{}}
+	w := &watcher{clock: clk, step: setUpStep, changed: make(chan struct{}, 1), release: func() { ws.release(ns) }, seen: map[string]uint64{}}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	w.problems = slices.Clone(ws.problems)
@@ -208,9 +208,10 @@ type watcher struct {
 	// the last receive from it.
 	changed chan struct{}
 	release func()
-	// seen is the highest resourceVersion of a change seen, by kind;
-	// changes counts the changes seen, by kind.
-	seen, changes map[string]uint64
+	// seen is the highest resourceVersion of a change seen, by kind.
+	seen map[string]uint64
+	// podChanges counts the Pod changes seen (podViews).
+	podChanges uint64
 
 	mu       sync.Mutex
 	step     string
@@ -240,18 +241,20 @@ func (w *watcher) saw(kind, resourceVersion string) {
 	rv, err := strconv.ParseUint(resourceVersion, 10, 64)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.changes[kind]++
+	if kind == "Pod" {
+		w.podChanges++
+	}
 	if err == nil {
 		w.seen[kind] = max(w.seen[kind], rv)
 	}
 }
 
-// changesOf is how many changes of kind the watcher has seen: what the
-// watches hold of kind in the namespace is the same while it is.
-func (w *watcher) changesOf(kind string) uint64 {
+// podChangesSeen is how many Pod changes the watcher has seen: what the
+// watches hold of the namespace's Pods is the same while it is.
+func (w *watcher) podChangesSeen() uint64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.changes[kind]
+	return w.podChanges
 }
 
 // caughtUp reports whether the watcher has seen, for each kind of written,
