@@ -221,7 +221,8 @@ up: assets build ## Start the cluster and keep it up until Ctrl-C (kubeconfig in
 
 .PHONY: test
 test: assets $(CHECKOUTS) ## Run unit tests and the envtest suites (TRAINER_DIR=..., KUEUE_DIR=...: against local checkouts).
-	$(GO) test $(CHECKOUT_LDFLAGS) ./... -timeout 30m
+	$(GO) test $(CHECKOUT_LDFLAGS) ./... -timeout 30m \
+		|| { cat reports/roundtrip/differences.txt 2>/dev/null; exit 1; }
 
 .PHONY: test-kind
 test-kind: assets kind-images ## The kind suite: the corpus on kind against envtest (same verdicts), a SIGKILLed kind run cleaned, bad input.

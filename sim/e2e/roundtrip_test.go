@@ -1,7 +1,9 @@
 package e2e_test
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -11,6 +13,13 @@ import (
 	"github.com/trainersim/trainersim/sim/auditimport"
 )
 
+// roundTripDir keeps the round trip's audit log, imports and reports and,
+// when an import does not replay to its run's verdict, differences.txt,
+// which make test prints last when it fails: a replay that fails once is
+// a harness bug to find, and its evidence must outlive the test. The log
+// (the largest part) is removed when every trip agrees.
+const roundTripDir = "../../reports/roundtrip"
+
 // The corpus's round trip (docs/record.md): every scenario run of the
 // corpus, recorded with simctl run --audit-log, imported from the log
 // (as simctl import --namespace does) and replayed, keeps its verdict and
@@ -18,7 +27,8 @@ import (
 var _ = Describe("the corpus's round trip (simctl run --audit-log, import, replay)", func() {
 	It("replays the import of every scenario run of the corpus to the run's verdict", func() {
 		simctl := buildSimctl()
-		dir := GinkgoT().TempDir()
+		Expect(os.RemoveAll(roundTripDir)).To(Succeed())
+		dir := roundTripDir
 		log, original, imported, replay := filepath.Join(dir, "log"), filepath.Join(dir, "original"), filepath.Join(dir, "imported"), filepath.Join(dir, "replay")
 
 		session := startSimctl(simctl, "run", "--audit-log", log, "--report-dir", original, "../../scenarios")
@@ -36,6 +46,12 @@ var _ = Describe("the corpus's round trip (simctl run --audit-log, import, repla
 			if !t.Agrees() {
 				differences = append(differences, t.Difference())
 			}
+		}
+		if len(differences) == 0 {
+			Expect(os.RemoveAll(log)).To(Succeed())
+		} else {
+			digest := "imports that do not replay to their run's verdict (the log, the imports and both runs' reports in reports/roundtrip/):\n" + strings.Join(differences, "\n") + "\n"
+			Expect(os.WriteFile(filepath.Join(dir, "differences.txt"), []byte(digest), 0o644)).To(Succeed())
 		}
 		Expect(differences).To(BeEmpty(), "imports that do not replay to their run's verdict")
 	})
