@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,7 +45,7 @@ var _ = Describe("the corpus's round trip (simctl run --audit-log, import, repla
 		var differences []string
 		for _, t := range trips {
 			if !t.Agrees() {
-				differences = append(differences, t.Difference())
+				differences = append(differences, t.Difference()+replayDetail(t))
 			}
 		}
 		if len(differences) == 0 {
@@ -56,3 +57,24 @@ var _ = Describe("the corpus's round trip (simctl run --audit-log, import, repla
 		Expect(differences).To(BeEmpty(), "imports that do not replay to their run's verdict")
 	})
 })
+
+// replayDetail is what CI's log needs to find why a replay went another
+// way: its failing steps with their diffs, and the Pods it ended with.
+func replayDetail(t *auditimport.Trip) string {
+	if t.Replay == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, st := range t.Replay.Steps {
+		if !st.Passed {
+			fmt.Fprintf(&b, "\n    step %q: %s", st.Name, st.Failure)
+			if st.Diff != "" {
+				fmt.Fprintf(&b, "\n      %s", strings.ReplaceAll(st.Diff, "\n", "\n      "))
+			}
+		}
+	}
+	for _, p := range t.Replay.FinalPods {
+		fmt.Fprintf(&b, "\n    pod %s %s on %q (%s) %s", p.Name, p.Phase, p.Node, p.NodeProfile, p.Scheduling)
+	}
+	return b.String()
+}
