@@ -59,17 +59,48 @@ var _ = Describe("the corpus's round trip (simctl run --audit-log, import, repla
 })
 
 // replayDetail is what CI's log needs to find why a replay went another
-// way: its failing steps with their diffs, and the Pods it ended with.
+// way, the most telling last (CI keeps the log's tail): the replay's
+// timeline without the Events (its last timelineLines entries, each with
+// its detail's first line), its
+// failing steps with their diffs (diffLines lines each), and the Pods it
+// ended with.
 func replayDetail(t *auditimport.Trip) string {
+	const timelineLines, diffLines = 40, 24
 	if t.Replay == nil {
 		return ""
 	}
 	var b strings.Builder
+	if tl := t.Replay.Timeline; tl != nil {
+		var lines []string
+		for _, e := range tl.Entries {
+			if e.Kind == "event" || e.Kind == "warning-event" {
+				continue
+			}
+			summary := e.Summary
+			if detail, _, _ := strings.Cut(e.Detail, "\n"); detail != "" {
+				summary += " (" + detail + ")"
+			}
+			if len(summary) > 180 {
+				summary = summary[:180] + "..."
+			}
+			lines = append(lines, fmt.Sprintf("\n      %s %s %s: %s", e.At.Format("15:04:05.000"), e.Lane, e.Kind, summary))
+		}
+		if len(lines) > timelineLines {
+			fmt.Fprintf(&b, "\n    replay's timeline (the last %d of %d entries, Events left out):", timelineLines, len(lines))
+			lines = lines[len(lines)-timelineLines:]
+		} else {
+			b.WriteString("\n    replay's timeline (Events left out):")
+		}
+		b.WriteString(strings.Join(lines, ""))
+	}
 	for _, st := range t.Replay.Steps {
 		if !st.Passed {
 			fmt.Fprintf(&b, "\n    step %q: %s", st.Name, st.Failure)
-			if st.Diff != "" {
-				fmt.Fprintf(&b, "\n      %s", strings.ReplaceAll(st.Diff, "\n", "\n      "))
+			if diff := strings.Split(st.Diff, "\n"); st.Diff != "" {
+				if len(diff) > diffLines {
+					diff = append(diff[:diffLines], fmt.Sprintf("(%d more lines in reports/roundtrip/replay)", len(diff)-diffLines))
+				}
+				fmt.Fprintf(&b, "\n      %s", strings.Join(diff, "\n      "))
 			}
 		}
 	}
