@@ -221,6 +221,7 @@ up: assets build ## Start the cluster and keep it up until Ctrl-C (kubeconfig in
 
 .PHONY: test
 test: assets $(CHECKOUTS) ## Run unit tests and the envtest suites (TRAINER_DIR=..., KUEUE_DIR=...: against local checkouts).
+	@rm -f reports/roundtrip/differences.txt
 	$(GO) test $(CHECKOUT_LDFLAGS) ./... -timeout 30m \
 		|| { cat reports/roundtrip/differences.txt 2>/dev/null; exit 1; }
 
