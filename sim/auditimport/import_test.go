@@ -692,6 +692,55 @@ func TestImportOrderOfARefusal(t *testing.T) {
 	}
 }
 
+// preemptionRaced is a recorded run of scenarios/kueue/
+// preemption-clears-entry.yaml in which the Trainer's status patch that
+// reported no active Job (active 0, suspended 1, the status the TrainJob
+// also had before its admission) was answered 13 ms after Kueue's clear of
+// its entry was received: its TrainJob's, JobSet's, Job's and Pods'
+// writes, its ConfigMaps', Service's and ServiceAccount's, and its node's
+// create.
+const preemptionRaced = "testdata/preemption-clears-entry-raced-status.audit.log"
+
+// TestImportRacedStatus: the wait before the clear accepts both the status
+// the Trainer's last answered write left (active 1) and the one its write
+// that raced the clear took it to (active 0), which the TrainJob had
+// before and which a later write's status would not be accepted for. The
+// import waited for active 1 only, and a replay whose Trainer had
+// reported active 0 by then waited 30 s (a round trip beside make test's
+// other packages).
+func TestImportRacedStatus(t *testing.T) {
+	res, err := Import([]string{preemptionRaced}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := res.Scenario.Spec.Steps
+	clear := -1
+	for i, st := range steps {
+		if st.Patch != nil && st.ExpectError == nil && strings.Contains(fmt.Sprint(st.Patch.Body), "runtimePatches") {
+			clear = i
+		}
+	}
+	if clear < 1 {
+		t.Fatalf("no accepted change of runtimePatches in %v", stepNames(steps))
+	}
+	jobsStatus := func(active, suspended int) v1alpha1.Object {
+		return v1alpha1.Object{"status": map[string]any{"jobsStatus": []any{map[string]any{"name": "node", "active": float64(active), "suspended": float64(suspended), "failed": float64(0), "succeeded": float64(0)}}}}
+	}
+	wait := steps[clear-1]
+	var got []v1alpha1.Object
+	if wait.Expect != nil {
+		for _, o := range wait.Expect.Objects {
+			if o.Target.Kind == trainJobKind {
+				got = append(got, o.MatchAny...)
+				if o.Match != nil {
+					got = append(got, o.Match)
+				}
+			}
+		}
+	}
+	listsMatch(t, "the TrainJob's statuses the step before the clear accepts", []v1alpha1.Object{jobsStatus(1, 0), jobsStatus(0, 1)}, got)
+}
+
 // kueueAfterJobs is the recorded run of scenarios/real-kueue/
 // sdk-tolerations-and-kueues.yaml: its TrainJobs' events (Kueue's
 // admissions among them), its JobSets' and Jobs' creates, its queues and
