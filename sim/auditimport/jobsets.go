@@ -29,7 +29,8 @@ const jobSetAPIVersion = "jobset.x-k8s.io/v1alpha2"
 type jobSetStatus struct {
 	name   string
 	status map[string]any
-	at     time.Time
+	// at is when the write was answered, received when it was received.
+	at, received time.Time
 }
 
 // jobSetStatusWrite returns ev as a successful write of the status of a
@@ -57,13 +58,15 @@ func jobSetStatusWrite(ev *event, namespace string) (jobSetStatus, bool) {
 	if !ok {
 		return jobSetStatus{}, false
 	}
-	return jobSetStatus{name: ref.Name, status: map[string]any{"replicatedJobsStatus": jobs}, at: ev.Completed}, true
+	return jobSetStatus{name: ref.Name, status: map[string]any{"replicatedJobsStatus": jobs}, at: ev.Completed, received: ev.Received}, true
 }
 
 // jobSetBefore expects TrainJob w.name's JobSet (of the same name) with the
 // status its last status write before w left, or any its later writes
 // left (matchAny, laterStatus): on replay the JobSet controller may skip
-// one, or be further on. Nil when the log has no status of it before w.
+// one, or be further on; a write that raced w (received before it,
+// answered after) counts as one before it too, as in statusWait. Nil when
+// the log has no status of it before w.
 //
 // Only before a write that sends runtimePatches: the Trainer's check of
 // the JobSet is theirs, and before any other write the JobSet may be
@@ -90,7 +93,12 @@ func (b *builder) jobSetBefore(w *write) *v1alpha1.ObjectExpectation {
 	}
 	statuses := []map[string]any{b.jobSets[last].status}
 	for _, s := range b.jobSets[last+1:] {
-		if s.name == w.name {
+		switch {
+		case s.name != w.name:
+		case !s.received.After(w.ev.Received):
+			// Raced w: accepted even as a status of before (statusWait).
+			statuses = laterStatus(statuses, nil, s.status)
+		default:
 			statuses = laterStatus(statuses, earlier, s.status)
 		}
 	}
