@@ -713,6 +713,16 @@ func TestImportRacedStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	jobsStatus := func(active, suspended int) v1alpha1.Object {
+		return v1alpha1.Object{"status": map[string]any{"jobsStatus": []any{map[string]any{"name": "node", "active": float64(active), "suspended": float64(suspended), "failed": float64(0), "succeeded": float64(0)}}}}
+	}
+	listsMatch(t, "the TrainJob's statuses the step before the clear accepts", []v1alpha1.Object{jobsStatus(1, 0), jobsStatus(0, 1)}, acceptedBeforeClear(t, res, trainJobKind))
+}
+
+// acceptedBeforeClear is what the step before the import's last accepted
+// change of runtimePatches (Kueue's clear) accepts of the object of kind.
+func acceptedBeforeClear(t *testing.T, res *Result, kind string) []v1alpha1.Object {
+	t.Helper()
 	steps := res.Scenario.Spec.Steps
 	clear := -1
 	for i, st := range steps {
@@ -723,14 +733,10 @@ func TestImportRacedStatus(t *testing.T) {
 	if clear < 1 {
 		t.Fatalf("no accepted change of runtimePatches in %v", stepNames(steps))
 	}
-	jobsStatus := func(active, suspended int) v1alpha1.Object {
-		return v1alpha1.Object{"status": map[string]any{"jobsStatus": []any{map[string]any{"name": "node", "active": float64(active), "suspended": float64(suspended), "failed": float64(0), "succeeded": float64(0)}}}}
-	}
-	wait := steps[clear-1]
 	var got []v1alpha1.Object
-	if wait.Expect != nil {
+	if wait := steps[clear-1]; wait.Expect != nil {
 		for _, o := range wait.Expect.Objects {
-			if o.Target.Kind == trainJobKind {
+			if o.Target.Kind == kind {
 				got = append(got, o.MatchAny...)
 				if o.Match != nil {
 					got = append(got, o.Match)
@@ -738,7 +744,36 @@ func TestImportRacedStatus(t *testing.T) {
 			}
 		}
 	}
-	listsMatch(t, "the TrainJob's statuses the step before the clear accepts", []v1alpha1.Object{jobsStatus(1, 0), jobsStatus(0, 1)}, got)
+	return got
+}
+
+// TestImportRacedJobSetStatus: the same for the JobSet's status. The log of
+// TestImportRacedStatus with the JobSet controller's report of no active
+// Job (active 0, suspended 1, as before the admission) answered after the
+// clear was received (54.830, the clear was received at 54.818): the wait
+// before the clear accepts the JobSet as the report before it left it
+// (active 1, suspended 1) and as the raced report did.
+func TestImportRacedJobSetStatus(t *testing.T) {
+	data, err := os.ReadFile(preemptionRaced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const report = `"stageTimestamp":"2026-11-27T23:19:54.752056Z"`
+	if strings.Count(string(data), report) != 1 {
+		t.Fatalf("the log has not one %s", report)
+	}
+	log := filepath.Join(t.TempDir(), "raced-jobset.audit.log")
+	if err := os.WriteFile(log, []byte(strings.Replace(string(data), report, `"stageTimestamp":"2026-11-27T23:19:54.830000Z"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Import([]string{log}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replicated := func(active, suspended int) v1alpha1.Object {
+		return v1alpha1.Object{"status": map[string]any{"replicatedJobsStatus": []any{map[string]any{"name": "node", "active": float64(active), "suspended": float64(suspended), "failed": float64(0), "succeeded": float64(0)}}}}
+	}
+	listsMatch(t, "the JobSet's statuses the step before the clear accepts", []v1alpha1.Object{replicated(1, 1), replicated(0, 1)}, acceptedBeforeClear(t, res, "JobSet"))
 }
 
 // kueueAfterJobs is the recorded run of scenarios/real-kueue/
