@@ -276,7 +276,7 @@ bench: assets ## Measure: bare envtest against the full harness start (3 runs ea
 	$(GO) test ./sim/auditimport/ -run '^$$' -bench Import -benchtime 1x -timeout 30m
 
 .PHONY: bench-scale
-bench-scale: assets ## Measure the fleets of scenarios/scale (10, 100 and 1,000 simulated GPU nodes; 10, 50 and 500 TrainJobs; the real Kueue): time to every Pod Running, CPU and peak memory of each process, the growth from one fleet to the next, and each fleet idle (its nodes again for 30 s) with the growth without the Lease renewals.
+bench-scale: assets ## Measure the fleets of scenarios/scale (10, 100 and 1,000 simulated GPU nodes; 10, 50 and 500 TrainJobs; the real Kueue): time to every Pod Running, CPU and peak memory of each process, the growth from one fleet to the next, and each fleet at rest for 30 s after its run with the growth without the Lease renewals.
 	$(GO) test ./sim/runner/ -run '^$$' -bench 'Scale$$' -benchtime 1x -timeout 60m
 
 ##@ kind
