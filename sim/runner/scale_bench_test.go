@@ -158,7 +158,7 @@ func (i idleFleet) cpuPerRenewal() float64 {
 	return i.cpu / i.renewals
 }
 
-// fleetIdle measures idleWindow of env once f's run is over: on a
+// fleetIdle measures idleWindow of env once a fleet's run is over: on a
 // Discarded cluster the fleet's nodes and its Running Pods stay, and
 // nothing changes but what the cluster does to keep them (the nodes' Lease
 // renewals, KWOK's and the node-lifecycle controller's rounds over every

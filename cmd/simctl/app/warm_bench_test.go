@@ -80,6 +80,7 @@ func upCluster(b *testing.B, bin string) string {
 			return kubeconfig
 		}
 	}
+	_ = cmd.Wait() // its output read to the end: stderr is whole once it returns
 	b.Fatalf("simctl up of %s ended before its cluster was ready:\n%s\n%s", bin, strings.Join(printed, "\n"), stderr.String())
 	return ""
 }
