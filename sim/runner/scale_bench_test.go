@@ -219,12 +219,11 @@ func printScale(runs []scaleRun) {
 	fmt.Fprintln(w, "\ngrowth from one fleet to the next (1.0: linear in the fleet's nodes; CPU and time per node):")
 	for i := 1; i < len(runs); i++ {
 		p, r := runs[i-1], runs[i]
-		perNode := func(v float64, x scaleRun) float64 { return v / float64(x.nodes) }
 		fmt.Fprintf(w, "%d to %d nodes\tCPU per node x%.2f\ttime per node x%.2f\tset-up per node x%.2f\tAPI requests per node x%.2f\t\n", p.nodes, r.nodes,
-			perNode(r.allCPU(), r)/perNode(p.allCPU(), p),
-			perNode(r.toRunning.Seconds(), r)/perNode(p.toRunning.Seconds(), p),
-			perNode(r.setUp.Seconds(), r)/perNode(p.setUp.Seconds(), p),
-			perNode(r.requests, r)/perNode(p.requests, p))
+			growth(p, r, scaleRun.allCPU),
+			growth(p, r, func(x scaleRun) float64 { return x.toRunning.Seconds() }),
+			growth(p, r, func(x scaleRun) float64 { return x.setUp.Seconds() }),
+			growth(p, r, func(x scaleRun) float64 { return x.requests }))
 	}
 	_ = w.Flush()
 	printRenewals(runs)
@@ -254,6 +253,12 @@ func printScale(runs []scaleRun) {
 	printPerJob(runs)
 }
 
+// growth is how much v per node grows from fleet p to fleet r: 1.0 when
+// v grows as the nodes do.
+func growth(p, r scaleRun, v func(scaleRun) float64) float64 {
+	return (v(r) / float64(r.nodes)) / (v(p) / float64(p.nodes))
+}
+
 // printRenewals prints what each fleet costs at rest, the share of
 // its run the Lease renewals account for, and the growth without them:
 // the renewals grow with nodes times the run's time, and a run's time with
@@ -276,8 +281,8 @@ func printRenewals(runs []scaleRun) {
 	fmt.Println()
 	for i := 1; i < len(runs); i++ {
 		p, r := runs[i-1], runs[i]
-		without := func(x scaleRun) float64 { return (x.allCPU() - x.renewalsCPU()) / float64(x.nodes) }
-		fmt.Printf("%d to %d nodes: CPU per node without the Lease renewals x%.2f (with them x%.2f)\n", p.nodes, r.nodes, without(r)/without(p), (r.allCPU()/float64(r.nodes))/(p.allCPU()/float64(p.nodes)))
+		without := func(x scaleRun) float64 { return x.allCPU() - x.renewalsCPU() }
+		fmt.Printf("%d to %d nodes: CPU per node without the Lease renewals x%.2f (with them x%.2f)\n", p.nodes, r.nodes, growth(p, r, without), growth(p, r, scaleRun.allCPU))
 	}
 }
 
