@@ -338,6 +338,9 @@ const (
 	// EntryRequestHeld is a request a gate of the scenario held, and what
 	// released it; its lane is the gate's component, user or actor.
 	EntryRequestHeld = "request-held"
+	// EntryEventKeptBack is a watch event a view of the scenario kept back
+	// from a component, and what became of it.
+	EntryEventKeptBack = "event-kept-back"
 	// EntryJobSetCreated, EntryJobSetChanged (a new generation),
 	// EntryJobSetSuspended, EntryJobSetResumed and EntryJobSetDeleted are
 	// what happened to a JobSet.

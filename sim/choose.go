@@ -81,6 +81,9 @@ type ClusterOptions struct {
 	// controller's grace. Zero: fakegpu.FastHeartbeat. An existing cluster
 	// keeps its own grace; the KWOK simctl starts there renews fast.
 	Heartbeat fakegpu.Heartbeat
+	// Views is envtest.Environment.Views: the in-process components'
+	// watches viewable. Only envtest runs them in simctl's process.
+	Views bool
 }
 
 // ClusterName is the name of the provider the options choose, as
@@ -104,7 +107,7 @@ func NewCluster(o ClusterOptions) cluster.Cluster {
 	if o.Kubeconfig != "" {
 		return &kubeconfig.Kubeconfig{Serve: o.Serve, ServeHost: o.ServeHost, Trainer: o.Trainer, Path: o.Kubeconfig, Context: o.Context, Nodes: o.Nodes, AssetsDir: o.AssetsDir, WorkDir: o.WorkDir, StartTimeout: o.StartTimeout, Unisolated: o.Unisolated, Progress: o.Progress}
 	}
-	return &envtest.Environment{Trainer: o.Trainer, TrainerAs: o.TrainerAs, Components: o.Components, AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress, AuditLog: o.AuditLog, Heartbeat: o.Heartbeat}
+	return &envtest.Environment{Trainer: o.Trainer, TrainerAs: o.TrainerAs, Components: o.Components, AssetsDir: o.AssetsDir, Nodes: o.Nodes, WorkDir: o.WorkDir, KubeconfigPath: o.KubeconfigOut, StartTimeout: o.StartTimeout, Progress: o.Progress, AuditLog: o.AuditLog, Heartbeat: o.Heartbeat, Views: o.Views}
 }
 
 // ClusterEnv is the environment variable that chooses the ginkgo adapter's

@@ -24,7 +24,7 @@ var floors = [][]string{
 		"sim/internal/checkout", "sim/internal/proc", "sim/internal/proclog", "sim/internal/smpmeta",
 		"sim/internal/trainerruntime", "sim/internal/storage", "docs", "scenarios", "sim/sime2e/example"},
 	// 2: the pinned releases, the result model, the gate server
-	{"sim/releases", "results", "sim/identity", "sim/gate", "sim/internal/controllers", "sim/wrappers"},
+	{"sim/releases", "results", "sim/identity", "sim/gate", "sim/view", "sim/internal/controllers", "sim/wrappers"},
 	// 3: the scenario format, the reports, the scenario webhooks, the assets
 	{"sim/apis/v1alpha1", "reports", "sim/webhooks", "sim/internal/assets"},
 	// 4: the seam, and the loader of scenario files

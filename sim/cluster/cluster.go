@@ -21,6 +21,7 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/gate"
+	"github.com/trainersim/trainersim/sim/view"
 	"github.com/trainersim/trainersim/sim/webhooks"
 )
 
@@ -137,6 +138,15 @@ type TrainerBuildObserver interface {
 type GateServing interface {
 	// ServeGates starts (once) and returns the server of the gates.
 	ServeGates() (*gate.Server, error)
+}
+
+// ViewServing is implemented by clusters that run components in simctl's
+// process, whose watches a view (sim/view) can see.
+type ViewServing interface {
+	// ViewRegistry returns the registry of the views and the components
+	// whose watches it sees: none when the cluster was started without
+	// views or runs none of them in this process.
+	ViewRegistry() (*view.Registry, []string)
 }
 
 // WebhookServing is implemented by clusters that can call webhooks served by

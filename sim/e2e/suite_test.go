@@ -48,7 +48,9 @@ func TestE2E(t *testing.T) {
 
 var _ = BeforeSuite(func(ctx context.Context) {
 	sim.RouteProcessLogs() // as simctl: the libraries' loggers off the terminal
-	env = &envtest.Environment{Nodes: []fakegpu.NodeGroup{
+	// Views on: every spec's Trainer and JobSet watch through the views'
+	// registry, as in a run that declares a view.
+	env = &envtest.Environment{Views: true, Nodes: []fakegpu.NodeGroup{
 		{Profile: "nvidia-h100-80gb", Count: 2},
 		{Profile: "cpu", Count: 1},
 	}}

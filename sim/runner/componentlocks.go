@@ -54,6 +54,12 @@ func componentNeeds(p Plan) (read, write []string) {
 		c, _, _ = strings.Cut(c, "/") // kube-controller-manager/<controller>
 		gated[c] = true
 	}
+	for _, v := range sc.Spec.Views {
+		// A view keeps a stream's events back: while the API server
+		// ends the watch and it resumes, the other runs' events of that
+		// stream wait too.
+		gated[v.Component] = true
+	}
 	for _, w := range sc.Spec.Webhooks {
 		if w.Hold != nil {
 			// A hold holds anybody's unsuspend: the managers' the

@@ -79,7 +79,7 @@ func runCorpus(b *testing.B, files []*scenario.File, parallel int) corpusRun {
 // stops it.
 func startCluster(b *testing.B, files []*scenario.File) (env *envtest.Environment, stop func()) {
 	b.Helper()
-	env = &envtest.Environment{Components: WithComponents(nil, files, ""), Heartbeat: HeartbeatFor(files, "")}
+	env = &envtest.Environment{Components: WithComponents(nil, files, ""), Heartbeat: HeartbeatFor(files, ""), Views: ViewsFor(files, "")}
 	if err := env.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}

@@ -189,6 +189,9 @@ func (s *scenarioRun) uninstallGates(ctx context.Context) error {
 
 // release runs a step's release: it fails when the gate holds nothing.
 func (s *scenarioRun) release(step string, r *v1alpha1.Release) string {
+	if r.View != "" {
+		return s.releaseView(step, r)
+	}
 	if s.gateServer == nil {
 		return fmt.Sprintf("gate %s is not installed", r.Gate)
 	}
@@ -233,6 +236,12 @@ func (s *scenarioRun) openGates(step string) {
 // checkHeld checks how many requests gates hold now.
 func (s *scenarioRun) checkHeld(wants []v1alpha1.HeldExpectation) string {
 	for _, w := range wants {
+		if w.View != "" {
+			if msg := s.checkViewHeld(w); msg != "" {
+				return msg
+			}
+			continue
+		}
 		if s.gateServer == nil {
 			return fmt.Sprintf("gate %s is not installed", w.Gate)
 		}

@@ -30,6 +30,7 @@ import (
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/gate"
+	"github.com/trainersim/trainersim/sim/view"
 	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/policy"
 	"github.com/trainersim/trainersim/sim/probe"
@@ -376,6 +377,10 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		res.Skipped = "declares gates, which this cluster cannot call (simctl serves them on the clusters it starts with envtest)"
 		return res
 	}
+	if why := viewsSkipped(sc, r.Cluster); why != "" {
+		res.Skipped = why
+		return res
+	}
 	trainerVersion := r.Cluster.Versions().Trainer
 	if t := sc.Spec.Trainer; t != nil && !TrainerHolds(t, trainerVersion) {
 		res.Skipped = fmt.Sprintf("holds for Trainer %s; the cluster runs %s", t.Versions, trainerVersion)
@@ -440,11 +445,18 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 			// all the same (lint refuses such an until, a loader's bug
 			// must not keep requests waiting).
 			run.openGates(sc.Spec.Steps[i].Name)
+			run.openViews(sc.Spec.Steps[i].Name)
 			continue
 		}
 		run.watch.setStep(sc.Spec.Steps[i].Name)
+		if err := run.startViews(sc.Spec.Steps[i].Name); err != nil {
+			res.Passed = false
+			res.Failure = fmt.Sprintf("step %q: %v", sc.Spec.Steps[i].Name, err)
+			break
+		}
 		st := run.step(ctx, &sc.Spec.Steps[i])
 		run.openGates(st.Name)
+		run.openViews(st.Name)
 		recording := clk.Now()
 		// Only a write to a TrainJob can change who owns an entry: a step
 		// without one of the actors keeps the owners of the step before,
@@ -571,6 +583,10 @@ type scenarioRun struct {
 	gateSpecs  []v1alpha1.Gate
 	gateLanes  []string
 	gates      []gate.Gate
+	// viewRegistry keeps back what the scenario's views match, once one
+	// started, and viewsStarted are the names of those started.
+	viewRegistry *view.Registry
+	viewsStarted []string
 	// shake is the seed of a shaken run, and shaken its result, whose
 	// delays the delayer's count ends up in.
 	shake    *ShakeRun
@@ -671,7 +687,10 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	if err := s.installGates(ctx); err != nil {
 		return err
 	}
-	return s.createSetup(ctx)
+	if err := s.createSetup(ctx); err != nil {
+		return err
+	}
+	return s.startViews("")
 }
 
 // cleanup deletes what the scenario installed cluster-wide and, unless the
@@ -718,9 +737,11 @@ func (s *scenarioRun) lifecycle() policy.LifecyclePolicy {
 // watches observed on one timeline.
 func (s *scenarioRun) timeline(setup []results.Write, steps []results.Step) *results.Timeline {
 	s.openGates("")
+	s.openViews("")
 	observed, dropped, problems := s.watch.stop()
 	observed = append(observed, s.webhookEntries()...)
 	observed = append(observed, s.gateEntries()...)
+	observed = append(observed, s.viewEntries()...)
 	refused, err := s.refusedRequests()
 	observed = append(observed, refused...)
 	if err != nil {

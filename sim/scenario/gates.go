@@ -147,6 +147,17 @@ func (v *validator) untilStep(path, until string) bool {
 // release checks a step's release (inGroup: an entry of a concurrently
 // group): its gate, and that the gate is still closed then.
 func (v *validator) release(path string, r *v1alpha1.Release, outer int, inGroup bool) {
+	if (r.Gate == "") == (r.View == "") {
+		v.errorf(path, "a release names a gate or a view, one of the two")
+		return
+	}
+	if v.sc.Spec.Steps[outer].Trainer != nil {
+		v.errorf(path, "a release on a step some Trainer releases skip would leave the gate or view closed on them: release on a step every release runs")
+	}
+	if r.View != "" {
+		v.releaseOfView(path, r, inGroup)
+		return
+	}
 	g := v.gate(r.Gate)
 	if g == nil {
 		v.errorf(join(path, "gate"), "unknown gate %s (%s)", quote(r.Gate), v.declaredGates())
@@ -154,9 +165,6 @@ func (v *validator) release(path string, r *v1alpha1.Release, outer int, inGroup
 	}
 	if inGroup && g.Component == "" {
 		v.errorf(join(path, "gate"), "gate %s holds a user's or an actor's requests: a release in a concurrently group waits for the API server's answer to what it lets through, which the audit log records for components only; give the gate a component", quote(g.Name))
-	}
-	if v.sc.Spec.Steps[outer].Trainer != nil {
-		v.errorf(path, "a release on a step some Trainer releases skip would leave the gate closed on them: release on a step every release runs")
 	}
 }
 

@@ -98,6 +98,7 @@ func (v *validator) validate() {
 	v.components()
 	v.webhooks()
 	v.gates()
+	v.views()
 }
 
 func (v *validator) metadata() {
@@ -818,7 +819,12 @@ var expectationChecks = map[string]func(v *validator, path string, e *v1alpha1.E
 	"held": func(v *validator, path string, e *v1alpha1.Expect) {
 		for i, h := range e.Held {
 			hp := index(path, i)
-			if v.gate(h.Gate) == nil {
+			switch {
+			case (h.Gate == "") == (h.View == ""):
+				v.errorf(hp, "names a gate or a view, one of the two")
+			case h.View != "" && v.viewOf(h.View) == nil:
+				v.errorf(join(hp, "view"), "unknown view %s (%s)", quote(h.View), v.declaredViews())
+			case h.Gate != "" && v.gate(h.Gate) == nil:
 				v.errorf(join(hp, "gate"), "unknown gate %s (%s)", quote(h.Gate), v.declaredGates())
 			}
 			if h.Count < 0 {

@@ -58,6 +58,7 @@ func Scenarios(paths ...string) bool {
 	files, components, loadErr := suite.Load(paths, opts.Components, opts.Trainer)
 	opts.Components = components
 	opts.Heartbeat = runner.HeartbeatFor(files, opts.Trainer) // as simctl run's
+	opts.Views = runner.ViewsFor(files, opts.Trainer)
 	opts.Serve = runner.NeedsServing(files, opts.ClusterName(), opts.Trainer)
 	// s is this process's suite: under `ginkgo -p`, process 1 starts the
 	// cluster and every other process runs on it, as simctl run

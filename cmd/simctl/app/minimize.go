@@ -140,6 +140,7 @@ func minimizeScenario(ctx context.Context, streams Streams, f minimizeFlags, pat
 	if o.ClusterName() != cluster.Kubeconfig {
 		o.Components = runner.WithComponents(o.Components, files, o.Trainer)
 		o.Heartbeat = runner.HeartbeatFor(files, o.Trainer)
+		o.Views = runner.ViewsFor(files, o.Trainer)
 	}
 	if o.ClusterName() != cluster.Envtest {
 		o.Serve = runner.NeedsServing(files, o.ClusterName(), o.Trainer)

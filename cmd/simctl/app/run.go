@@ -233,6 +233,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	if o.ClusterName() != cluster.Kubeconfig {
 		o.Components = runner.WithComponents(o.Components, files, o.Trainer)
 		o.Heartbeat = runner.HeartbeatFor(files, o.Trainer)
+		o.Views = runner.ViewsFor(files, o.Trainer)
 	}
 	if o.ClusterName() != cluster.Envtest {
 		o.Serve = runner.NeedsServing(files, o.ClusterName(), o.Trainer)

@@ -90,6 +90,16 @@ type ScenarioSpec struct {
 	// (on kind and existing clusters, found at preflight).
 	// +optional
 	Gates []Gate `json:"gates,omitempty"`
+	// Views keep back what a component sees: the events of its watches of
+	// one resource of the scenario's namespace (or of one object), held
+	// until a step releases them, coalesced to each object's last state, or
+	// delayed. Where gates order the components' writes, views order what
+	// they read: a controller that acts on a state it never observed, or
+	// on one it observes late. Served in simctl's process, between the
+	// Trainer's or JobSet's manager and the API server, on envtest with
+	// the pinned Trainer release (spec.clusters.only: [envtest]).
+	// +optional
+	Views []View `json:"views,omitempty"`
 	// Nodes are the simulated nodes this scenario gets for itself. Pods of
 	// the scenario are scheduled only onto them.
 	// +optional
@@ -269,11 +279,59 @@ type GateChange struct {
 	Entry string `json:"entry,omitempty"`
 }
 
-// Release lets the requests a gate holds through.
+// View keeps back the events a component's watches get of one resource of
+// the scenario's namespace, or of one object, from a step on until a step
+// releases them. Each object's events reach the component in the API
+// server's order, never reordered; the other objects' go on as they come.
+// What the component reads from its cache is what its watches delivered:
+// a view makes it act on the state it last saw.
+type View struct {
+	// Name of the view, for release steps and expect.held.
+	Name string `json:"name"`
+	// Component whose watches it sees: trainer or jobset (their managers
+	// run in simctl's process).
+	// +enum=trainer;jobset
+	Component string `json:"component"`
+	// Resource is the plural resource name of the watch: trainjobs,
+	// jobsets, jobs, pods, ... one the component watches.
+	Resource string `json:"resource"`
+	// ObjectName is the object's name. Empty: every object of the
+	// resource in the scenario's namespace.
+	// +optional
+	ObjectName string `json:"objectName,omitempty"`
+	// Coalesce delivers, at the release, each object's last state only:
+	// the component never observes the states in between (an object it
+	// never saw comes as added, one added and deleted meanwhile not at
+	// all).
+	// +optional
+	Coalesce bool `json:"coalesce,omitempty"`
+	// Delay, instead of a release, delivers each event that long after
+	// it came: a component whose watch lags.
+	// +optional
+	Delay *Duration `json:"delay,omitempty"`
+	// From is the step before which the view starts keeping events back.
+	// Empty: the first step.
+	// +optional
+	From string `json:"from,omitempty"`
+	// Until is a step of spec.steps after which the view delivers what it
+	// keeps back and keeps nothing back after, as a release step does.
+	// Empty: a release step, or the scenario's end.
+	// +optional
+	Until string `json:"until,omitempty"`
+}
+
+// Release lets the requests a gate holds through, or the events a view
+// keeps back.
 type Release struct {
-	// Gate is the gate's name.
-	Gate string `json:"gate"`
-	// One lets only the request it has held longest through, and the gate
+	// Gate is the gate's name. One of gate and view.
+	// +optional
+	Gate string `json:"gate,omitempty"`
+	// View is the view's name: what it keeps back reaches the component
+	// (coalesced, when it coalesces), and it keeps nothing back after. A
+	// release of a view that keeps nothing back fails the step.
+	// +optional
+	View string `json:"view,omitempty"`
+	// One lets only the request a gate has held longest through, and the gate
 	// goes on holding. Otherwise every held request goes on, released in
 	// the order they came, and the gate holds nothing after. A release of
 	// a gate that holds nothing fails the step.
@@ -281,11 +339,16 @@ type Release struct {
 	One bool `json:"one,omitempty"`
 }
 
-// HeldExpectation asserts what a gate holds.
+// HeldExpectation asserts what a gate or a view holds.
 type HeldExpectation struct {
-	// Gate is the gate's name.
-	Gate string `json:"gate"`
-	// Count is how many requests it must hold. 0: at least one.
+	// Gate is the gate's name. One of gate and view.
+	// +optional
+	Gate string `json:"gate,omitempty"`
+	// View is the view's name.
+	// +optional
+	View string `json:"view,omitempty"`
+	// Count is how many requests (a gate's) or events (a view's) it must
+	// hold. 0: at least one.
 	// +optional
 	Count int `json:"count,omitempty"`
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/trainersim/trainersim/sim/internal/controllers"
 	"github.com/trainersim/trainersim/sim/internal/proclog"
 	"github.com/trainersim/trainersim/sim/probe"
+	"github.com/trainersim/trainersim/sim/view"
 )
 
 // The Trainer and JobSet controllers and webhooks, in this process.
@@ -83,11 +84,17 @@ func (e *Environment) startControllers(ctx context.Context) error {
 		{identity.JobSet, e.jobSetWebhookPort, controllers.NewJobSetManager},
 	}
 	var mgrs []ctrl.Manager
+	if e.Views {
+		e.views = view.NewRegistry(nil)
+	}
 	for _, m := range managers {
 		cfg, err := e.componentConfig(m.component)
 		if err != nil {
 			mgrCancel()
 			return err
+		}
+		if e.views != nil {
+			cfg.Wrap(e.views.Wrap(m.component))
 		}
 		mgr, err := m.build(mgrCtx, controllers.Options{
 			Config:         cfg,
@@ -171,4 +178,14 @@ func webhookCalled(ctx context.Context, c client.Client, probe *unstructured.Uns
 		return err
 	}
 	return nil
+}
+
+// ViewRegistry returns the registry of the views of the Trainer's and
+// JobSet's watches and the components it sees: none when the cluster was
+// started without Views, or runs another Trainer release as processes.
+func (e *Environment) ViewRegistry() (*view.Registry, []string) {
+	if e.views == nil {
+		return nil, nil
+	}
+	return e.views, view.Components()
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/trainersim/trainersim/sim/internal/storage"
 	"github.com/trainersim/trainersim/sim/kwok"
 	"github.com/trainersim/trainersim/sim/releases"
+	"github.com/trainersim/trainersim/sim/view"
 	"github.com/trainersim/trainersim/sim/webhooks"
 )
 
@@ -92,6 +93,13 @@ type Environment struct {
 	// scenarios takes a node unreachable (runner.HeartbeatFor).
 	Heartbeat fakegpu.Heartbeat
 
+	// Views makes the watches of the Trainer's and JobSet's managers, which
+	// run in this process, viewable (cluster.ViewServing, sim/view): their
+	// transports go through the views' registry. False: their transports
+	// are client-go's, untouched; simctl run and the adapters set it when a
+	// scenario they run declares views (runner.ViewsFor).
+	Views bool
+
 	// NoSnapshot starts on an empty etcd and installs the CRDs, webhook
 	// configurations, default runtimes and isolation policy itself, as the
 	// snapshot build does. False: start on the snapshot of that state,
@@ -138,6 +146,7 @@ type Environment struct {
 
 	env     *envtest.Environment
 	release releases.Trainer
+	views   *view.Registry
 	// jobSetWebhookPort is where the JobSet manager serves its webhooks
 	// (the Trainer's serves on envtest's port).
 	jobSetWebhookPort int

@@ -1,0 +1,169 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/trainersim/trainersim/results"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/scenario"
+	"github.com/trainersim/trainersim/sim/view"
+)
+
+// The scenario's views (spec.views): what the Trainer's and JobSet's
+// watches deliver, kept back by this process (sim/view).
+
+// ViewsFor reports whether a cluster simctl starts for the scenarios of
+// files must make its components' watches viewable
+// (envtest.Environment.Views): when one of them, on the Trainer release
+// the cluster runs, declares a view. A run without views leaves the
+// components' transports untouched.
+func ViewsFor(files []*scenario.File, trainer string) bool {
+	for _, f := range files {
+		if len(f.Scenario.Spec.Views) > 0 && TrainerHolds(f.Scenario.Spec.Trainer, trainer) {
+			return true
+		}
+	}
+	return false
+}
+
+// viewsSkipped is the reason a scenario's views cannot run on a cluster,
+// or "".
+func viewsSkipped(sc *v1alpha1.Scenario, c cluster.Cluster) string {
+	if len(sc.Spec.Views) == 0 {
+		return ""
+	}
+	serving, ok := c.(cluster.ViewServing)
+	if !ok {
+		return "declares views, which need the components' managers in simctl's process (envtest)"
+	}
+	reg, components := serving.ViewRegistry()
+	for _, v := range sc.Spec.Views {
+		if reg == nil || !slices.Contains(components, v.Component) {
+			return fmt.Sprintf("declares a view of %s, whose watches this cluster does not let simctl see (envtest with the pinned Trainer release, started for a run that declares views)", v.Component)
+		}
+	}
+	return ""
+}
+
+// viewName is the cluster-wide name of a scenario's view.
+func (s *scenarioRun) viewName(name string) string { return name + "-" + s.nsSuffix() }
+
+// startViews registers the views whose from is the step of a name, and
+// those without one when step is "" (before the first step).
+func (s *scenarioRun) startViews(step string) error {
+	for _, v := range s.sc.Spec.Views {
+		if v.From != step {
+			continue
+		}
+		if s.viewRegistry == nil {
+			reg, _ := s.cluster.(cluster.ViewServing).ViewRegistry()
+			s.viewRegistry = reg
+		}
+		group, _ := view.WatchedResource(v.Component, v.Resource)
+		w := view.View{
+			Name: s.viewName(v.Name), Component: v.Component, Group: group, Resource: v.Resource,
+			Namespace: s.ns, ObjectName: v.ObjectName, Coalesce: v.Coalesce, OnEvent: s.watch.notify,
+		}
+		if v.Delay != nil {
+			w.Delay = v.Delay.Duration
+		}
+		if err := s.viewRegistry.Register(w); err != nil {
+			return err
+		}
+		s.viewsStarted = append(s.viewsStarted, v.Name)
+	}
+	return nil
+}
+
+// releaseView runs a step's release of a view: it fails when the view
+// keeps nothing back.
+func (s *scenarioRun) releaseView(step string, r *v1alpha1.Release) string {
+	if !slices.Contains(s.viewsStarted, r.View) {
+		return fmt.Sprintf("view %s has not started", r.View)
+	}
+	name := s.viewName(r.View)
+	if n := s.viewRegistry.Release(name, fmt.Sprintf("step %q released it", step)); n == 0 {
+		return fmt.Sprintf("view %s keeps no event back to release: %s (expect it held in a step before)", r.View, s.viewSoFar(name))
+	}
+	return ""
+}
+
+// viewSoFar says what a view has kept back.
+func (s *scenarioRun) viewSoFar(name string) string {
+	events := s.viewRegistry.Events(name)
+	if len(events) == 0 {
+		return "it has kept none back so far"
+	}
+	return fmt.Sprintf("it has kept %d back so far, none now", len(events))
+}
+
+// openViews releases the views whose until is the step of a name, and
+// every view when step is "" (the scenario ended).
+func (s *scenarioRun) openViews(step string) {
+	for _, v := range s.sc.Spec.Views {
+		if !slices.Contains(s.viewsStarted, v.Name) {
+			continue
+		}
+		switch {
+		case step == "":
+			s.viewRegistry.Release(s.viewName(v.Name), "the scenario ended")
+		case v.Until == step:
+			s.viewRegistry.Release(s.viewName(v.Name), fmt.Sprintf("step %q ran (its until)", step))
+		}
+	}
+}
+
+// checkViewHeld checks how many events a view keeps back now.
+func (s *scenarioRun) checkViewHeld(w v1alpha1.HeldExpectation) string {
+	if !slices.Contains(s.viewsStarted, w.View) {
+		return fmt.Sprintf("view %s has not started", w.View)
+	}
+	name := s.viewName(w.View)
+	held := s.viewRegistry.Holding(name)
+	n := len(held)
+	switch {
+	case w.Count == 0 && n == 0:
+		return fmt.Sprintf("view %s keeps no event back; %s", w.View, s.viewSoFar(name))
+	case w.Count > 0 && n != w.Count:
+		var what []string
+		for _, e := range held {
+			what = append(what, e.Type+" "+e.Object)
+		}
+		return fmt.Sprintf("view %s keeps %d events back (%s), want %d", w.View, n, strings.Join(what, ", "), w.Count)
+	}
+	return ""
+}
+
+// viewEntries are the timeline entries of the events the views kept back,
+// each in the lane of the view's component.
+func (s *scenarioRun) viewEntries() []results.TimelineEntry {
+	var out []results.TimelineEntry
+	for _, v := range s.sc.Spec.Views {
+		if !slices.Contains(s.viewsStarted, v.Name) {
+			continue
+		}
+		for _, e := range s.viewRegistry.Events(s.viewName(v.Name)) {
+			fate := "still kept back"
+			switch {
+			case e.Fate == view.Coalesced:
+				fate = e.Fate
+			case !e.Delivered.IsZero():
+				fate = fmt.Sprintf("delivered after %s: %s", e.Delivered.Sub(e.At).Round(time.Millisecond), e.Fate)
+			case e.Fate != "":
+				fate = e.Fate
+			}
+			out = append(out, results.TimelineEntry{
+				At:      e.At,
+				Lane:    v.Component,
+				Kind:    results.EntryEventKeptBack,
+				Object:  e.Object,
+				Summary: fmt.Sprintf("view %s kept back %s's watch event %s of %s (resourceVersion %s); %s", v.Name, v.Component, e.Type, e.Object, e.ResourceVersion, fate),
+			})
+		}
+	}
+	return out
+}

@@ -1,0 +1,357 @@
+package view
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// apiServer serves watches of TrainJobs: each watch request takes the next
+// script of events, written one at a time as the test sends them on its
+// channel; a closed channel ends the watch.
+type apiServer struct {
+	t       *testing.T
+	mu      sync.Mutex
+	scripts []chan string
+	queries []string
+}
+
+func newAPIServer(t *testing.T, watches int) (*apiServer, *httptest.Server) {
+	a := &apiServer{t: t}
+	for range watches {
+		a.scripts = append(a.scripts, make(chan string, 16))
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		i := len(a.queries)
+		a.queries = append(a.queries, r.URL.RawQuery)
+		a.mu.Unlock()
+		if i >= len(a.scripts) {
+			http.Error(w, "no more watches", http.StatusGone)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json;stream=watch")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		for {
+			select {
+			case ev, ok := <-a.scripts[i]:
+				if !ok {
+					return
+				}
+				_, _ = io.WriteString(w, ev+"\n")
+				w.(http.Flusher).Flush()
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return a, srv
+}
+
+// ev is a watch event of a TrainJob.
+func ev(typ, ns, name, rv string) string {
+	return fmt.Sprintf(`{"type":%q,"object":{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","metadata":{"name":%q,"namespace":%q,"resourceVersion":%q}}}`, typ, name, ns, rv)
+}
+
+// got is what the component reads of a watch event.
+type got struct{ Type, Name, RV string }
+
+// watch opens a watch of TrainJobs through the registry's wrapper of the
+// trainer, and returns its events as they come.
+func watch(t *testing.T, reg *Registry, url string) <-chan got {
+	t.Helper()
+	c := &http.Client{Transport: reg.Wrap("trainer")(http.DefaultTransport)}
+	resp, err := c.Get(url + "/apis/trainer.kubeflow.org/v1alpha1/trainjobs?watch=true&resourceVersion=1&allowWatchBookmarks=true")
+	if err != nil {
+		t.Fatalf("failed to watch: %v", err)
+	}
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	out := make(chan got, 16)
+	go func() {
+		defer close(out)
+		dec := json.NewDecoder(resp.Body)
+		for {
+			var f struct {
+				Type   string
+				Object objectMeta
+			}
+			if err := dec.Decode(&f); err != nil {
+				return
+			}
+			out <- got{f.Type, f.Object.Metadata.Name, f.Object.Metadata.ResourceVersion}
+		}
+	}()
+	return out
+}
+
+// next returns the next event the component reads, or fails after a
+// second.
+func next(t *testing.T, c <-chan got) got {
+	t.Helper()
+	select {
+	case g, ok := <-c:
+		if !ok {
+			t.Fatal("the watch ended")
+		}
+		return g
+	case <-time.After(time.Second):
+		t.Fatal("no event within 1s")
+	}
+	return got{}
+}
+
+// none fails when the component reads an event within a short while.
+func none(t *testing.T, c <-chan got) {
+	t.Helper()
+	select {
+	case g, ok := <-c:
+		if ok {
+			t.Fatalf("the component got %+v, want nothing yet", g)
+		}
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// waitHolding waits until the view keeps n events back.
+func waitHolding(t *testing.T, reg *Registry, name string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for len(reg.Holding(name)) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("view %s keeps %d events back, want %d", name, len(reg.Holding(name)), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestHoldDeliversInOrderAtRelease(t *testing.T) {
+	a, srv := newAPIServer(t, 1)
+	reg := NewRegistry(nil)
+	if err := reg.Register(View{Name: "v", Component: "trainer", Group: "trainer.kubeflow.org", Resource: "trainjobs", Namespace: "ns", ObjectName: "low"}); err != nil {
+		t.Fatal(err)
+	}
+	c := watch(t, reg, srv.URL)
+	s := a.scripts[0]
+	s <- ev("ADDED", "ns", "low", "2")
+	s <- ev("MODIFIED", "ns", "low", "3")
+	s <- ev("ADDED", "ns", "high", "4")   // another object: goes on
+	s <- ev("ADDED", "other", "low", "5") // another namespace: goes on
+	if diff := cmp.Diff(got{"ADDED", "high", "4"}, next(t, c)); diff != "" {
+		t.Errorf("first event mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(got{"ADDED", "low", "5"}, next(t, c)); diff != "" {
+		t.Errorf("second event mismatch (-want +got):\n%s", diff)
+	}
+	none(t, c)
+	waitHolding(t, reg, "v", 2)
+	if n := reg.Release("v", "released"); n != 2 {
+		t.Errorf("Release = %d, want 2", n)
+	}
+	want := []got{{"ADDED", "low", "2"}, {"MODIFIED", "low", "3"}}
+	for i, w := range want {
+		if diff := cmp.Diff(w, next(t, c)); diff != "" {
+			t.Errorf("released event %d mismatch (-want +got):\n%s", i, diff)
+		}
+	}
+	s <- ev("MODIFIED", "ns", "low", "6") // after the release: goes on
+	if diff := cmp.Diff(got{"MODIFIED", "low", "6"}, next(t, c)); diff != "" {
+		t.Errorf("event after the release mismatch (-want +got):\n%s", diff)
+	}
+	var fates []string
+	for _, e := range reg.Events("v") {
+		fates = append(fates, e.Type+" "+e.ResourceVersion+": "+e.Fate)
+	}
+	if diff := cmp.Diff([]string{"ADDED 2: released", "MODIFIED 3: released"}, fates); diff != "" {
+		t.Errorf("view's events mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"trainer.kubeflow.org/trainjobs"}, reg.Watched("trainer")); diff != "" {
+		t.Errorf("Watched mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestCoalesce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		events []string
+		want   []got
+	}{
+		{"modified twice: the last state", []string{ev("MODIFIED", "ns", "a", "2"), ev("MODIFIED", "ns", "a", "3")}, []got{{"MODIFIED", "a", "3"}}},
+		{"added then modified: added, last state", []string{ev("ADDED", "ns", "a", "2"), ev("MODIFIED", "ns", "a", "3")}, []got{{"ADDED", "a", "3"}}},
+		{"added then deleted: nothing", []string{ev("ADDED", "ns", "a", "2"), ev("DELETED", "ns", "a", "3")}, nil},
+		{"modified then deleted: deleted", []string{ev("MODIFIED", "ns", "a", "2"), ev("DELETED", "ns", "a", "3")}, []got{{"DELETED", "a", "3"}}},
+		{"two objects: in the order of their last", []string{ev("MODIFIED", "ns", "a", "2"), ev("MODIFIED", "ns", "b", "3"), ev("MODIFIED", "ns", "a", "4")}, []got{{"MODIFIED", "b", "3"}, {"MODIFIED", "a", "4"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, srv := newAPIServer(t, 1)
+			reg := NewRegistry(nil)
+			if err := reg.Register(View{Name: "v", Component: "trainer", Group: "trainer.kubeflow.org", Resource: "trainjobs", Namespace: "ns", Coalesce: true}); err != nil {
+				t.Fatal(err)
+			}
+			c := watch(t, reg, srv.URL)
+			for _, e := range tc.events {
+				a.scripts[0] <- e
+			}
+			waitHolding(t, reg, "v", len(tc.events))
+			reg.Release("v", "released")
+			a.scripts[0] <- ev("MODIFIED", "ns", "z", "9") // a marker after the release
+			var gots []got
+			for g := next(t, c); g.Name != "z"; g = next(t, c) {
+				gots = append(gots, g)
+			}
+			if diff := cmp.Diff(tc.want, gots); diff != "" {
+				t.Errorf("delivered mismatch (-want +got):\n%s", diff)
+			}
+			coalesced := 0
+			for _, e := range reg.Events("v") {
+				if e.Fate == Coalesced {
+					coalesced++
+				}
+			}
+			if want := len(tc.events) - len(tc.want); coalesced != want {
+				t.Errorf("%d events coalesced, want %d", coalesced, want)
+			}
+		})
+	}
+}
+
+func TestDelay(t *testing.T) {
+	a, srv := newAPIServer(t, 1)
+	reg := NewRegistry(nil)
+	const delay = 200 * time.Millisecond
+	if err := reg.Register(View{Name: "v", Component: "trainer", Group: "trainer.kubeflow.org", Resource: "trainjobs", Namespace: "ns", Delay: delay}); err != nil {
+		t.Fatal(err)
+	}
+	c := watch(t, reg, srv.URL)
+	sent := time.Now()
+	a.scripts[0] <- ev("MODIFIED", "ns", "a", "2")
+	a.scripts[0] <- ev("MODIFIED", "ns", "b", "3")
+	for _, want := range []got{{"MODIFIED", "a", "2"}, {"MODIFIED", "b", "3"}} {
+		if diff := cmp.Diff(want, next(t, c)); diff != "" {
+			t.Errorf("delayed event mismatch (-want +got):\n%s", diff)
+		}
+	}
+	if since := time.Since(sent); since < delay {
+		t.Errorf("delivered after %s, want at least %s", since, delay)
+	}
+}
+
+// TestResumeWhileHolding: the API server ends the watch while the view
+// holds events; the component sees one stream, resumed from the last
+// resourceVersion read, and the stream's end only after the release.
+func TestResumeWhileHolding(t *testing.T) {
+	a, srv := newAPIServer(t, 2)
+	reg := NewRegistry(nil)
+	if err := reg.Register(View{Name: "v", Component: "trainer", Group: "trainer.kubeflow.org", Resource: "trainjobs", Namespace: "ns", ObjectName: "low"}); err != nil {
+		t.Fatal(err)
+	}
+	c := watch(t, reg, srv.URL)
+	a.scripts[0] <- ev("MODIFIED", "ns", "low", "2")
+	a.scripts[0] <- ev("MODIFIED", "ns", "high", "3")
+	if diff := cmp.Diff(got{"MODIFIED", "high", "3"}, next(t, c)); diff != "" {
+		t.Errorf("event mismatch (-want +got):\n%s", diff)
+	}
+	close(a.scripts[0]) // the watch's timeout
+	a.scripts[1] <- ev("MODIFIED", "ns", "high", "4")
+	if diff := cmp.Diff(got{"MODIFIED", "high", "4"}, next(t, c)); diff != "" {
+		t.Errorf("event of the resumed watch mismatch (-want +got):\n%s", diff)
+	}
+	a.mu.Lock()
+	resumed := a.queries[1]
+	a.mu.Unlock()
+	if !strings.Contains(resumed, "resourceVersion=3") {
+		t.Errorf("the resumed watch's query is %s, want resourceVersion=3", resumed)
+	}
+	reg.Release("v", "released")
+	if diff := cmp.Diff(got{"MODIFIED", "low", "2"}, next(t, c)); diff != "" {
+		t.Errorf("released event mismatch (-want +got):\n%s", diff)
+	}
+	close(a.scripts[1]) // nothing held: the component's stream ends
+	select {
+	case g, ok := <-c:
+		if ok {
+			t.Errorf("got %+v, want the end of the watch", g)
+		}
+	case <-time.After(time.Second):
+		t.Error("the watch did not end")
+	}
+}
+
+// TestErrorEventWaitsForRelease: an ERROR event, which ends a watch that
+// cannot resume, reaches the component after what the view holds.
+func TestErrorEventWaitsForRelease(t *testing.T) {
+	a, srv := newAPIServer(t, 1)
+	reg := NewRegistry(nil)
+	if err := reg.Register(View{Name: "v", Component: "trainer", Group: "trainer.kubeflow.org", Resource: "trainjobs", Namespace: "ns"}); err != nil {
+		t.Fatal(err)
+	}
+	c := watch(t, reg, srv.URL)
+	a.scripts[0] <- ev("MODIFIED", "ns", "a", "2")
+	a.scripts[0] <- `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","code":410,"reason":"Expired"}}`
+	close(a.scripts[0])
+	none(t, c)
+	reg.Release("v", "released")
+	for _, want := range []got{{"MODIFIED", "a", "2"}, {"ERROR", "", ""}} {
+		if diff := cmp.Diff(want, next(t, c)); diff != "" {
+			t.Errorf("event mismatch (-want +got):\n%s", diff)
+		}
+	}
+}
+
+// TestComponentStopsWatching: a component that closes its watch while the
+// view holds events never gets them, and the view says so.
+func TestComponentStopsWatching(t *testing.T) {
+	a, srv := newAPIServer(t, 1)
+	reg := NewRegistry(nil)
+	if err := reg.Register(View{Name: "v", Component: "trainer", Group: "trainer.kubeflow.org", Resource: "trainjobs", Namespace: "ns"}); err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Transport: reg.Wrap("trainer")(http.DefaultTransport)}
+	resp, err := c.Get(srv.URL + "/apis/trainer.kubeflow.org/v1alpha1/trainjobs?watch=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.scripts[0] <- ev("MODIFIED", "ns", "a", "2")
+	waitHolding(t, reg, "v", 1)
+	if err := resp.Body.Close(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Second)
+	for len(reg.Holding("v")) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the view still holds the event of a closed watch")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if e := reg.Events("v"); len(e) != 1 || !strings.HasPrefix(e[0].Fate, "never delivered") {
+		t.Errorf("events = %+v, want one never delivered", e)
+	}
+	close(a.scripts[0])
+}
+
+// TestOnlyWatchesAreViewed: a list and another component's watch pass
+// untouched.
+func TestOnlyWatchesAreViewed(t *testing.T) {
+	a, srv := newAPIServer(t, 1)
+	reg := NewRegistry(nil)
+	if err := reg.Register(View{Name: "v", Component: "jobset", Group: "trainer.kubeflow.org", Resource: "trainjobs", Namespace: "ns"}); err != nil {
+		t.Fatal(err)
+	}
+	c := watch(t, reg, srv.URL) // the trainer's
+	a.scripts[0] <- ev("MODIFIED", "ns", "a", "2")
+	if diff := cmp.Diff(got{"MODIFIED", "a", "2"}, next(t, c)); diff != "" {
+		t.Errorf("event mismatch (-want +got):\n%s", diff)
+	}
+	if got := reg.Watched("jobset"); len(got) != 0 {
+		t.Errorf("Watched(jobset) = %v, want none", got)
+	}
+}
