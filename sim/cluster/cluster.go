@@ -149,6 +149,33 @@ type ViewServing interface {
 	ViewRegistry() (*view.Registry, []string)
 }
 
+// Actions of ComponentLifecycle.ComponentAction.
+const (
+	// ComponentCrash ends a component at once: no request of it goes out
+	// after the crash, those in flight fail, and it shuts down nothing
+	// gracefully (its webhooks stop answering).
+	ComponentCrash = "crash"
+	// ComponentStop stops it gracefully: what it is doing ends first.
+	ComponentStop = "stop"
+	// ComponentStart starts it again, with empty caches, and returns once
+	// its caches have synced and its webhooks answer.
+	ComponentStart = "start"
+	// ComponentRestart is a stop, then a start.
+	ComponentRestart = "restart"
+)
+
+// ComponentLifecycle is implemented by clusters that can crash, stop and
+// start some of their components.
+type ComponentLifecycle interface {
+	// LifecycleComponents returns the components ComponentAction acts on.
+	LifecycleComponents() []string
+	// ComponentAction crashes, stops, starts or restarts a component and
+	// returns once it is done.
+	ComponentAction(ctx context.Context, component, action string) error
+	// ComponentUp reports whether a component runs.
+	ComponentUp(component string) bool
+}
+
 // WebhookServing is implemented by clusters that can call webhooks served by
 // this process (envtest.Environment): the API server trusts CA and reaches host.
 type WebhookServing interface {

@@ -43,7 +43,8 @@ type delayState struct {
 	total   time.Duration
 	probes  int
 	// abandoned counts the requests the API server stopped waiting for
-	// while they were delayed: they failed, and the run says so.
+	// while they were delayed, past its webhook timeout: they failed for
+	// the delay, and the run says so.
 	abandoned int
 }
 

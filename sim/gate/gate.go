@@ -40,7 +40,7 @@ import (
 const Timeout = 30 * time.Second
 
 // Abandoned is the Released of a request the API server stopped waiting for.
-const Abandoned = "the API server stopped waiting (30 s): never answered, refused as failurePolicy Fail"
+const Abandoned = "the API server stopped waiting (after 30 s, or as the client went away): never answered, refused as failurePolicy Fail"
 
 // ProbeResource is what the second webhook of every gate's configuration
 // intercepts: a server-side dry-run create of a ConfigMap in the gate's
@@ -292,7 +292,12 @@ func (s *Server) answer(ctx context.Context, path string, req *admissionv1.Admis
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
-			s.delayAbandoned(path)
+			if d >= delayTimeout {
+				// The API server's timeout: the shaker's delay failed
+				// the request. Before it, the request's own client went
+				// away (a crashed component's), which no delay caused.
+				s.delayAbandoned(path)
+			}
 			return nil // the API server stopped waiting: the request failed
 		}
 	} else if held := s.admit(path, req); held != nil && !s.wait(ctx, path, held) {

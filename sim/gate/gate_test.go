@@ -218,3 +218,31 @@ func TestChangeMade(t *testing.T) {
 		}
 	}
 }
+
+// TestDelayAbandoned: a delayed request whose caller goes away before its
+// delay ends (a crashed component's) is not the delay's failure; one the
+// API server stops waiting for past the webhook's timeout is.
+func TestDelayAbandoned(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		delay     time.Duration
+		abandoned int
+	}{
+		{"the caller went away", time.Second, 0},
+		{"past the webhook's timeout", delayTimeout, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newState()
+			s.RegisterDelayer(Delayer{Name: "d", Namespace: "ns", Delay: func(string, int) time.Duration { return tc.delay }})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+			defer cancel()
+			r := review(kueue, "patch", "llm", suspended(true), suspended(false))
+			if resp := s.answer(ctx, delayPath("d"), r.Request); resp != nil {
+				t.Fatalf("answer = %+v, want none: the caller stopped waiting", resp)
+			}
+			if _, _, abandoned := s.UnregisterDelayer("d"); abandoned != tc.abandoned {
+				t.Errorf("abandoned = %d, want %d", abandoned, tc.abandoned)
+			}
+		})
+	}
+}

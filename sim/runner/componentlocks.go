@@ -54,6 +54,10 @@ func componentNeeds(p Plan) (read, write []string) {
 		c, _, _ = strings.Cut(c, "/") // kube-controller-manager/<controller>
 		gated[c] = true
 	}
+	for _, c := range componentSteps(sc) {
+		// Down, its webhooks fail closed in every namespace.
+		gated[c.Name] = true
+	}
 	for _, v := range sc.Spec.Views {
 		// A view keeps a stream's events back: while the API server
 		// ends the watch and it resumes, the other runs' events of that

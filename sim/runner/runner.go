@@ -377,6 +377,10 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		res.Skipped = "declares gates, which this cluster cannot call (simctl serves them on the clusters it starts with envtest)"
 		return res
 	}
+	if why := lifecycleSkipped(sc, r.Cluster); why != "" {
+		res.Skipped = why
+		return res
+	}
 	if why := viewsSkipped(sc, r.Cluster); why != "" {
 		res.Skipped = why
 		return res
@@ -428,6 +432,14 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		if against := behaviourChange(sc, r.Cluster.Versions()); against != "" && !res.Passed {
 			res.BehaviourChange = against
 			res.Failure = "behaviour change of " + against + ": " + res.Failure
+		}
+	}()
+	// First of the ends: a component the scenario left down runs again
+	// before its timeline is read and its namespace deleted.
+	defer func() {
+		if err := run.restoreComponents(); err != nil && res.Passed {
+			res.Passed = false
+			res.Failure = "clean-up: " + err.Error()
 		}
 	}()
 	err := run.setUp(ctx)
@@ -587,6 +599,9 @@ type scenarioRun struct {
 	// started, and viewsStarted are the names of those started.
 	viewRegistry *view.Registry
 	viewsStarted []string
+	// actedOn are the components a component step acted on, guarded by
+	// mu.
+	actedOn map[string]bool
 	// shake is the seed of a shaken run, and shaken its result, whose
 	// delays the delayer's count ends up in.
 	shake    *ShakeRun

@@ -359,8 +359,9 @@ var writers = map[string]writer{
 		}
 		return nil
 	},
-	v1alpha1.VerbKubelet: kubeletWrite,
-	v1alpha1.VerbNode:    nodeWrite,
+	v1alpha1.VerbKubelet:   kubeletWrite,
+	v1alpha1.VerbNode:      nodeWrite,
+	v1alpha1.VerbComponent: componentWrite,
 	v1alpha1.VerbGet: func(s *scenarioRun, a *actor, st *v1alpha1.Step, p *prepared) error {
 		t := st.Get
 		ri, _, err := s.resource(a.client, t.APIVersion, t.Kind, t.Namespace)

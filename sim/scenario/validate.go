@@ -33,6 +33,9 @@ type validator struct {
 	// completed: the steps whose kubelet action completed Pods, by their
 	// selector.
 	completed map[string]string
+	// down: the components a component step crashed or stopped, by the
+	// path of that step, until a step starts them.
+	down map[string]string
 }
 
 // stepRef is what update.from needs to know of a step or concurrent write.
@@ -296,6 +299,9 @@ func init() {
 		v1alpha1.VerbDelete: func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.writeTarget(path, *st.Delete) },
 		v1alpha1.VerbGet:    func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.target(path, *st.Get) },
 		v1alpha1.VerbNode:   func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) { v.node(path, st.Node) },
+		v1alpha1.VerbComponent: func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) {
+			v.component(path, st.Component)
+		},
 		v1alpha1.VerbKubelet: func(v *validator, path string, st v1alpha1.Step, _ int, _ bool) {
 			v.kubelet(path, st.Name, st.Kubelet)
 		},

@@ -25,6 +25,7 @@ const (
 	VerbGet          = "get"
 	VerbKubelet      = "kubelet"
 	VerbNode         = "node"
+	VerbComponent    = "component"
 	VerbConcurrently = "concurrently"
 )
 
@@ -86,6 +87,9 @@ var Verbs = []Verb{
 	// expect.
 	{Name: VerbKubelet, In: func(st *Step) bool { return st.Kubelet != nil }, Write: true},
 	{Name: VerbNode, In: func(st *Step) bool { return st.Node != nil }, Write: true},
+	// A component's crash, stop or start changes no object itself: what
+	// follows is the cluster's doing, asserted by expect.
+	{Name: VerbComponent, In: func(st *Step) bool { return st.Component != nil }, Write: true},
 	{Name: VerbConcurrently, In: func(st *Step) bool { return st.Concurrently != nil }, Write: true, Group: true},
 }
 

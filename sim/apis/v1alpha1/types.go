@@ -551,6 +551,10 @@ type Step struct {
 	// (cordon, drain, delete).
 	// +optional
 	Node *NodeAction `json:"node,omitempty"`
+	// Component crashes, stops, starts or restarts one of the cluster's
+	// components, as a node's failure or an operator does.
+	// +optional
+	Component *ComponentAction `json:"component,omitempty"`
 	// FieldValidation is sent with the write: Ignore, Warn or Strict.
 	// Empty: the server's default (Warn).
 	// +optional
@@ -967,6 +971,37 @@ const (
 	NodeDrain       = "drain"
 	NodeDelete      = "delete"
 )
+
+// Actions of a component step.
+const (
+	ComponentCrash   = "crash"
+	ComponentStop    = "stop"
+	ComponentStart   = "start"
+	ComponentRestart = "restart"
+)
+
+// ComponentAction is what a component step does to one component.
+type ComponentAction struct {
+	// Name is the component: trainer or jobset (their managers run in
+	// simctl's process, on envtest with the pinned Trainer release).
+	// +enum=trainer;jobset
+	Name string `json:"name"`
+	// Action is one of:
+	// crash: the component ends at once, as a killed process: no request
+	// of it goes out after the step (those in flight fail) and it shuts
+	// nothing down gracefully; its webhooks stop answering, so the API
+	// server refuses what they intercept as their failurePolicy says
+	// (Fail, for the Trainer's and JobSet's), in every namespace.
+	// stop: the component stops gracefully: what it is doing ends first.
+	// start: the component starts again, with empty caches (it lists
+	// everything anew), and the step ends once its caches have synced and
+	// its webhooks answer.
+	// restart: a stop, then a start.
+	// A scenario that leaves the component down gets it started again at
+	// its end, before the next scenario runs.
+	// +enum=crash;stop;start;restart
+	Action string `json:"action"`
+}
 
 // NodeAction is what a node step does to one node.
 type NodeAction struct {

@@ -6,14 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"go.uber.org/zap/zapcore"
-	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -72,82 +68,30 @@ func (e *Environment) startControllers(ctx context.Context) error {
 	}
 	since := e.now()
 	hooks := &e.env.WebhookInstallOptions
-	mgrCtx, mgrCancel := context.WithCancel(context.Background())
-	// The Trainer's manager serves its webhooks on envtest's port, JobSet's
-	// on a port of its own, each with its project's user.
-	managers := []struct {
-		component string
-		port      int
-		build     func(context.Context, controllers.Options) (ctrl.Manager, error)
-	}{
-		{identity.Trainer, hooks.LocalServingPort, controllers.NewTrainerManager},
-		{identity.JobSet, e.jobSetWebhookPort, controllers.NewJobSetManager},
-	}
-	var mgrs []ctrl.Manager
 	if e.Views {
 		e.views = view.NewRegistry(nil)
 	}
-	for _, m := range managers {
-		cfg, err := e.componentConfig(m.component)
-		if err != nil {
-			mgrCancel()
+	// The Trainer's manager serves its webhooks on envtest's port, JobSet's
+	// on a port of its own, each with its project's user.
+	e.managers = []*inProcessManager{
+		{component: identity.Trainer, port: hooks.LocalServingPort, build: controllers.NewTrainerManager, probe: webhookProbes[0]},
+		{component: identity.JobSet, port: e.jobSetWebhookPort, build: controllers.NewJobSetManager, probe: webhookProbes[1]},
+	}
+	for _, m := range e.managers {
+		if err := e.runManager(m); err != nil {
 			return err
 		}
-		if e.views != nil {
-			cfg.Wrap(e.views.Wrap(m.component))
-		}
-		mgr, err := m.build(mgrCtx, controllers.Options{
-			Config:         cfg,
-			Scheme:         e.scheme,
-			WebhookHost:    hooks.LocalServingHost,
-			WebhookPort:    m.port,
-			WebhookCertDir: hooks.LocalServingCertDir,
-			Logger:         e.logger.WithName(m.component),
-			OnBuild:        e.OnTrainerBuild,
-		})
-		if err != nil {
-			mgrCancel()
+	}
+	for _, m := range e.managers {
+		if err := e.waitManager(ctx, m); err != nil {
 			return err
 		}
-		mgrs = append(mgrs, mgr)
-	}
-	e.mgrCancel = mgrCancel
-	e.mgrDone = make(chan error, 1)
-	go func() {
-		g, gctx := errgroup.WithContext(mgrCtx)
-		for _, mgr := range mgrs {
-			g.Go(func() error { return mgr.Start(gctx) })
-		}
-		e.mgrDone <- g.Wait()
-	}()
-
-	for _, mgr := range mgrs {
-		if !mgr.GetCache().WaitForCacheSync(ctx) {
-			return fmt.Errorf("failed to sync controller caches: %w", ctx.Err())
-		}
-	}
-	// Ready when the API server reaches the webhook server through the
-	// webhook configurations: on a snapshot they pointed at the snapshot
-	// build's server until installWebhookConfigs updated them.
-	var last error
-	err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		select {
-		case err := <-e.mgrDone:
-			e.mgrDone <- err
-			return false, fmt.Errorf("controller manager stopped: %w", err)
-		default:
-		}
-		last = webhooksCalled(ctx, e.client)
-		return last == nil, nil
-	})
-	if err != nil {
-		return fmt.Errorf("the API server did not reach the webhook server at %s:%d: %w (%v)", hooks.LocalServingHost, hooks.LocalServingPort, err, last)
 	}
 	e.ready(StepControllers, since)
 	return nil
 }
 
-// webhookProbes are a TrainJob and a JobSet, each sent by webhooksCalled
+// webhookProbes are a TrainJob and a JobSet, each sent by webhookCalled
 // through the Trainer's or JobSet's webhooks.
 var webhookProbes = []*unstructured.Unstructured{
 	probe.TrainJob(metav1.NamespaceDefault, "trainersim-webhook-probe", "ClusterTrainingRuntime", "trainersim-webhook-probe"),
@@ -159,19 +103,9 @@ var webhookProbes = []*unstructured.Unstructured{
 	}},
 }
 
-// webhooksCalled returns nil once the API server calls the webhooks of
-// server-side dry-run creates of webhookProbes: whether they admit or
-// refuse the probes does not matter, only that the call does not fail.
-func webhooksCalled(ctx context.Context, c client.Client) error {
-	for _, probe := range webhookProbes {
-		if err := webhookCalled(ctx, c, probe); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// webhookCalled is webhooksCalled for one probe.
+// webhookCalled returns nil once the API server calls the webhooks of a
+// server-side dry-run create of a probe: whether they admit or refuse it
+// does not matter, only that the call does not fail.
 func webhookCalled(ctx context.Context, c client.Client, probe *unstructured.Unstructured) error {
 	err := c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
 	if err != nil && strings.Contains(err.Error(), "failed calling webhook") {

@@ -157,8 +157,9 @@ type Environment struct {
 	nodes             *kwok.Pool
 	lease             *kwok.Lease
 	volumes           *kwok.Volumes
-	mgrCancel         context.CancelFunc
-	mgrDone           chan error
+	// managers are the Trainer's and JobSet's managers in this process,
+	// each as it runs now (lifecycle.go).
+	managers []*inProcessManager
 	// kueueTrainJob is Kueue's TrainJob defaulting webhook as installed.
 	kueueTrainJob *admissionregistrationv1.MutatingWebhook
 	// webhooks serves the scenario webhooks (ServeWebhooks); guarded by mu.
@@ -464,8 +465,8 @@ func (e *Environment) Stop() error {
 		cancel()
 		e.lease = nil
 	}
-	if e.mgrCancel != nil {
-		e.mgrCancel()
+	for _, m := range e.managers {
+		m.cancelRun()
 	}
 	e.mu.Lock()
 	processes := e.processes
@@ -484,17 +485,12 @@ func (e *Environment) Stop() error {
 		}
 		wg.Wait()
 	}
-	if e.mgrDone != nil {
-		select {
-		case err := <-e.mgrDone:
-			if err != nil && !errors.Is(err, context.Canceled) {
-				errs = append(errs, fmt.Errorf("controller manager: %w", err))
-			}
-		case <-time.After(startup.StopGrace):
-			errs = append(errs, errors.New("controller manager did not stop in time"))
+	for _, m := range e.managers {
+		if err := m.wait(startup.StopGrace); err != nil {
+			errs = append(errs, err)
 		}
-		e.mgrCancel, e.mgrDone = nil, nil
 	}
+	e.managers = nil
 	if e.volumes != nil {
 		e.volumes.Stop()
 		e.volumes = nil

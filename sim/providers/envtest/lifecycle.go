@@ -1,0 +1,274 @@
+package envtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/internal/controllers"
+)
+
+// The lifecycle of the Trainer's and JobSet's managers in this process:
+// each runs until it is crashed or stopped, and starts again with an empty
+// cache (cluster.ComponentLifecycle).
+
+// inProcessManager is one of the managers in this process.
+type inProcessManager struct {
+	component string
+	port      int
+	build     func(context.Context, controllers.Options) (ctrl.Manager, error)
+	probe     *unstructured.Unstructured // a dry-run create its webhooks answer
+
+	mu     sync.Mutex
+	mgr    ctrl.Manager
+	kill   *killSwitch
+	cancel context.CancelFunc
+	done   chan error // Start's result, once: nil while it is down
+}
+
+// runManager builds a new manager of m's component, with an empty cache and
+// a kill switch in its transport, and starts it.
+func (e *Environment) runManager(m *inProcessManager) error {
+	hooks := &e.env.WebhookInstallOptions
+	cfg, err := e.componentConfig(m.component)
+	if err != nil {
+		return err
+	}
+	if e.views != nil {
+		cfg.Wrap(e.views.Wrap(m.component))
+	}
+	kill := newKillSwitch()
+	cfg.Wrap(kill.wrap)
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, err := m.build(ctx, controllers.Options{
+		Config:         cfg,
+		Scheme:         e.scheme,
+		WebhookHost:    hooks.LocalServingHost,
+		WebhookPort:    m.port,
+		WebhookCertDir: hooks.LocalServingCertDir,
+		Logger:         e.logger.WithName(m.component),
+		OnBuild:        e.OnTrainerBuild,
+	})
+	if err != nil {
+		cancel()
+		return err
+	}
+	done := make(chan error, 1)
+	m.mu.Lock()
+	m.mgr, m.kill, m.cancel, m.done = mgr, kill, cancel, done
+	m.mu.Unlock()
+	go func() { done <- mgr.Start(ctx) }()
+	return nil
+}
+
+// waitManager returns once m's caches have synced and the API server
+// reaches its webhooks.
+func (e *Environment) waitManager(ctx context.Context, m *inProcessManager) error {
+	m.mu.Lock()
+	mgr, done := m.mgr, m.done
+	m.mu.Unlock()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return fmt.Errorf("failed to sync the caches of %s: %w", m.component, ctx.Err())
+	}
+	// Ready when the API server reaches the webhook server through the
+	// webhook configurations: on a snapshot they pointed at the snapshot
+	// build's server until installWebhookConfigs updated them.
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			done <- err
+			return false, fmt.Errorf("the manager of %s stopped: %w", m.component, err)
+		default:
+		}
+		last = webhookCalled(ctx, e.client, m.probe)
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the API server did not reach the webhook server of %s on port %d: %w (%v)", m.component, m.port, err, last)
+	}
+	return nil
+}
+
+// cancelRun cancels m's manager's context: a graceful stop.
+func (m *inProcessManager) cancelRun() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cancel != nil {
+		m.cancel()
+	}
+}
+
+// wait waits, at most grace, for m's manager to return, and marks it down.
+func (m *inProcessManager) wait(grace time.Duration) error {
+	m.mu.Lock()
+	done := m.done
+	m.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	select {
+	case err := <-done:
+		m.mu.Lock()
+		m.mgr, m.kill, m.cancel, m.done = nil, nil, nil, nil
+		m.mu.Unlock()
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("the manager of %s: %w", m.component, err)
+		}
+		return nil
+	case <-time.After(grace):
+		return fmt.Errorf("the manager of %s did not stop within %s", m.component, grace)
+	}
+}
+
+// up reports whether m's manager runs.
+func (m *inProcessManager) up() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.done != nil
+}
+
+// LifecycleComponents returns the components ComponentAction can crash,
+// stop and start: the Trainer and JobSet when their managers run in this
+// process.
+func (e *Environment) LifecycleComponents() []string {
+	var out []string
+	for _, m := range e.managers {
+		out = append(out, m.component)
+	}
+	return out
+}
+
+// ComponentAction crashes, stops, starts or restarts a component
+// (cluster.ComponentCrash, ...) and returns once it is done: a crash or a
+// stop once its manager has returned, a start once its caches have synced
+// and the API server reaches its webhooks.
+func (e *Environment) ComponentAction(ctx context.Context, component, action string) error {
+	i := slices.IndexFunc(e.managers, func(m *inProcessManager) bool { return m.component == component })
+	if i < 0 {
+		return fmt.Errorf("component %s does not run in simctl's process: it cannot be crashed, stopped or started here", component)
+	}
+	m := e.managers[i]
+	switch action {
+	case cluster.ComponentCrash, cluster.ComponentStop:
+		if !m.up() {
+			return fmt.Errorf("%s is down already", component)
+		}
+		if action == cluster.ComponentCrash {
+			// No write after this instant: every request fails, those in
+			// flight too; then the manager's own stop, which can send
+			// nothing.
+			m.mu.Lock()
+			m.kill.kill()
+			m.mu.Unlock()
+		}
+		m.cancelRun()
+		return m.wait(stopTimeout)
+	case cluster.ComponentStart:
+		if m.up() {
+			return fmt.Errorf("%s runs already", component)
+		}
+		if err := e.runManager(m); err != nil {
+			return err
+		}
+		return e.waitManager(ctx, m)
+	case cluster.ComponentRestart:
+		if err := e.ComponentAction(ctx, component, cluster.ComponentStop); err != nil {
+			return err
+		}
+		return e.ComponentAction(ctx, component, cluster.ComponentStart)
+	}
+	return fmt.Errorf("unknown action %s of component %s", action, component)
+}
+
+// ComponentUp reports whether a component's manager runs.
+func (e *Environment) ComponentUp(component string) bool {
+	i := slices.IndexFunc(e.managers, func(m *inProcessManager) bool { return m.component == component })
+	return i >= 0 && e.managers[i].up()
+}
+
+// stopTimeout bounds a manager's stop: its runnables' own grace.
+const stopTimeout = 30 * time.Second
+
+// errCrashed is what every request of a crashed component gets.
+var errCrashed = errors.New("the component crashed (trainersim)")
+
+// killSwitch fails every request of a component once killed, cancelling
+// those in flight: what a crashed process sends no more.
+type killSwitch struct {
+	mu       sync.Mutex
+	dead     bool
+	inFlight map[*cancelBody]struct{}
+}
+
+func newKillSwitch() *killSwitch { return &killSwitch{inFlight: map[*cancelBody]struct{}{}} }
+
+func (k *killSwitch) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		ctx, cancel := context.WithCancel(req.Context())
+		b := &cancelBody{k: k, cancel: cancel}
+		k.mu.Lock()
+		if k.dead {
+			k.mu.Unlock()
+			cancel()
+			return nil, errCrashed
+		}
+		k.inFlight[b] = struct{}{}
+		k.mu.Unlock()
+		resp, err := rt.RoundTrip(req.WithContext(ctx))
+		if err != nil {
+			b.done()
+			return nil, err
+		}
+		b.ReadCloser = resp.Body
+		resp.Body = b
+		return resp, nil
+	})
+}
+
+// kill fails every request from now on and cancels those in flight.
+func (k *killSwitch) kill() {
+	k.mu.Lock()
+	k.dead = true
+	inFlight := k.inFlight
+	k.inFlight = map[*cancelBody]struct{}{}
+	k.mu.Unlock()
+	for b := range inFlight {
+		b.cancel()
+	}
+}
+
+// cancelBody is a response body whose Close ends its request's context.
+type cancelBody struct {
+	io.ReadCloser
+	k      *killSwitch
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.done()
+	return err
+}
+
+// done forgets the request and cancels its context.
+func (b *cancelBody) done() {
+	b.k.mu.Lock()
+	delete(b.k.inFlight, b)
+	b.k.mu.Unlock()
+	b.cancel()
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
