@@ -30,13 +30,13 @@ import (
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/gate"
-	"github.com/trainersim/trainersim/sim/view"
 	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/policy"
 	"github.com/trainersim/trainersim/sim/probe"
 	"github.com/trainersim/trainersim/sim/releases"
 	"github.com/trainersim/trainersim/sim/scenario"
 	"github.com/trainersim/trainersim/sim/shake"
+	"github.com/trainersim/trainersim/sim/view"
 	"github.com/trainersim/trainersim/sim/webhooks"
 )
 
