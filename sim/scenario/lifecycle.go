@@ -9,11 +9,20 @@ import (
 // Component steps: a component crashed, stopped or started, in an order
 // that can happen.
 
+// needsEnvtest checks that a scenario that acts on the managers in simctl's
+// process (views, component steps) runs on envtest only, the one cluster
+// that runs them there.
+func (v *validator) needsEnvtest(path, what string) {
+	if c := v.sc.Spec.Clusters; c == nil || !slices.Equal(c.Only, []string{"envtest"}) {
+		v.errorf(path, "%s, which run in simctl's process on envtest only: declare spec.clusters.only: [envtest] with the reason", what)
+	}
+}
+
 // component checks a component step against the steps before it: a
 // component that is down cannot crash or stop, one that runs cannot start.
 func (v *validator) component(path string, c *v1alpha1.ComponentAction) {
-	if cl := v.sc.Spec.Clusters; (cl == nil || !slices.Equal(cl.Only, []string{"envtest"})) && v.down == nil {
-		v.errorf(path, "a component step crashes, stops or starts a manager that runs in simctl's process, which only envtest runs there: declare spec.clusters.only: [envtest] with the reason")
+	if v.down == nil { // once, at the first component step
+		v.needsEnvtest(path, "a component step crashes, stops or starts the Trainer's or JobSet's manager")
 	}
 	if v.down == nil {
 		v.down = map[string]string{}

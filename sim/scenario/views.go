@@ -42,9 +42,7 @@ func (v *validator) views() {
 	if len(v.sc.Spec.Views) == 0 {
 		return
 	}
-	if c := v.sc.Spec.Clusters; c == nil || !slices.Equal(c.Only, []string{"envtest"}) {
-		v.errorf("spec.views", "views are served in simctl's process, between the Trainer's or JobSet's manager and the API server, which only envtest runs there: declare spec.clusters.only: [envtest] with the reason")
-	}
+	v.needsEnvtest("spec.views", "views stand between the API server and the Trainer's or JobSet's manager")
 	names := map[string]bool{}
 	for i, w := range v.sc.Spec.Views {
 		wp := index("spec.views", i)
