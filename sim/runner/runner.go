@@ -757,6 +757,7 @@ func (s *scenarioRun) timeline(setup []results.Write, steps []results.Step) *res
 	observed = append(observed, s.webhookEntries()...)
 	observed = append(observed, s.gateEntries()...)
 	observed = append(observed, s.viewEntries()...)
+	s.forgetViews()
 	refused, err := s.refusedRequests()
 	observed = append(observed, refused...)
 	if err != nil {

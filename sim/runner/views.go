@@ -6,6 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/cluster"
@@ -67,6 +70,17 @@ func (s *scenarioRun) startViews(step string) error {
 		w := view.View{
 			Name: s.viewName(v.Name), Component: v.Component, Group: group, Resource: v.Resource,
 			Namespace: s.ns, ObjectName: v.ObjectName, Coalesce: v.Coalesce, OnEvent: s.watch.notify,
+		}
+		gvk, err := s.cluster.Client().RESTMapper().KindFor(schema.GroupVersionResource{Group: group, Resource: v.Resource})
+		if err != nil {
+			return fmt.Errorf("view %s: the API server serves no resource %s: %w", v.Name, v.Resource, err)
+		}
+		mapping, err := s.cluster.Client().RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return fmt.Errorf("view %s: %w", v.Name, err)
+		}
+		if mapping.Scope.Name() == meta.RESTScopeNameRoot {
+			w.Namespace = "" // a cluster-scoped resource: its objects have none
 		}
 		if v.Delay != nil {
 			w.Delay = v.Delay.Duration
@@ -136,6 +150,14 @@ func (s *scenarioRun) checkViewHeld(w v1alpha1.HeldExpectation) string {
 		return fmt.Sprintf("view %s keeps %d events back (%s), want %d", w.View, n, strings.Join(what, ", "), w.Count)
 	}
 	return ""
+}
+
+// forgetViews unregisters the scenario's views, once their entries are
+// read.
+func (s *scenarioRun) forgetViews() {
+	for _, v := range s.viewsStarted {
+		s.viewRegistry.Unregister(s.viewName(v), "the scenario ended")
+	}
 }
 
 // viewEntries are the timeline entries of the events the views kept back,

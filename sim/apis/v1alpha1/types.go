@@ -296,7 +296,8 @@ type View struct {
 	// jobsets, jobs, pods, ... one the component watches.
 	Resource string `json:"resource"`
 	// ObjectName is the object's name. Empty: every object of the
-	// resource in the scenario's namespace.
+	// resource in the scenario's namespace (of the cluster, for a
+	// cluster-scoped resource: clustertrainingruntimes, runtimeclasses).
 	// +optional
 	ObjectName string `json:"objectName,omitempty"`
 	// Coalesce delivers, at the release, each object's last state only:
