@@ -79,6 +79,14 @@ var _ = Describe("simctl run", func() {
 		}
 	})
 
+	It("names the view that kept events back from a component when a step fails meanwhile", func() {
+		dir := GinkgoT().TempDir()
+		session := start("testdata/views-fail", "--report-dir", dir)
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(1))
+		Expect(session.Out.Contents()).To(ContainSubstring("FAIL  fails-while-a-view-holds"))
+		Expect(session.Out.Contents()).To(ContainSubstring("(meanwhile view trainer-blind keeps 1 event(s) back from trainer: ADDED TrainJob/llm)"))
+	})
+
 	It("runs two scenarios that each fill both H100 nodes in parallel, each on its own nodes", func() {
 		dir := GinkgoT().TempDir()
 		session := start("testdata/parallel", "--parallel", "2", "--report-dir", dir)

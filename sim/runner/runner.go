@@ -467,6 +467,15 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 			break
 		}
 		st := run.step(ctx, &sc.Spec.Steps[i])
+		if held := run.viewsHolding(); !st.Passed && held != "" {
+			// The verdict may be the view's doing: say what it kept
+			// back, on the line the summary shows.
+			first, rest, multi := strings.Cut(st.Failure, "\n")
+			st.Failure = first + " (" + held + ")"
+			if multi {
+				st.Failure += "\n" + rest
+			}
+		}
 		run.openGates(st.Name)
 		run.openViews(st.Name)
 		recording := clk.Now()

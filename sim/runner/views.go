@@ -131,6 +131,37 @@ func (s *scenarioRun) openViews(step string) {
 	}
 }
 
+// viewsHolding says which views keep events back now, and which: "" when
+// none does.
+func (s *scenarioRun) viewsHolding() string {
+	var out []string
+	for _, v := range s.viewsStarted {
+		held := s.viewRegistry.Holding(s.viewName(v))
+		if len(held) == 0 {
+			continue
+		}
+		var what []string
+		for _, e := range held {
+			what = append(what, e.Type+" "+e.Object)
+		}
+		out = append(out, fmt.Sprintf("view %s keeps %d event(s) back from %s: %s", v, len(held), s.viewComponent(v), strings.Join(what, ", ")))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "meanwhile " + strings.Join(out, "; ")
+}
+
+// viewComponent is the component of a view of the scenario.
+func (s *scenarioRun) viewComponent(name string) string {
+	for _, v := range s.sc.Spec.Views {
+		if v.Name == name {
+			return v.Component
+		}
+	}
+	return ""
+}
+
 // checkViewHeld checks how many events a view keeps back now.
 func (s *scenarioRun) checkViewHeld(w v1alpha1.HeldExpectation) string {
 	if !slices.Contains(s.viewsStarted, w.View) {
