@@ -58,12 +58,6 @@ func componentNeeds(p Plan) (read, write []string) {
 		// Down, its webhooks fail closed in every namespace.
 		gated[c.Name] = true
 	}
-	for _, v := range sc.Spec.Views {
-		// A view keeps a stream's events back: while the API server
-		// ends the watch and it resumes, the other runs' events of that
-		// stream wait too.
-		gated[v.Component] = true
-	}
 	for _, w := range sc.Spec.Webhooks {
 		if w.Hold != nil {
 			// A hold holds anybody's unsuspend: the managers' the

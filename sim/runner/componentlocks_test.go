@@ -16,8 +16,8 @@ func planOf(spec v1alpha1.ScenarioSpec) Plan {
 
 // TestComponentNeeds: every run reads JobSet and the Trainer, and Kueue
 // when it runs it; a gate on one of them (by component or by its user), or
-// a webhook's hold in a scenario that runs Kueue, or a view of it, writes
-// it; an actor's gate takes none.
+// a webhook's hold in a scenario that runs Kueue, or a component step on
+// it, writes it; an actor's gate and a view take none.
 func TestComponentNeeds(t *testing.T) {
 	kueueUser := "system:serviceaccount:kueue-system:kueue-controller-manager"
 	for _, tc := range []struct {
@@ -32,7 +32,8 @@ func TestComponentNeeds(t *testing.T) {
 		{"a gate on kueue's user", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{User: kueueUser}}}, []string{"jobset", "trainer"}, []string{"kueue"}},
 		{"a hold", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Webhooks: []v1alpha1.AdmissionWebhook{{Hold: &v1alpha1.WebhookHold{}}}}, []string{"jobset", "trainer"}, []string{"kueue"}},
 		{"gates on jobset and the trainer", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "jobset"}, {Component: "trainer"}}}, nil, []string{"jobset", "trainer"}},
-		{"a view of the trainer", v1alpha1.ScenarioSpec{Views: []v1alpha1.View{{Component: "trainer"}}}, []string{"jobset"}, []string{"trainer"}},
+		{"a view of the trainer", v1alpha1.ScenarioSpec{Views: []v1alpha1.View{{Component: "trainer"}}}, []string{"jobset", "trainer"}, nil},
+		{"a component step", v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Component: &v1alpha1.ComponentAction{Name: "jobset", Action: "crash"}}}}, []string{"trainer"}, []string{"jobset"}},
 		{"a gate on the job controller", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "kube-controller-manager/job-controller"}}}, []string{"jobset", "trainer"}, nil},
 	} {
 		read, write := componentNeeds(planOf(tc.spec))
