@@ -14,7 +14,7 @@ import (
 // that runs them there.
 func (v *validator) needsEnvtest(path, what string) {
 	if c := v.sc.Spec.Clusters; c == nil || !slices.Equal(c.Only, []string{"envtest"}) {
-		v.errorf(path, "%s, which run in simctl's process on envtest only: declare spec.clusters.only: [envtest] with the reason", what)
+		v.errorf(path, "%s: declare spec.clusters.only: [envtest] with the reason", what)
 	}
 }
 
@@ -22,7 +22,10 @@ func (v *validator) needsEnvtest(path, what string) {
 // component that is down cannot crash or stop, one that runs cannot start.
 func (v *validator) component(path string, c *v1alpha1.ComponentAction) {
 	if v.down == nil { // once, at the first component step
-		v.needsEnvtest(path, "a component step crashes, stops or starts the Trainer's or JobSet's manager")
+		v.needsEnvtest(path, "a component step acts on what simctl runs itself (the Trainer's and JobSet's managers in its process, Kueue's process), which only envtest does")
+	}
+	if c.Name == "kueue" && !slices.Contains(v.sc.Spec.Components, c.Name) {
+		v.errorf(join(path, "name"), "component kueue is not in spec.components: the scenario does not run it; add it there")
 	}
 	if v.down == nil {
 		v.down = map[string]string{}

@@ -203,14 +203,14 @@ var invalid = map[string][]string{
 		`testdata/invalid-gates.yaml:64:25: spec.steps[3].concurrently.writes[1].release.gate: gate "ghost" holds a user's or an actor's requests: a release in a concurrently group waits for the API server's answer to what it lets through, which the audit log records for components only; give the gate a component`,
 	},
 	"invalid-component-steps.yaml": {
-		`testdata/invalid-component-steps.yaml:8:5: spec.steps[0].component: a component step crashes, stops or starts the Trainer's or JobSet's manager, which run in simctl's process on envtest only: declare spec.clusters.only: [envtest] with the reason`,
+		`testdata/invalid-component-steps.yaml:8:5: spec.steps[0].component: a component step acts on what simctl runs itself (the Trainer's and JobSet's managers in its process, Kueue's process), which only envtest does: declare spec.clusters.only: [envtest] with the reason`,
 		`testdata/invalid-component-steps.yaml:8:5: spec.steps[0].component: trainer runs: start follows a crash or a stop of it (restart stops it first)`,
 		`testdata/invalid-component-steps.yaml:16:5: spec.steps[2].component: jobset is down since spec.steps[1].component: it cannot crash again before a start`,
 		`testdata/invalid-component-steps.yaml:20:5: spec.steps[3].component: jobset is down since spec.steps[1].component: start it, a restart stops it first`,
-		`testdata/invalid-component-steps.yaml:25:13: spec.steps[4].component.name: unknown name "kueue": must be trainer or jobset`,
+		`testdata/invalid-component-steps.yaml:25:13: spec.steps[4].component.name: component kueue is not in spec.components: the scenario does not run it; add it there`,
 	},
 	"invalid-views.yaml": {
-		`testdata/invalid-views.yaml:6:3: spec.views: views stand between the API server and the Trainer's or JobSet's manager, which run in simctl's process on envtest only: declare spec.clusters.only: [envtest] with the reason`,
+		`testdata/invalid-views.yaml:6:3: spec.views: views stand between the API server and the Trainer's or JobSet's manager in simctl's process, which only envtest runs there: declare spec.clusters.only: [envtest] with the reason`,
 		`testdata/invalid-views.yaml:8:16: spec.views[0].component: unknown component "kueue": a view sees trainer or jobset, whose managers run in simctl's process`,
 		`testdata/invalid-views.yaml:12:15: spec.views[1].resource: trainer does not watch "nodes": a view of it would keep nothing back (it watches configmaps, limitranges, secrets, jobsets, runtimeclasses, podgroups, clustertrainingruntimes, trainingruntimes, trainjobs)`,
 		`testdata/invalid-views.yaml:17:12: spec.views[2].delay: a view delays or coalesces, not both: a coalescing view keeps events until its release`,

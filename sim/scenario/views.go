@@ -42,7 +42,7 @@ func (v *validator) views() {
 	if len(v.sc.Spec.Views) == 0 {
 		return
 	}
-	v.needsEnvtest("spec.views", "views stand between the API server and the Trainer's or JobSet's manager")
+	v.needsEnvtest("spec.views", "views stand between the API server and the Trainer's or JobSet's manager in simctl's process, which only envtest runs there")
 	names := map[string]bool{}
 	for i, w := range v.sc.Spec.Views {
 		wp := index("spec.views", i)

@@ -984,13 +984,14 @@ const (
 // ComponentAction is what a component step does to one component.
 type ComponentAction struct {
 	// Name is the component: trainer or jobset (their managers run in
-	// simctl's process, on envtest with the pinned Trainer release).
-	// +enum=trainer;jobset
+	// simctl's process, on envtest with the pinned Trainer release), or
+	// kueue (its process, when spec.components has it).
+	// +enum=trainer;jobset;kueue
 	Name string `json:"name"`
 	// Action is one of:
-	// crash: the component ends at once, as a killed process: no request
-	// of it goes out after the step (those in flight fail) and it shuts
-	// nothing down gracefully; its webhooks stop answering, so the API
+	// crash: the component ends at once, as a killed process (Kueue's is
+	// sent SIGKILL): no request of it goes out after the step (those in
+	// flight fail) and it shuts nothing down gracefully; its webhooks stop answering, so the API
 	// server refuses what they intercept as their failurePolicy says
 	// (Fail, for the Trainer's and JobSet's), in every namespace.
 	// stop: the component stops gracefully: what it is doing ends first.

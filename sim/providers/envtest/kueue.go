@@ -20,7 +20,6 @@ import (
 	"github.com/trainersim/trainersim/sim/internal/controlplane"
 	"github.com/trainersim/trainersim/sim/internal/kueue"
 	"github.com/trainersim/trainersim/sim/internal/proc"
-	"github.com/trainersim/trainersim/sim/internal/startup"
 	"github.com/trainersim/trainersim/sim/manifests"
 	"github.com/trainersim/trainersim/sim/releases"
 )
@@ -180,18 +179,28 @@ func (e *Environment) startKueue(ctx context.Context, restored bool) error {
 	if err != nil {
 		return err
 	}
-	p, err := e.startManager(releases.ComponentKueue, identity.Kueue, src.version, src.bin, string(config), nil)
-	if err != nil {
-		return err
-	}
 	probe := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kueue.x-k8s.io/v1beta2",
 		"kind":       "ResourceFlavor",
 		"metadata":   map[string]any{"name": "trainersim-webhook-probe"},
 	}}
-	if err := p.WaitUntil(ctx, startup.PollInterval, func(ctx context.Context) error { return webhookCalled(ctx, e.client, probe) }); err != nil {
+	c := &processComponent{
+		component: identity.Kueue,
+		start: func(n int) (*proc.Process, error) {
+			name := releases.ComponentKueue
+			if n > 0 { // its log, config and kubeconfig beside the earlier ones'
+				name = fmt.Sprintf("%s-%d", name, n)
+			}
+			return e.startManager(name, identity.Kueue, src.version, src.bin, string(config), nil)
+		},
+		ready: func(ctx context.Context) error { return webhookCalled(ctx, e.client, probe) },
+	}
+	if err := c.run(ctx); err != nil {
 		return err
 	}
+	e.mu.Lock()
+	e.processComponents = append(e.processComponents, c)
+	e.mu.Unlock()
 	e.ready(releases.ComponentKueue, since)
 	return nil
 }

@@ -16,11 +16,13 @@ import (
 
 	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/internal/controllers"
+	"github.com/trainersim/trainersim/sim/internal/proc"
+	"github.com/trainersim/trainersim/sim/internal/startup"
 )
 
-// The lifecycle of the Trainer's and JobSet's managers in this process:
-// each runs until it is crashed or stopped, and starts again with an empty
-// cache (cluster.ComponentLifecycle).
+// The lifecycle of the Trainer's and JobSet's managers in this process and
+// of Kueue's process: each runs until it is crashed or stopped, and starts
+// again with an empty cache (cluster.ComponentLifecycle).
 
 // inProcessManager is one of the managers in this process.
 type inProcessManager struct {
@@ -138,15 +140,100 @@ func (m *inProcessManager) up() bool {
 	return m.done != nil
 }
 
+// processComponent is a component that runs as a process of its own:
+// crashed by SIGKILL, stopped by SIGTERM, started as a new process.
+type processComponent struct {
+	component string
+	// start starts its nth process (0: the first).
+	start func(n int) (*proc.Process, error)
+	// ready returns nil once the process serves (its webhooks answer).
+	ready func(context.Context) error
+
+	mu     sync.Mutex
+	p      *proc.Process // nil while it is down
+	starts int
+}
+
+// run starts a new process of c and returns once it is ready.
+func (c *processComponent) run(ctx context.Context) error {
+	c.mu.Lock()
+	n := c.starts
+	c.starts++
+	c.mu.Unlock()
+	p, err := c.start(n)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.p = p
+	c.mu.Unlock()
+	if err := p.WaitUntil(ctx, startup.PollInterval, c.ready); err != nil {
+		return fmt.Errorf("%s did not start: %w", c.component, err)
+	}
+	return nil
+}
+
+// act crashes, stops or starts c.
+func (c *processComponent) act(ctx context.Context, action string) error {
+	c.mu.Lock()
+	p := c.p
+	c.mu.Unlock()
+	switch action {
+	case cluster.ComponentCrash, cluster.ComponentStop:
+		if p == nil {
+			return fmt.Errorf("%s is down already", c.component)
+		}
+		if action == cluster.ComponentCrash {
+			p.Kill()
+		} else if err := p.Stop(stopTimeout); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.p = nil
+		c.mu.Unlock()
+		return nil
+	case cluster.ComponentStart:
+		if p != nil {
+			return fmt.Errorf("%s runs already", c.component)
+		}
+		return c.run(ctx)
+	}
+	return fmt.Errorf("unknown action %s of component %s", action, c.component)
+}
+
+// up reports whether c runs.
+func (c *processComponent) up() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.p != nil
+}
+
 // LifecycleComponents returns the components ComponentAction can crash,
 // stop and start: the Trainer and JobSet when their managers run in this
-// process.
+// process, and Kueue when it runs.
 func (e *Environment) LifecycleComponents() []string {
 	var out []string
 	for _, m := range e.managers {
 		out = append(out, m.component)
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.processComponents {
+		out = append(out, c.component)
+	}
 	return out
+}
+
+// processComponentOf returns the process component of a name, or nil.
+func (e *Environment) processComponentOf(component string) *processComponent {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.processComponents {
+		if c.component == component {
+			return c
+		}
+	}
+	return nil
 }
 
 // ComponentAction crashes, stops, starts or restarts a component
@@ -154,9 +241,18 @@ func (e *Environment) LifecycleComponents() []string {
 // stop once its manager has returned, a start once its caches have synced
 // and the API server reaches its webhooks.
 func (e *Environment) ComponentAction(ctx context.Context, component, action string) error {
+	if action == cluster.ComponentRestart {
+		if err := e.ComponentAction(ctx, component, cluster.ComponentStop); err != nil {
+			return err
+		}
+		return e.ComponentAction(ctx, component, cluster.ComponentStart)
+	}
+	if c := e.processComponentOf(component); c != nil {
+		return c.act(ctx, action)
+	}
 	i := slices.IndexFunc(e.managers, func(m *inProcessManager) bool { return m.component == component })
 	if i < 0 {
-		return fmt.Errorf("component %s does not run in simctl's process: it cannot be crashed, stopped or started here", component)
+		return fmt.Errorf("component %s does not run on this cluster, or not where simctl can crash, stop or start it", component)
 	}
 	m := e.managers[i]
 	switch action {
@@ -182,17 +278,15 @@ func (e *Environment) ComponentAction(ctx context.Context, component, action str
 			return err
 		}
 		return e.waitManager(ctx, m)
-	case cluster.ComponentRestart:
-		if err := e.ComponentAction(ctx, component, cluster.ComponentStop); err != nil {
-			return err
-		}
-		return e.ComponentAction(ctx, component, cluster.ComponentStart)
 	}
 	return fmt.Errorf("unknown action %s of component %s", action, component)
 }
 
-// ComponentUp reports whether a component's manager runs.
+// ComponentUp reports whether a component runs.
 func (e *Environment) ComponentUp(component string) bool {
+	if c := e.processComponentOf(component); c != nil {
+		return c.up()
+	}
 	i := slices.IndexFunc(e.managers, func(m *inProcessManager) bool { return m.component == component })
 	return i >= 0 && e.managers[i].up()
 }

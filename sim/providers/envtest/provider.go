@@ -160,6 +160,9 @@ type Environment struct {
 	// managers are the Trainer's and JobSet's managers in this process,
 	// each as it runs now (lifecycle.go).
 	managers []*inProcessManager
+	// processComponents are the components that run as processes whose
+	// lifecycle a scenario may change (Kueue); guarded by mu.
+	processComponents []*processComponent
 	// kueueTrainJob is Kueue's TrainJob defaulting webhook as installed.
 	kueueTrainJob *admissionregistrationv1.MutatingWebhook
 	// webhooks serves the scenario webhooks (ServeWebhooks); guarded by mu.
