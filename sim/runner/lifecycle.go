@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -70,27 +71,47 @@ func componentWrite(s *scenarioRun, _ *actor, st *v1alpha1.Step, p *prepared) er
 		if err := lc.ComponentAction(ctx, c.Name, c.Action); err != nil {
 			return nil, fmt.Errorf("failed to %s %s: %w", c.Action, c.Name, err)
 		}
+		if c.DownFor != nil {
+			s.startAfter(lc, c.Name, c.DownFor.Duration)
+		}
 		recordStatus(ctx, http.StatusOK)
 		return nil, nil
 	}
 	return nil
 }
 
+// startAfter starts a component again on its own once it has been down
+// for d (a component step's downFor), while the next steps run.
+func (s *scenarioRun) startAfter(lc cluster.ComponentLifecycle, name string, d time.Duration) {
+	s.autoStarts.Go(func() {
+		<-time.After(d) // the downtime the scenario states, not a wait for a state
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		if err := lc.ComponentAction(ctx, name, cluster.ComponentStart); err != nil {
+			s.mu.Lock()
+			s.autoStartErrs = append(s.autoStartErrs, fmt.Errorf("failed to start %s after its downFor (%s): %w", name, d, err))
+			s.mu.Unlock()
+		}
+	})
+}
+
 // restoreComponents starts again the components the scenario left down,
-// so that the next scenario finds them running.
+// so that the next scenario finds them running, once the starts of their
+// downFor are done (their errors are its own).
 func (s *scenarioRun) restoreComponents() error {
 	lc, ok := s.cluster.(cluster.ComponentLifecycle)
 	if !ok {
 		return nil
 	}
+	s.autoStarts.Wait()
 	s.mu.Lock()
+	errs := slices.Clone(s.autoStartErrs)
 	var names []string
 	for n := range s.actedOn {
 		names = append(names, n)
 	}
 	s.mu.Unlock()
 	slices.Sort(names)
-	var errs []error
 	for _, n := range names {
 		if lc.ComponentUp(n) {
 			continue

@@ -609,8 +609,11 @@ type scenarioRun struct {
 	viewRegistry *view.Registry
 	viewsStarted []string
 	// actedOn are the components a component step acted on, guarded by
-	// mu.
-	actedOn map[string]bool
+	// mu; autoStarts are the starts after a downFor under way, and
+	// autoStartErrs their failures, guarded by mu.
+	actedOn       map[string]bool
+	autoStarts    sync.WaitGroup
+	autoStartErrs []error
 	// shake is the seed of a shaken run, and shaken its result, whose
 	// delays the delayer's count ends up in.
 	shake    *ShakeRun

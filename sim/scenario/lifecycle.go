@@ -37,7 +37,19 @@ func (v *validator) component(path string, c *v1alpha1.ComponentAction) {
 			v.errorf(path, "%s is down since %s: it cannot %s again before a start", c.Name, since, c.Action)
 			break
 		}
+		if c.DownFor != nil {
+			if c.DownFor.Duration <= 0 {
+				v.errorf(join(path, "downFor"), "must be positive, found %s", c.DownFor.Duration)
+			}
+			break // it starts again on its own: running, as later steps see it
+		}
 		v.down[c.Name] = path
+	case v1alpha1.ComponentStart, v1alpha1.ComponentRestart:
+		if c.DownFor != nil {
+			v.errorf(join(path, "downFor"), "downFor is for crash and stop: how long the component stays down")
+		}
+	}
+	switch c.Action {
 	case v1alpha1.ComponentStart:
 		if !down {
 			v.errorf(path, "%s runs: start follows a crash or a stop of it (restart stops it first)", c.Name)

@@ -208,6 +208,7 @@ var invalid = map[string][]string{
 		`testdata/invalid-component-steps.yaml:16:5: spec.steps[2].component: jobset is down since spec.steps[1].component: it cannot crash again before a start`,
 		`testdata/invalid-component-steps.yaml:20:5: spec.steps[3].component: jobset is down since spec.steps[1].component: start it, a restart stops it first`,
 		`testdata/invalid-component-steps.yaml:25:13: spec.steps[4].component.name: component kueue is not in spec.components: the scenario does not run it; add it there`,
+		`testdata/invalid-component-steps.yaml:31:16: spec.steps[5].component.downFor: downFor is for crash and stop: how long the component stays down`,
 	},
 	"invalid-views.yaml": {
 		`testdata/invalid-views.yaml:6:3: spec.views: views stand between the API server and the Trainer's or JobSet's manager in simctl's process, which only envtest runs there: declare spec.clusters.only: [envtest] with the reason`,

@@ -1003,6 +1003,13 @@ type ComponentAction struct {
 	// its end, before the next scenario runs.
 	// +enum=crash;stop;start;restart
 	Action string `json:"action"`
+	// DownFor, with crash or stop, starts the component again on its own
+	// that long after it went down, while the next steps run: as a standby
+	// replica takes over once the leader lease the crashed one held runs
+	// out (Kueue's and the Trainer's manifests: 15s). The step does not
+	// wait for the start; a later step's expect does.
+	// +optional
+	DownFor *Duration `json:"downFor,omitempty"`
 }
 
 // NodeAction is what a node step does to one node.
