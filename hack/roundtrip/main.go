@@ -56,9 +56,12 @@ func run(dir string, paths []string) error {
 	if err != nil {
 		return err
 	}
-	trips, err := auditimport.ImportRuns(filepath.Join(logDir, "audit.log"), original, imported)
+	trips, leftOut, err := auditimport.ImportRuns(filepath.Join(logDir, "audit.log"), original, imported)
 	if err != nil {
 		return err
+	}
+	for name, why := range leftOut {
+		fmt.Printf("left out %s: %s\n", name, why)
 	}
 	fmt.Printf("replaying %d imports ...\n", len(trips))
 	replay, err := simctlRun(simctl, filepath.Join(dir, "replay"), imported)

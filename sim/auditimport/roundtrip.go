@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/trainersim/trainersim/results"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
 // Trip is one scenario run's round trip: the run as recorded, its import,
@@ -22,28 +23,54 @@ type Trip struct {
 	Replay *results.Scenario
 }
 
-// ImportRuns imports each scenario run of run (skipped ones left out) from
+// NotInTheLog says why a scenario run cannot be rebuilt from an audit log,
+// or "": a view kept watch events back from a component, or a component
+// was crashed, stopped or started. The log records the writes the API
+// server received, not what a component read nor when it was up.
+func NotInTheLog(sc *results.Scenario) string {
+	var why []string
+	for _, st := range sc.Steps {
+		if st.Kind == v1alpha1.VerbComponent {
+			why = append(why, "a component step crashed, stopped or started a component")
+			break
+		}
+	}
+	if tl := sc.Timeline; tl != nil && slices.ContainsFunc(tl.Entries, func(e results.TimelineEntry) bool { return e.Kind == results.EntryEventKeptBack }) {
+		why = append(why, "a view kept watch events back from a component")
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return strings.Join(why, " and ") + ": an audit log records the writes, not what a component read nor when it was up"
+}
+
+// ImportRuns imports each scenario run of run (skipped ones left out, and
+// those NotInTheLog, which left out returns by name with the reason) from
 // the audit log at log, read once for all of them, into dir: a file per
 // run, named, like the imported scenario, after the run's namespace.
-func ImportRuns(log string, run results.Run, dir string) ([]*Trip, error) {
+func ImportRuns(log string, run results.Run, dir string) (trips []*Trip, leftOut map[string]string, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	files, err := logFiles([]string{log})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var trips []*Trip
+	leftOut = map[string]string{}
 	var readers []*reader
 	for _, sc := range run.Scenarios {
 		if sc.Skipped != "" {
+			continue
+		}
+		if why := NotInTheLog(&sc); why != "" {
+			leftOut[sc.Name] = why
 			continue
 		}
 		trips = append(trips, &Trip{Original: sc})
 		readers = append(readers, newReader(sc.Namespace, map[string]bool{}))
 	}
 	if err := readFiles(files, readers); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i, t := range trips {
 		res, err := readers[i].result(files, Options{Namespace: t.Original.Namespace, Name: t.Original.Namespace})
@@ -56,7 +83,7 @@ func ImportRuns(log string, run results.Run, dir string) ([]*Trip, error) {
 		}
 		t.Err = err
 	}
-	return trips, nil
+	return trips, leftOut, nil
 }
 
 // Replayed gives each trip its scenario's run of replay.

@@ -37,3 +37,20 @@ func TestTripAgrees(t *testing.T) {
 		})
 	}
 }
+
+// TestNotInTheLog: a run with a component step or a view that kept events
+// back cannot be rebuilt from its log; a plain run can.
+func TestNotInTheLog(t *testing.T) {
+	plain := results.Scenario{Steps: []results.Step{{Kind: "create"}}, Timeline: &results.Timeline{Entries: []results.TimelineEntry{{Kind: results.EntryRequestHeld}}}}
+	crash := results.Scenario{Steps: []results.Step{{Kind: "create"}, {Kind: "component"}}}
+	viewed := results.Scenario{Timeline: &results.Timeline{Entries: []results.TimelineEntry{{Kind: results.EntryEventKeptBack}}}}
+	if why := NotInTheLog(&plain); why != "" {
+		t.Errorf("plain run: %q, want none", why)
+	}
+	if why := NotInTheLog(&crash); !strings.Contains(why, "a component step") {
+		t.Errorf("run with a component step: %q", why)
+	}
+	if why := NotInTheLog(&viewed); !strings.Contains(why, "a view kept watch events back") {
+		t.Errorf("run with a view: %q", why)
+	}
+}

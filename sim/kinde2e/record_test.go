@@ -47,8 +47,9 @@ var _ = Describe("a run recorded on kind", func() {
 		Expect(session.Out).To(gbytes.Say("audit log: " + filepath.Join(log, "audit.log")))
 		Expect(kindContainers("trainersim-record")).To(BeEmpty(), "the kind cluster is deleted at the end")
 
-		trips, err := auditimport.ImportRuns(filepath.Join(log, "audit.log"), readRun(original), imported)
+		trips, leftOut, err := auditimport.ImportRuns(filepath.Join(log, "audit.log"), readRun(original), imported)
 		Expect(err).NotTo(HaveOccurred())
+		Expect(leftOut).To(BeEmpty())
 		Expect(trips).To(HaveLen(3))
 		session = start("run", "--report-dir", replay, imported)
 		Eventually(session).WithTimeout(5*time.Minute).Should(Or(gexec.Exit(0), gexec.Exit(1)), "a replay that fails is a result")
