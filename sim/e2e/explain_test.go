@@ -13,13 +13,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-
 	"github.com/trainersim/trainersim/cmd/simctl/app"
 	"github.com/trainersim/trainersim/sim/explain"
 	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/scenario"
-	"github.com/trainersim/trainersim/sim/wrappers"
 )
 
 // jobSetTimeout bounds TrainJob create -> JobSet.
@@ -52,9 +49,7 @@ var _ = Describe("overlapping runtimePatches entries", func() {
 var _ = Describe("simctl explain --kubeconfig", func() {
 	It("explains a running TrainJob with the trainer's snapshot and changes nothing on the cluster", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
-		job := gpuJob(ns).PodSpecPatch(kueueManager, "node", trainer.PodSpecPatch{
-			Tolerations: []corev1.Toleration{wrappers.GPUToleration()},
-		}).Obj()
+		job := toleratedGPUJob(ns)
 		Expect(k8s.Create(ctx, job)).To(Succeed())
 		js := &jobsetv1alpha2.JobSet{}
 		Eventually(func(g Gomega) {

@@ -12,10 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-
 	"github.com/trainersim/trainersim/sim/identity"
-	"github.com/trainersim/trainersim/sim/wrappers"
 )
 
 // componentClient is a client with the kubeconfig a component process was
@@ -31,9 +28,7 @@ func componentClient(name string) client.Client {
 var _ = Describe("every component acts as its own user", func() {
 	It("the Trainer, JobSet, the Job controller, the scheduler and KWOK each write a TrainJob's objects as the user of their manifests, and the audit log names them", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
-		job := gpuJob(ns).PodSpecPatch(kueueManager, "node", trainer.PodSpecPatch{
-			Tolerations: []corev1.Toleration{wrappers.GPUToleration()},
-		}).Obj()
+		job := toleratedGPUJob(ns)
 		Expect(k8s.Create(ctx, job)).To(Succeed())
 		// Who wrote what, as "component verb resource[/subresource]".
 		want := []string{

@@ -27,6 +27,14 @@ func gpuJob(ns string) *wrappers.TrainJobWrapper {
 	return wrappers.MakeTrainJob(ns, "llm").Runtime("torch-distributed").NumNodes(2).GPUs(8)
 }
 
+// toleratedGPUJob is gpuJob with Kueue's entry tolerating the GPU nodes'
+// taint: its two Pods run on the two H100 nodes.
+func toleratedGPUJob(ns string) *trainer.TrainJob {
+	return gpuJob(ns).PodSpecPatch(kueueManager, "node", trainer.PodSpecPatch{
+		Tolerations: []corev1.Toleration{wrappers.GPUToleration()},
+	}).Obj()
+}
+
 func newNamespace(ctx context.Context) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
 	Expect(k8s.Create(ctx, ns)).To(Succeed())
@@ -53,9 +61,7 @@ func nodeProfile(ctx context.Context, g Gomega, name string) string {
 var _ = Describe("a TrainJob with runtime patches on simulated GPU nodes", func() {
 	It("runs on the two H100 nodes when Kueue's entry tolerates the GPU taint", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
-		job := gpuJob(ns).PodSpecPatch(kueueManager, "node", trainer.PodSpecPatch{
-			Tolerations: []corev1.Toleration{wrappers.GPUToleration()},
-		}).Obj()
+		job := toleratedGPUJob(ns)
 		Expect(k8s.Create(ctx, job)).To(Succeed())
 
 		Eventually(func(g Gomega) {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/trainersim/trainersim/sim/probe"
 	"github.com/trainersim/trainersim/sim/view"
-	"github.com/trainersim/trainersim/sim/wrappers"
 )
 
 var _ = Describe("views of the in-process components' watches", func() {
@@ -26,9 +25,7 @@ var _ = Describe("views of the in-process components' watches", func() {
 		// A TrainJob to Running Pods: every informer the managers start
 		// lazily has started by then.
 		ns := newNamespace(ctx)
-		job := gpuJob(ns).PodSpecPatch(kueueManager, "node", trainer.PodSpecPatch{
-			Tolerations: []corev1.Toleration{wrappers.GPUToleration()},
-		}).Obj()
+		job := toleratedGPUJob(ns)
 		Expect(k8s.Create(ctx, job)).To(Succeed())
 		Eventually(func(g Gomega) {
 			pods, err := probe.TrainJobPods(ctx, k8s, ns, job.Name)
@@ -46,9 +43,7 @@ var _ = Describe("views of the in-process components' watches", func() {
 	It("a coalescing view makes the Trainer act once on the last state: a TrainJob suspended and resumed while held never suspends its JobSet", func(ctx SpecContext) {
 		reg, _ := env.ViewRegistry()
 		ns := newNamespace(ctx)
-		job := gpuJob(ns).PodSpecPatch(kueueManager, "node", trainer.PodSpecPatch{
-			Tolerations: []corev1.Toleration{wrappers.GPUToleration()},
-		}).Obj()
+		job := toleratedGPUJob(ns)
 		Expect(k8s.Create(ctx, job)).To(Succeed())
 		js := &jobset.JobSet{}
 		Eventually(func(g Gomega) {
