@@ -41,6 +41,12 @@ COMPONENT_BINS := $(foreach v,$(KUEUE_RELEASES),$(BIN_DIR)/kueue/$(v)/kueue)
 KUEUE_VERSION := $(shell sed -n 's/^const KueueVersion = "\(v[^"]*\)"$$/\1/p' $(PROJECT_DIR)/sim/releases/versions.go)
 
 SIMCTL := $(BIN_DIR)/simctl
+# The ginkgo CLI, at the version go.mod pins: make test runs sim/e2e's specs
+# under ginkgo -p, E2E_PROCS processes, each with a cluster of its own.
+GINKGO := $(BIN_DIR)/ginkgo
+E2E_PROCS ?= 2
+# The label of sim/e2e's specs that make test leaves to make test-paths.
+OTHER_PATHS := other-paths
 REPORT_DIR ?= $(PROJECT_DIR)/reports/out
 
 # TRAINER_DIR=../trainer builds simctl against a local checkout of Kubeflow
@@ -77,37 +83,64 @@ help: ## Show the targets.
 
 ##@ Set-up
 
-.PHONY: assets
-assets: $(ASSETS) $(TRAINER_RELEASE_BINS) $(COMPONENT_BINS) ## Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok into bin/k8s/<version>/, the other Trainer releases' managers into bin/trainer/ and Kueue into bin/kueue/ (measured on 2 cores: about 10 minutes for the control plane, 6 for the other releases, 5 for Kueue on a warm cache).
+# Progress of a set-up: each build prints the time since this make started and
+# which of the builds this make has to do it is ("[4m10s, 2 of 4] building
+# ..."). The three Kubernetes binaries are one go build, one step.
+MAKE_START := $(shell date +%s)
+ASSET_STEPS = $(ASSETS_DIR)/kube-apiserver $(ASSETS_DIR)/etcd $(ASSETS_DIR)/kwok $(COMPONENT_BINS) $(TRAINER_RELEASE_BINS)
+ASSETS_TO_BUILD := $(filter-out $(wildcard $(ASSET_STEPS)),$(ASSET_STEPS))
+elapsed = t=$$(( $$(date +%s) - $(MAKE_START) )); printf '[%dm%02ds] %s\n' $$((t / 60)) $$((t % 60)) "$(1)"
+progress = @t=$$(( $$(date +%s) - $(MAKE_START) )); \
+	n=$$(echo "$(ASSETS_TO_BUILD)" | tr ' ' '\n' | grep -n -x -F "$@" | cut -d: -f1); \
+	printf '[%dm%02ds, %s of %d] %s\n' $$((t / 60)) $$((t % 60)) "$${n:-1}" $(words $(ASSETS_TO_BUILD)) "$(1)"
 
-$(ASSETS_DIR)/kube-apiserver $(ASSETS_DIR)/kube-controller-manager $(ASSETS_DIR)/kube-scheduler: $(CONTROLPLANE_MOD)/go.mod
+# Every component is a static binary (CGO_ENABLED=0, as upstream builds them):
+# the kind node image's build of the same packages (hack/kind) then compiles
+# nothing again.
+ASSET_GO_BUILD = CGO_ENABLED=0 $(GO) build -trimpath
+
+.PHONY: assets
+assets: run-assets $(TRAINER_RELEASE_BINS) ## Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok into bin/k8s/<version>/, Kueue into bin/kueue/ (what make run needs: first), then the other Trainer releases' managers into bin/trainer/ and bin/jobset/; prints a line per build with the time so far.
+	@$(if $(ASSETS_TO_BUILD),$(call elapsed,assets built ($(words $(ASSETS_TO_BUILD)) builds)))
+
+# run-assets are the binaries the default corpus needs (make run, make shake):
+# the control plane, KWOK and Kueue; the other releases' too when TRAINER names
+# one.
+.PHONY: run-assets
+run-assets: $(ASSETS) $(COMPONENT_BINS) $(if $(TRAINER),$(TRAINER_RELEASE_BINS))
+
+$(ASSETS_DIR)/kube-apiserver $(ASSETS_DIR)/kube-controller-manager $(ASSETS_DIR)/kube-scheduler &: $(CONTROLPLANE_MOD)/go.mod
 	@mkdir -p $(ASSETS_DIR)
-	@echo "building $(notdir $@) v$(K8S_VERSION) from the Go module proxy"
-	cd $(CONTROLPLANE_MOD) && $(GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/$(notdir $@)
+	$(call progress,building kube-apiserver kube-controller-manager and kube-scheduler v$(K8S_VERSION) from the Go module proxy (one go build))
+	cd $(CONTROLPLANE_MOD) && $(ASSET_GO_BUILD) -ldflags '$(K8S_LDFLAGS)' -o $(ASSETS_DIR)/ \
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
 
 $(ASSETS_DIR)/etcd: $(CONTROLPLANE_MOD)/go.mod
 	@mkdir -p $(ASSETS_DIR)
-	@echo "building etcd from the Go module proxy"
-	cd $(CONTROLPLANE_MOD) && $(GO) build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
+	$(call progress,building etcd from the Go module proxy)
+	cd $(CONTROLPLANE_MOD) && $(ASSET_GO_BUILD) -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
 
 $(ASSETS_DIR)/kwok: $(KWOK_MOD)/go.mod
 	@mkdir -p $(ASSETS_DIR)
-	@echo "building kwok from the Go module proxy"
-	cd $(KWOK_MOD) && $(GO) build -trimpath -ldflags '-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
+	$(call progress,building kwok from the Go module proxy)
+	cd $(KWOK_MOD) && $(ASSET_GO_BUILD) -ldflags '-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
 
 $(BIN_DIR)/trainer/%/trainer-controller-manager: $(PROJECT_DIR)/hack/trainer/%/go.mod
-	@echo "building the Trainer $* controller manager from the Go module proxy"
-	cd $(PROJECT_DIR)/hack/trainer/$* && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+	$(call progress,building the Trainer $* controller manager from the Go module proxy)
+	cd $(PROJECT_DIR)/hack/trainer/$* && $(ASSET_GO_BUILD) -ldflags '-s -w' -o $@ github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
 
 $(BIN_DIR)/jobset/%/jobset: $(PROJECT_DIR)/hack/jobset/%/go.mod
-	@echo "building the JobSet $* manager from the Go module proxy"
-	cd $(PROJECT_DIR)/hack/jobset/$* && CGO_ENABLED=0 $(GO) build -trimpath \
+	$(call progress,building the JobSet $* manager from the Go module proxy)
+	cd $(PROJECT_DIR)/hack/jobset/$* && $(ASSET_GO_BUILD) \
 		-ldflags '-s -w -X sigs.k8s.io/jobset/pkg/version.GitVersion=$*' -o $@ sigs.k8s.io/jobset
 
 $(BIN_DIR)/kueue/%/kueue: $(PROJECT_DIR)/hack/kueue/%/go.mod
-	@echo "building Kueue $* from the Go module proxy"
-	cd $(PROJECT_DIR)/hack/kueue/$* && CGO_ENABLED=0 $(GO) build -trimpath \
+	$(call progress,building Kueue $* from the Go module proxy)
+	cd $(PROJECT_DIR)/hack/kueue/$* && $(ASSET_GO_BUILD) \
 		-ldflags '-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$*' -o $@ sigs.k8s.io/kueue/cmd/kueue
+
+$(GINKGO): go.mod
+	$(GO) build -o $@ github.com/onsi/ginkgo/v2/ginkgo
 
 ##@ Generated files
 
@@ -208,21 +241,29 @@ kueue-checkout:
 	GOWORK=off hack/kueue/fixtures.sh --dir $(KUEUE_ABS) $(KUEUE_CHECKOUT_DIR)
 
 .PHONY: run
-run: assets build ## Run every scenario under scenarios/ on one cluster; reports in reports/out (TRAINER=v2.1.0: on that Trainer release; TRAINER_DIR=../trainer, KUEUE_DIR=../kueue: on checkouts, TRAINER_AS=vX.Y.Z the Trainer's release).
+run: run-assets build ## Run every scenario under scenarios/ on one cluster; reports in reports/out (TRAINER=v2.1.0: on that Trainer release; TRAINER_DIR=../trainer, KUEUE_DIR=../kueue: on checkouts, TRAINER_AS=vX.Y.Z the Trainer's release).
 	$(SIMCTL) run scenarios/ --report-dir $(REPORT_DIR) $(if $(TRAINER),--trainer $(TRAINER)) $(if $(TRAINER_AS),--trainer-as $(TRAINER_AS))
 
 .PHONY: smoke
-smoke: assets build ## Start the cluster, run one GPU TrainJob end to end, shut down.
+smoke: run-assets build ## Start the cluster, run one GPU TrainJob end to end, shut down.
 	$(SIMCTL) smoke
 
 .PHONY: up
-up: assets build ## Start the cluster and keep it up until Ctrl-C (kubeconfig in bin/kubeconfig).
+up: run-assets build ## Start the cluster and keep it up until Ctrl-C (kubeconfig in bin/kubeconfig).
 	$(SIMCTL) up --kubeconfig $(BIN_DIR)/kubeconfig
 
 .PHONY: test
-test: assets $(CHECKOUTS) ## Run unit tests and the envtest suites (TRAINER_DIR=..., KUEUE_DIR=...: against local checkouts).
+test: assets $(CHECKOUTS) $(GINKGO) ## Run the unit tests, the corpus as e2e-framework features and the e2e specs of simctl's contract (ginkgo -p, E2E_PROCS processes); TRAINER_DIR=..., KUEUE_DIR=...: against local checkouts.
+	$(GO) test $(CHECKOUT_LDFLAGS) $$($(GO) list ./... | grep -v '/sim/e2e$$') -timeout 30m
+	$(GINKGO) -p --procs=$(E2E_PROCS) $(CHECKOUT_LDFLAGS) --timeout 30m ./sim/e2e
+
+# make test-paths runs the e2e specs of the paths make test leaves out (label
+# other-paths in sim/e2e): other Trainer releases, local checkouts, the corpus's
+# round trip, an import minimised.
+.PHONY: test-paths
+test-paths: assets $(GINKGO) ## Run the e2e specs of the other paths: other Trainer releases, TRAINER_DIR/KUEUE_DIR checkouts, the corpus's round trip (record, import, replay), minimize.
 	@rm -f reports/roundtrip/differences.txt
-	$(GO) test $(CHECKOUT_LDFLAGS) ./... -timeout 30m \
+	$(GINKGO) -p --procs=$(E2E_PROCS) --label-filter=$(OTHER_PATHS) --timeout 40m ./sim/e2e \
 		|| { cat reports/roundtrip/differences.txt 2>/dev/null; exit 1; }
 
 .PHONY: test-kind
@@ -247,7 +288,7 @@ SHAKE ?= 2
 SHAKE_SEED ?=
 
 .PHONY: shake
-shake: assets build ## Run the corpus SHAKE times (default 2) with seeded delays on every write; fail on order-dependent scenarios; reports in reports/shake/.
+shake: run-assets build ## Run the corpus SHAKE times (default 2) with seeded delays on every write; fail on order-dependent scenarios; reports in reports/shake/.
 	$(SIMCTL) run --shake $(SHAKE) $(if $(SHAKE_SEED),--shake-seed $(SHAKE_SEED)) scenarios/ --report-dir $(PROJECT_DIR)/reports/shake
 
 # make soak runs the corpus SOAK times in a row, each on a cluster of its own,
@@ -256,7 +297,7 @@ SOAK ?= 20
 SOAK_DIR ?= $(PROJECT_DIR)/reports/soak
 
 .PHONY: soak
-soak: assets build ## Run the corpus SOAK times in a row (default 20) and report every verdict that changed; reports in reports/soak/.
+soak: run-assets build ## Run the corpus SOAK times in a row (default 20) and report every verdict that changed; reports in reports/soak/.
 	@rm -rf $(SOAK_DIR) && mkdir -p $(SOAK_DIR)
 	@for i in $$(seq 1 $(SOAK)); do \
 		$(SIMCTL) run scenarios/ --report-dir $(SOAK_DIR)/$$i > $(SOAK_DIR)/$$i.log 2>&1; \

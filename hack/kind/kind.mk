@@ -81,6 +81,11 @@ BUSYBOX_BIN := $(KIND_BUILD)/local-path-helper/busybox
 .PHONY: kind-images
 kind-images: kind-node-image kind-controller-images $(KIND) ## Build the kind node image, the Trainer, JobSet, KWOK and Kueue images and bin/kind (cached).
 
+.PHONY: kind-images-present
+kind-images-present: ## Exit 0 when every kind image is built already in the engine kind uses; builds and installs nothing (.ci/run asks).
+	@command -v dockerd >/dev/null && host="$$($(KIND_DIR)/docker/dockerd.sh 2>/dev/null)" \
+		&& DOCKER_HOST="$$host" docker image inspect $(KIND_NODE_IMAGE) $(KIND_CONTROLLER_IMAGES) $(KUEUE_IMAGE) >/dev/null 2>&1
+
 .PHONY: kind-docker
 kind-docker: ## Ensure a Docker engine kind can use (the project's private dockerd when needed); print its DOCKER_HOST.
 	@mkdir -p $(KIND_BUILD)

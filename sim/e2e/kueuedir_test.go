@@ -27,7 +27,7 @@ var _ = Describe("bringing your own Kueue (make build KUEUE_DIR=...)", func() {
 		Expect(bin).NotTo(BeADirectory())
 	})
 
-	It("runs the Kueue component built from a git checkout as newer than its release, and says so", func(ctx SpecContext) {
+	It("runs the Kueue component built from a git checkout as newer than its release, and says so", Label(otherPaths), func(ctx SpecContext) {
 		root, err := filepath.Abs("../..")
 		Expect(err).NotTo(HaveOccurred())
 

@@ -25,7 +25,7 @@ var _ = Describe("simctl migrate --verify", func() {
 		Expect(string(session.Err.Contents())).To(ContainSubstring("verify: the JobSets' Pod templates and the Pods are the same on both releases"))
 	})
 
-	It("says why no Pod came on the guide's example without the ServiceAccount and claim it names, and suggests --create-missing", func() {
+	It("says why no Pod came on the guide's example without the ServiceAccount and claim it names, and suggests --create-missing", Label(otherPaths), func() {
 		session := startSimctl(simctl, "migrate", "--verify", "../../fixtures/migrate/guide-trainjob-only.yaml")
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(1))
 		stderr := string(session.Err.Contents())
@@ -34,7 +34,7 @@ var _ = Describe("simctl migrate --verify", func() {
 		Expect(stderr).To(ContainSubstring("(--create-missing creates the ServiceAccounts, claims, ConfigMaps and Secrets the TrainJobs name)"))
 	})
 
-	It("verifies the same example with --create-missing, which creates and names what the TrainJob names", func() {
+	It("verifies the same example with --create-missing, which creates and names what the TrainJob names", Label(otherPaths), func() {
 		session := startSimctl(simctl, "migrate", "--verify", "--create-missing", "../../fixtures/migrate/guide-trainjob-only.yaml")
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
 		stderr := string(session.Err.Contents())

@@ -18,7 +18,7 @@ import (
 // is recorded, imported and minimized; the labeller's and the dashboard's
 // writes go, the SDK's create, Kueue's entry and resume and the refused
 // third manager stay.
-var _ = Describe("simctl minimize", func() {
+var _ = Describe("simctl minimize", Label(otherPaths), func() {
 	It("shortens an imported scenario with a padded history to the writes that decide how it ends", func() {
 		simctl := buildSimctl()
 		dir := GinkgoT().TempDir()

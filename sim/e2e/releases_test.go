@@ -59,7 +59,7 @@ var _ = Describe("simctl run --trainer", func() {
 
 	BeforeEach(func() { simctl = buildSimctl() })
 
-	DescribeTable("runs another Trainer release with the JobSet it pins, and the scenarios that hold for it",
+	DescribeTable("runs another Trainer release with the JobSet it pins, and the scenarios that hold for it", Label(otherPaths),
 		func(version, jobset string, ranStep, leftOut string) {
 			dir := GinkgoT().TempDir()
 			session := startSimctl(simctl, append([]string{"run", "--trainer", version, "--report-dir", dir}, releaseScenarios...)...)
@@ -101,7 +101,7 @@ var _ = Describe("simctl run --trainer", func() {
 			"change the entry and unsuspend in one merge patch", "on v2.2.0 the same request is refused, and the job stays suspended"),
 	)
 
-	It("runs v2.1.0 with podTemplateOverrides: the legacy side of a scenario pair passes, the runtimePatches side is skipped", func() {
+	It("runs v2.1.0 with podTemplateOverrides: the legacy side of a scenario pair passes, the runtimePatches side is skipped", Label(otherPaths), func() {
 		dir := GinkgoT().TempDir()
 		session := startSimctl(simctl, "run", "--trainer", "v2.1.0", "--report-dir", dir, "../../scenarios/migration/")
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
@@ -121,7 +121,7 @@ var _ = Describe("simctl run --trainer", func() {
 		}))
 	})
 
-	It("smokes v2.1.0 with the toleration as a podTemplateOverrides entry", func() {
+	It("smokes v2.1.0 with the toleration as a podTemplateOverrides entry", Label(otherPaths), func() {
 		session := startSimctl(simctl, "smoke", "--trainer", "v2.1.0")
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
 		out := string(session.Out.Contents())

@@ -25,7 +25,7 @@ const roundTripDir = "../../reports/roundtrip"
 // corpus, recorded with simctl run --audit-log, imported from the log
 // (as simctl import --namespace does) and replayed, keeps its verdict and
 // ends with each entry owned as the run's did (Trip.Agrees).
-var _ = Describe("the corpus's round trip (simctl run --audit-log, import, replay)", func() {
+var _ = Describe("the corpus's round trip (simctl run --audit-log, import, replay)", Label(otherPaths), func() {
 	It("replays the import of every scenario run of the corpus to the run's verdict", func() {
 		simctl := buildSimctl()
 		Expect(os.RemoveAll(roundTripDir)).To(Succeed())

@@ -41,9 +41,24 @@ var (
 	k8s client.Client
 )
 
+// otherPaths labels the specs of the paths make test leaves to make
+// test-paths: other Trainer releases, local checkouts (TRAINER_DIR,
+// KUEUE_DIR), the corpus's round trip and an import's minimisation (record,
+// import, replay or minimize). Each takes half a minute to minutes of a
+// 2-core machine and tests a path a contributor's change seldom touches
+// (their units are tested in make test); the specs of the tool's contract
+// stay in make test.
+const otherPaths = "other-paths"
+
 func TestE2E(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "trainersim e2e suite")
+	suiteConfig, reporterConfig := GinkgoConfiguration()
+	if suiteConfig.LabelFilter == "" {
+		// go test ./sim/e2e, as make test runs it: the contract's specs.
+		// make test-paths gives -ginkgo.label-filter=other-paths.
+		suiteConfig.LabelFilter = "!" + otherPaths
+	}
+	RunSpecs(t, "trainersim e2e suite", suiteConfig, reporterConfig)
 }
 
 var _ = BeforeSuite(func(ctx context.Context) {
@@ -62,18 +77,25 @@ var _ = BeforeSuite(func(ctx context.Context) {
 }, NodeTimeout(cluster.DefaultStartTimeout+time.Minute))
 
 var _ = AfterSuite(func() {
+	gexec.CleanupBuildArtifacts()
 	if env != nil {
 		Expect(env.Stop()).To(Succeed())
 	}
 })
 
-// buildSimctl builds simctl for the spec (or container) it is called in and
-// returns its path.
+// builtSimctl is simctl built from this tree, once for the suite's process
+// (the first buildSimctl), removed after the suite.
+var builtSimctl string
+
+// buildSimctl returns the path of simctl built from this tree: built at the
+// first call of the suite's process, the same binary for every later spec.
 func buildSimctl() string {
-	simctl, err := gexec.Build("github.com/trainersim/trainersim/cmd/simctl")
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(gexec.CleanupBuildArtifacts)
-	return simctl
+	if builtSimctl == "" {
+		simctl, err := gexec.Build("github.com/trainersim/trainersim/cmd/simctl")
+		Expect(err).NotTo(HaveOccurred())
+		builtSimctl = simctl
+	}
+	return builtSimctl
 }
 
 // startSimctl starts simctl with args for the spec it is called in, its

@@ -57,7 +57,7 @@ func gitCheckout(ctx context.Context, pinDir, module, name, release string) (str
 	return checkout, git
 }
 
-var _ = Describe("bringing your own trainer (make build TRAINER_DIR=...)", func() {
+var _ = Describe("bringing your own trainer (make build TRAINER_DIR=...)", Label(otherPaths), func() {
 	It("runs a git checkout as newer than its release and reports the verdicts it changes as behaviour changes, without touching go.mod", func(ctx SpecContext) {
 		root, err := filepath.Abs("../..")
 		Expect(err).NotTo(HaveOccurred())

@@ -33,11 +33,9 @@ var _ = Describe("simctl up", Ordered, func() {
 	)
 
 	BeforeAll(func(ctx SpecContext) {
-		simctl, err := gexec.Build("github.com/trainersim/trainersim/cmd/simctl")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(gexec.CleanupBuildArtifacts)
 		kubeconfig = filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-		cmd := exec.Command(simctl, "up", "--kubeconfig", kubeconfig, "--pods-start-after", "2s", "--pods-succeed-after", "3s")
+		cmd := exec.Command(buildSimctl(), "up", "--kubeconfig", kubeconfig, "--pods-start-after", "2s", "--pods-succeed-after", "3s")
+		var err error
 		session, err = gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { session.Kill() })

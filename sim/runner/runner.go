@@ -277,6 +277,16 @@ func clusterNames(p Plan) []string {
 	return slices.Compact(out)
 }
 
+// InStartOrder returns plans in the order in which Run starts them
+// (startOrder), for a test framework that runs them as parallel specs.
+func InStartOrder(plans []Plan) []Plan {
+	out := make([]Plan, 0, len(plans))
+	for _, i := range startOrder(plans) {
+		out = append(out, plans[i])
+	}
+	return out
+}
+
 // startOrder is the order in which Run starts the plans (their results stay
 // in the order of plans): first those whose gates keep other runs off a
 // component, then those that wait on the cluster's own timers, longest

@@ -31,8 +31,12 @@ const LoadFeature = "scenario files"
 // the scenario does not hold for the cluster (another Trainer release, a
 // provider it does not run on); and on a cluster whose Trainer runs in this
 // process (envtest) it also checks simctl explain against the Trainer.
-// The features may run in parallel (env.TestInParallel): scenarios that
-// must not overlap wait for each other.
+// The features come in the order simctl run starts the scenarios (those
+// that keep a component to themselves, then those that wait on the
+// cluster's timers, longest first) and may run in parallel
+// (env.TestInParallel, with envconf's parallel tests enabled): scenarios
+// that must not overlap wait for each other, and at most simctl run's
+// default --parallel run at once.
 //
 // When a file does not load, Scenarios returns one feature, LoadFeature,
 // that fails with the loader's lines (file:line:column: field: what is
@@ -48,7 +52,7 @@ func (p *Provider) Scenarios(paths ...string) []features.Feature {
 			}).Feature()}
 	}
 	var out []features.Feature
-	for _, plan := range runner.Plans(files, nil) {
+	for _, plan := range runner.InStartOrder(runner.Plans(files, nil)) {
 		name := plan.Name()
 		b := features.New(name)
 		labels := plan.File.Scenario.Metadata.Labels

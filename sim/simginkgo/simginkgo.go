@@ -7,6 +7,7 @@ package simginkgo
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -29,8 +30,10 @@ const startTimeout = cluster.DefaultStartTimeout + time.Minute
 // their specs on it through its admin kubeconfig, as simctl run
 // --kubeconfig does on a kept cluster; the specs whose gates hold a
 // component or that create cluster-scoped names another run of their
-// scenario creates (runner.Exclusive) are Serial: ginkgo runs them after
-// the parallel ones, alone. Call it at the top level of a _test.go file:
+// scenario creates (runner.Exclusive), and those that hold on the
+// clusters simctl starts only (spec.clusters.only without kubeconfig),
+// are Serial: ginkgo runs them on process 1 after the parallel ones,
+// alone. Call it at the top level of a _test.go file:
 //
 //	var _ = simginkgo.Scenarios(".")
 //
@@ -102,10 +105,13 @@ func Scenarios(paths ...string) bool {
 			labels = append(labels, k+"="+v)
 		}
 		args := []any{ginkgo.Label(labels...)}
-		if runner.Exclusive(p) {
-			// Runs of other processes do not take this process's locks:
-			// with -p, ginkgo runs a Serial spec once every parallel
-			// spec is done, alone.
+		if c := p.File.Scenario.Spec.Clusters; runner.Exclusive(p) || (c != nil && !slices.Contains(c.Only, cluster.Kubeconfig)) {
+			// Runs of other processes do not take this process's locks,
+			// and a scenario that holds on the clusters simctl starts
+			// only (views, component steps) is skipped on the other
+			// processes' cluster, process 1's reached through a
+			// kubeconfig: with -p, ginkgo runs a Serial spec on process
+			// 1 once every parallel spec is done, alone.
 			args = append(args, ginkgo.Serial)
 		}
 		args = append(args, func(ctx context.Context) {

@@ -38,6 +38,10 @@ type Suite struct {
 	// locks keep apart the runs that must not overlap when specs run in
 	// parallel (runner.Locks).
 	locks runner.Locks
+	// places bound the runs at once when specs run in parallel in one
+	// process (e2e-framework's TestInParallel starts every feature at
+	// once): simctl run's default --parallel (runner.DefaultParallel).
+	places chan struct{}
 
 	mu sync.Mutex
 	// watches are the informers the scenarios share, as in simctl run.
@@ -51,7 +55,7 @@ type Suite struct {
 // whose Trainer runs in this process (cluster.TrainerBuildObserver) it
 // records the Trainer's builds for the explain agreement.
 func New(c cluster.Cluster) *Suite {
-	s := &Suite{cluster: c}
+	s := &Suite{cluster: c, places: make(chan struct{}, runner.DefaultParallel())}
 	if obs, ok := c.(cluster.TrainerBuildObserver); ok {
 		s.agree = newAgreement(c)
 		if !obs.ObserveTrainerBuilds(s.agree.record) {
@@ -136,7 +140,8 @@ type Verdict struct {
 }
 
 // Run runs one plan on the started cluster, beside the suite's other runs
-// (it takes the plan's runner.Locks), and returns its verdict. On a
+// (it takes the plan's runner.Locks, then one of runner.DefaultParallel
+// places), and returns its verdict. On a
 // cluster whose Trainer runs in this process, it also checks simctl
 // explain against the Trainer: for every JobSet the Trainer builds while
 // the scenario runs, explain's final JobSet for the same TrainJob must be
@@ -145,7 +150,15 @@ type Verdict struct {
 // after the last step, while the scenario's namespace is being deleted,
 // are not checked.
 func (s *Suite) Run(ctx context.Context, p runner.Plan) Verdict {
+	// The locks first, then a place, as simctl run's runs take them: a
+	// run waiting for a component another run gates holds no place.
 	defer s.locks.Lock(p)()
+	select {
+	case s.places <- struct{}{}:
+		defer func() { <-s.places }()
+	case <-ctx.Done():
+		return Verdict{Failure: fmt.Sprintf("scenario %s: ended before a place to run it was free (%d scenarios run at once): %v", p.Name(), cap(s.places), ctx.Err())}
+	}
 	s.mu.Lock()
 	watches := s.watches
 	s.mu.Unlock()
