@@ -59,10 +59,15 @@ var _ = Describe("simctl run", func() {
 	BeforeEach(func() { simctl = buildSimctl() })
 
 	start := func(args ...string) *gexec.Session { return startSimctl(simctl, append([]string{"run"}, args...)...) }
+	// onSuiteCluster runs on the suite's cluster (simctl run --kubeconfig,
+	// as on a kept cluster): for the specs whose subject is not the start.
+	onSuiteCluster := func(args ...string) *gexec.Session {
+		return start(append([]string{"--kubeconfig", env.KubeconfigPath}, args...)...)
+	}
 
 	It("exits 1 for a scenario written to fail, with the diff in the JUnit failure", func() {
 		dir := GinkgoT().TempDir()
-		session := start("testdata/fails", "--report-dir", dir)
+		session := onSuiteCluster("testdata/fails", "--report-dir", dir)
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(1))
 		Expect(session.Out.Contents()).To(ContainSubstring("FAIL  fails-on-purpose"))
 		junit := readJUnit(dir)
@@ -89,7 +94,7 @@ var _ = Describe("simctl run", func() {
 
 	It("runs two scenarios that each fill both H100 nodes in parallel, each on its own nodes", func() {
 		dir := GinkgoT().TempDir()
-		session := start("testdata/parallel", "--parallel", "2", "--report-dir", dir)
+		session := onSuiteCluster("testdata/parallel", "--parallel", "2", "--report-dir", dir)
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
 		run := readReport(dir)
 		Expect(run.Scenarios).To(HaveLen(2))
@@ -133,7 +138,7 @@ var _ = Describe("simctl run", func() {
 
 	It("names the failing order and its seed, and --seed replays that order with the same outcome", func() {
 		dir := GinkgoT().TempDir()
-		session := start("testdata/interleavings", "--report-dir", dir)
+		session := onSuiteCluster("testdata/interleavings", "--report-dir", dir)
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(1))
 		run := readReport(dir)
 		Expect(run.Scenarios).To(HaveLen(2), "one run per order of two writes")
@@ -173,7 +178,7 @@ var _ = Describe("simctl run", func() {
 		}
 		for range 2 {
 			replay := GinkgoT().TempDir()
-			session := start("testdata/interleavings", "--seed", seed, "--report-dir", replay)
+			session := onSuiteCluster("testdata/interleavings", "--seed", seed, "--report-dir", replay)
 			Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(1))
 			again := readReport(replay)
 			Expect(again.Scenarios).To(HaveLen(1), "--seed runs the one order")
