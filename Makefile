@@ -87,7 +87,10 @@ help: ## Show the targets.
 # which of the builds this make has to do it is ("[4m10s, 2 of 4] building
 # ..."). The three Kubernetes binaries are one go build, one step.
 MAKE_START := $(shell date +%s)
-ASSET_STEPS = $(ASSETS_DIR)/kube-apiserver $(ASSETS_DIR)/etcd $(ASSETS_DIR)/kwok $(COMPONENT_BINS) $(TRAINER_RELEASE_BINS)
+# The other releases count only for goals that build them (not make run's).
+RELEASES_WANTED := $(TRAINER)$(filter-out run smoke up shake soak run-assets build,$(or $(MAKECMDGOALS),assets))
+ASSET_STEPS = $(ASSETS_DIR)/kube-apiserver $(ASSETS_DIR)/etcd $(ASSETS_DIR)/kwok $(COMPONENT_BINS) \
+	$(if $(RELEASES_WANTED),$(TRAINER_RELEASE_BINS))
 ASSETS_TO_BUILD := $(filter-out $(wildcard $(ASSET_STEPS)),$(ASSET_STEPS))
 elapsed = t=$$(( $$(date +%s) - $(MAKE_START) )); printf '[%dm%02ds] %s\n' $$((t / 60)) $$((t % 60)) "$(1)"
 progress = @t=$$(( $$(date +%s) - $(MAKE_START) )); \

@@ -46,6 +46,11 @@ var _ = Describe("the ginkgo adapter under ginkgo -p", func() {
 		// process 2 ran on that cluster through its kubeconfig.
 		Expect(clusters).To(ContainElement(HavePrefix("envtest")))
 		Expect(clusters).To(ContainElement(HavePrefix("process 1's, through ")))
+		// The scenario that holds on envtest only is Serial, so it ran on
+		// process 1 (and passed: every spec did).
+		Expect(byProcess[1]).To(ContainElement(And(
+			HaveField("LeafNodeText", "views-runtime-edited-before-first-reconcile"),
+			HaveField("IsSerial", BeTrue()))))
 		for _, sr := range byProcess[1] {
 			Expect(sr.CapturedGinkgoWriterOutput).To(ContainSubstring("explain agreed with the trainer"), sr.LeafNodeText)
 		}

@@ -19,4 +19,7 @@ func TestParallel(t *testing.T) {
 var _ = simginkgo.Scenarios(
 	"../../../../scenarios/examples",
 	"../../../../scenarios/scheduling",
+	// Holds on envtest only (a view of the in-process Trainer): Serial,
+	// on process 1, where it runs; on process 2 it would be skipped.
+	"../../../../scenarios/views/runtime-edited-before-first-reconcile.yaml",
 )
