@@ -46,11 +46,19 @@ var _ = Describe("the ginkgo adapter under ginkgo -p", func() {
 		// process 2 ran on that cluster through its kubeconfig.
 		Expect(clusters).To(ContainElement(HavePrefix("envtest")))
 		Expect(clusters).To(ContainElement(HavePrefix("process 1's, through ")))
-		// The scenario that holds on envtest only is Serial, so it ran on
-		// process 1 (and passed: every spec did).
-		Expect(byProcess[1]).To(ContainElement(And(
-			HaveField("LeafNodeText", "views-runtime-edited-before-first-reconcile"),
-			HaveField("IsSerial", BeTrue()))))
+		// The scenario that holds on envtest only is Serial (the suite's
+		// BeforeEach reports it), so it ran on process 1, and passed.
+		serial := map[string]string{}
+		for _, sr := range reports[0].SpecReports {
+			for _, e := range sr.ReportEntries {
+				if sr.LeafNodeType == types.NodeTypeIt && e.Name == "serial" {
+					serial[sr.LeafNodeText] = e.Value.String()
+				}
+			}
+		}
+		Expect(serial).To(HaveKeyWithValue("views-runtime-edited-before-first-reconcile", "true"))
+		Expect(serial).To(HaveKeyWithValue("scheduling-gpu-toleration", "false"))
+		Expect(byProcess[1]).To(ContainElement(HaveField("LeafNodeText", "views-runtime-edited-before-first-reconcile")))
 		for _, sr := range byProcess[1] {
 			Expect(sr.CapturedGinkgoWriterOutput).To(ContainSubstring("explain agreed with the trainer"), sr.LeafNodeText)
 		}

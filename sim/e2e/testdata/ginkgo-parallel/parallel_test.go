@@ -16,6 +16,11 @@ func TestParallel(t *testing.T) {
 	RunSpecs(t, "trainersim scenarios under ginkgo -p")
 }
 
+// Each spec says whether it is Serial (the JSON report does not).
+var _ = BeforeEach(func() {
+	AddReportEntry("serial", CurrentSpecReport().IsSerial)
+})
+
 var _ = simginkgo.Scenarios(
 	"../../../../scenarios/examples",
 	"../../../../scenarios/scheduling",
