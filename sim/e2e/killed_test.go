@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"syscall"
 	"time"
 
@@ -160,5 +162,50 @@ var _ = Describe("simctl run killed with SIGKILL", func() {
 		Expect(string(s.Err.Contents())).To(ContainSubstring("warning: " + filepath.Join(dir, reports.JSONLFile) + ":7: record cut short"))
 		Expect(string(s.Out.Contents())).To(ContainSubstring(incomplete + "\n"))
 		Expect(readReport(dir).Scenarios).To(HaveLen(killedCorpusRuns))
+	})
+})
+
+var _ = Describe("simctl run killed with SIGKILL while a component is down", func() {
+	It("leaves no process of the cluster behind and keeps the scenarios that finished", func() {
+		simctl := buildSimctl()
+		dir := GinkgoT().TempDir()
+		// The Trainer's crash runs first (it keeps the Trainer to itself),
+		// then Kueue's: simctl kills Kueue's process, and while it is down
+		// (its first job's Pods being deleted) simctl is killed.
+		session, err := gexec.Start(exec.Command(simctl, "run",
+			"../../scenarios/components/trainer-crashes-before-its-status-write.yaml",
+			"../../scenarios/components/kueue-down-while-a-job-is-queued.yaml",
+			"--report-dir", dir), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { session.Kill() })
+		pid := session.Command.Process.Pid
+		Eventually(func() string { return string(session.Out.Contents()) }).WithTimeout(runTimeout).WithPolling(pollInterval).
+			Should(ContainSubstring("PASS  components-trainer-crashes-before-its-status-write"))
+		children := childProcesses(pid)
+		Expect(children).To(ContainElements("kube-apiserver", "etcd", "kueue"), "simctl's children: %v", children)
+		// Kueue's process gone: the crash step ran, and Kueue is down.
+		Eventually(func() []string { return slices.Collect(maps.Values(childProcesses(pid))) }).
+			WithTimeout(runTimeout).WithPolling(50 * time.Millisecond).ShouldNot(ContainElement("kueue"))
+		children = childProcesses(pid)
+		Expect(session.Command.Process.Signal(syscall.SIGKILL)).To(Succeed())
+		Eventually(session).WithTimeout(processExitTimeout).Should(gexec.Exit(128 + int(syscall.SIGKILL)))
+
+		Eventually(func() []string {
+			var alive []string
+			for p, name := range children {
+				if processAlive(p) {
+					alive = append(alive, fmt.Sprintf("%s (pid %d)", name, p))
+				}
+			}
+			return alive
+		}).WithTimeout(processExitTimeout).WithPolling(pollInterval).Should(BeEmpty())
+		_, recorded, ended := journalRecords(dir)
+		Expect(recorded).To(Equal([]string{"components-trainer-crashes-before-its-status-write"}))
+		Expect(ended).To(BeFalse())
+		var cases []string
+		for _, c := range readJUnit(dir).Suites[0].Cases {
+			cases = append(cases, c.Name)
+		}
+		Expect(cases).To(Equal([]string{"components-trainer-crashes-before-its-status-write"}))
 	})
 })
