@@ -222,6 +222,7 @@ verify: fixtures kind-verify lint ## Fail when generated files drift from go.mod
 
 .PHONY: build
 build: $(CHECKOUTS) ## Build bin/simctl (TRAINER_DIR=... against a local Trainer checkout; KUEUE_DIR=... with Kueue from a local checkout).
+	@$(call elapsed,building bin/simctl (the Trainer and JobSet compiled in))
 	$(GO) build $(CHECKOUT_LDFLAGS) -o $(SIMCTL) ./cmd/simctl
 	@$(SIMCTL) version
 
