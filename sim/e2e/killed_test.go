@@ -190,15 +190,8 @@ var _ = Describe("simctl run killed with SIGKILL while a component is down", fun
 		Expect(session.Command.Process.Signal(syscall.SIGKILL)).To(Succeed())
 		Eventually(session).WithTimeout(processExitTimeout).Should(gexec.Exit(128 + int(syscall.SIGKILL)))
 
-		Eventually(func() []string {
-			var alive []string
-			for p, name := range children {
-				if processAlive(p) {
-					alive = append(alive, fmt.Sprintf("%s (pid %d)", name, p))
-				}
-			}
-			return alive
-		}).WithTimeout(processExitTimeout).WithPolling(pollInterval).Should(BeEmpty())
+		Eventually(func() []string { return stillAlive(children) }).
+			WithTimeout(processExitTimeout).WithPolling(pollInterval).Should(BeEmpty())
 		_, recorded, ended := journalRecords(dir)
 		Expect(recorded).To(Equal([]string{"components-trainer-crashes-before-its-status-write"}))
 		Expect(ended).To(BeFalse())

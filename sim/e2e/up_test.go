@@ -135,17 +135,22 @@ var _ = Describe("simctl up", Ordered, func() {
 		}
 		Expect(session.Command.Process.Signal(syscall.SIGKILL)).To(Succeed())
 		Eventually(session).WithTimeout(processExitTimeout).Should(gexec.Exit())
-		Eventually(func() []string {
-			var alive []string
-			for pid, name := range children {
-				if processAlive(pid) {
-					alive = append(alive, fmt.Sprintf("%s (pid %d)", name, pid))
-				}
-			}
-			return alive
-		}).WithTimeout(processExitTimeout).WithPolling(pollInterval).Should(BeEmpty())
+		Eventually(func() []string { return stillAlive(children) }).
+			WithTimeout(processExitTimeout).WithPolling(pollInterval).Should(BeEmpty())
 	})
 })
+
+// stillAlive names the processes of processes (pid to command name) that
+// are still running.
+func stillAlive(processes map[int]string) []string {
+	var alive []string
+	for pid, name := range processes {
+		if processAlive(pid) {
+			alive = append(alive, fmt.Sprintf("%s (pid %d)", name, pid))
+		}
+	}
+	return alive
+}
 
 // childProcesses maps the pid of every direct child of parent to its command
 // name (at most 15 characters, as the kernel keeps it), read from /proc.
