@@ -775,6 +775,7 @@ func (s *scenarioRun) lifecycle() policy.LifecyclePolicy {
 func (s *scenarioRun) timeline(setup []results.Write, steps []results.Step) *results.Timeline {
 	s.openGates("")
 	s.openViews("")
+	s.watches.settle(s.watch, s.ns)
 	observed, dropped, problems := s.watch.stop()
 	observed = append(observed, s.webhookEntries()...)
 	observed = append(observed, s.gateEntries()...)

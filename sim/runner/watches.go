@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
@@ -106,7 +107,7 @@ func (ws *Watches) Stop() {
 // from now until the watcher stops, stamped by clk. Call it before the
 // namespace exists.
 func (ws *Watches) watch(ns string, clk clock.PassiveClock) *watcher {
-	w := &watcher{clock: clk, step: setUpStep, changed: make(chan struct{}, 1), release: func() { ws.release(ns) }, seen: map[string]uint64{}}
+	w := &watcher{clock: clk, step: setUpStep, changed: make(chan struct{}, 1), release: func() { ws.release(ns) }, seen: map[string]uint64{}, delivered: map[string]string{}}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	w.problems = slices.Clone(ws.problems)
@@ -135,7 +136,7 @@ func (ws *Watches) dispatch(kind string, old, obj *unstructured.Unstructured) {
 	if w == nil {
 		return
 	}
-	w.saw(kind, o.GetResourceVersion())
+	w.saw(kind, o.GetName(), o.GetResourceVersion(), obj == nil)
 	w.observe(kind, old, obj)
 	w.notify()
 }
@@ -210,6 +211,10 @@ type watcher struct {
 	release func()
 	// seen is the highest resourceVersion of a change seen, by kind.
 	seen map[string]uint64
+	// delivered is the resourceVersion of each object of the namespace
+	// as its last change was delivered, by objectKey; a deleted object
+	// has none.
+	delivered map[string]string
 	// podChanges counts the Pod changes seen (podViews).
 	podChanges uint64
 
@@ -236,11 +241,20 @@ func (w *watcher) setStep(name string) {
 	w.step = name
 }
 
-// saw records a change of kind and its resourceVersion.
-func (w *watcher) saw(kind, resourceVersion string) {
+// objectKey tells the objects of one namespace apart.
+func objectKey(kind, name string) string { return kind + "/" + name }
+
+// saw records a change of the object kind/name, which left it at
+// resourceVersion or deleted it.
+func (w *watcher) saw(kind, name, resourceVersion string, deleted bool) {
 	rv, err := strconv.ParseUint(resourceVersion, 10, 64)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if deleted {
+		delete(w.delivered, objectKey(kind, name))
+	} else {
+		w.delivered[objectKey(kind, name)] = resourceVersion
+	}
 	if kind == "Pod" {
 		w.podChanges++
 	}
@@ -269,6 +283,60 @@ func (w *watcher) caughtUp(written map[string]uint64) bool {
 		}
 	}
 	return true
+}
+
+// holds reports whether the changes delivered to w leave exactly objs of
+// kind, each at its resourceVersion.
+func (w *watcher) holds(kind string, objs []*unstructured.Unstructured) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for key := range w.delivered {
+		if strings.HasPrefix(key, kind+"/") {
+			n++
+		}
+	}
+	if n != len(objs) {
+		return false
+	}
+	for _, o := range objs {
+		if rv, ok := w.delivered[objectKey(kind, o.GetName())]; !ok || rv != o.GetResourceVersion() {
+			return false
+		}
+	}
+	return true
+}
+
+// delivered reports whether every change the watches hold of namespace
+// ns has reached w. An informer stores a change before its handlers get
+// it, on goroutines of their own: an expectation that read the store can
+// pass before the timeline has the change it read.
+func (ws *Watches) delivered(w *watcher, ns string) bool {
+	for kind := range watched {
+		objs, ok := ws.shared(kind, ns)
+		if ok && !w.holds(kind, objs) {
+			return false
+		}
+	}
+	return true
+}
+
+// settle waits, at most cacheCatchUp, until every change the watches
+// hold of namespace ns has reached w; a problem of w's when it does not.
+func (ws *Watches) settle(w *watcher, ns string) {
+	if w == nil || ws.factory == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cacheCatchUp)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
+		return ws.delivered(w, ns), nil
+	})
+	if err != nil {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.problems = append(w.problems, fmt.Sprintf("the timeline may lack changes: the watches' handlers were still behind their store %s after the last step", cacheCatchUp))
+	}
 }
 
 // notify says that something changed, without blocking.

@@ -108,3 +108,39 @@ func TestWritesMustBeSeenBeforeTheWatchesAreRead(t *testing.T) {
 		t.Errorf("a resourceVersion that is not a number left the reads on the watches")
 	}
 }
+
+// An informer stores a change before its handlers get it: the watcher
+// holds what the store holds only once the handlers have delivered every
+// change, an update, a new object and a deletion alike.
+func TestWatcherHoldsWhatTheStoreHoldsOnceDelivered(t *testing.T) {
+	ws := &Watches{byNS: map[string]*watcher{}}
+	w := ws.watch("a", clock.RealClock{})
+	store := []*unstructured.Unstructured{pod("a", "p", "7")}
+	if w.holds("Pod", store) {
+		t.Errorf("holds a Pod whose creation was never delivered")
+	}
+	ws.dispatch("Pod", nil, pod("a", "p", "7"))
+	ws.dispatch("Pod", nil, pod("b", "p", "8")) // another namespace's
+	if !w.holds("Pod", store) {
+		t.Errorf("does not hold the Pod whose creation was delivered")
+	}
+	if w.holds("TrainJob", store) {
+		t.Errorf("holds a Pod as a TrainJob")
+	}
+	store = []*unstructured.Unstructured{pod("a", "p", "9")}
+	if w.holds("Pod", store) {
+		t.Errorf("holds the Pod at 9 with its update to 9 not delivered")
+	}
+	ws.dispatch("Pod", pod("a", "p", "7"), pod("a", "p", "9"))
+	if !w.holds("Pod", store) {
+		t.Errorf("does not hold the Pod at 9 after its update was delivered")
+	}
+	store = nil
+	if w.holds("Pod", store) {
+		t.Errorf("holds no Pod with the deletion not delivered")
+	}
+	ws.dispatch("Pod", pod("a", "p", "9"), nil)
+	if !w.holds("Pod", store) {
+		t.Errorf("still holds the Pod after its deletion was delivered")
+	}
+}
