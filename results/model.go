@@ -341,6 +341,9 @@ const (
 	// EntryEventKeptBack is a watch event a view of the scenario kept back
 	// from a component, and what became of it.
 	EntryEventKeptBack = "event-kept-back"
+	// EntryUpgradePart is one part of a live upgrade of the Trainer (its
+	// CRDs applied, its managers started, ...); its lane is the Trainer's.
+	EntryUpgradePart = "upgrade-part"
 	// EntryJobSetCreated, EntryJobSetChanged (a new generation),
 	// EntryJobSetSuspended, EntryJobSetResumed and EntryJobSetDeleted are
 	// what happened to a JobSet.

@@ -176,6 +176,32 @@ type ComponentLifecycle interface {
 	ComponentUp(component string) bool
 }
 
+// TrainerUpgrade is implemented by clusters that can replace the Trainer
+// release they run by another under running work.
+type TrainerUpgrade interface {
+	// TrainerRelease is the release that runs now.
+	TrainerRelease() string
+	// UpgradeTrainer replaces it by release to (an older one: a rollback)
+	// as the release's own manifests would: its CRDs, then (once the API
+	// server serves the new TrainJob schema) its RBAC and webhook
+	// configurations, the old managers stopped, the new release's Trainer
+	// and JobSet managers started, its default runtimes. It returns the
+	// parts done, with their times, an error's part last.
+	UpgradeTrainer(ctx context.Context, to string) ([]UpgradePart, error)
+	// CanUpgrade says why UpgradeTrainer to a release could not start: it
+	// is not supported, or its binaries are not built; nil if it could.
+	CanUpgrade(to string) error
+}
+
+// UpgradePart is one part of an upgrade.
+type UpgradePart struct {
+	// Name says what was done, e.g. "CRDs of v2.3.0 applied".
+	Name string
+	// Detail adds what it was done to.
+	Detail     string
+	Start, End time.Time
+}
+
 // WebhookServing is implemented by clusters that can call webhooks served by
 // this process (envtest.Environment): the API server trusts CA and reaches host.
 type WebhookServing interface {

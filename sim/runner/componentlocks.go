@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/identity"
 )
 
@@ -57,6 +58,11 @@ func componentNeeds(p Plan) (read, write []string) {
 	for _, c := range componentSteps(sc) {
 		// Down, its webhooks fail closed in every namespace.
 		gated[c.Name] = true
+		if c.Action == v1alpha1.ComponentUpgrade {
+			// The Trainer's CRDs are every run's, and JobSet is
+			// replaced with it.
+			gated["jobset"] = true
+		}
 	}
 	for _, w := range sc.Spec.Webhooks {
 		if w.Hold != nil {

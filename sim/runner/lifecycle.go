@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/cluster"
 )
@@ -45,6 +46,12 @@ func lifecycleSkipped(sc *v1alpha1.Scenario, c cluster.Cluster) string {
 	}
 	lc, ok := c.(cluster.ComponentLifecycle)
 	for _, st := range steps {
+		if st.Action == v1alpha1.ComponentUpgrade {
+			if _, ok := c.(cluster.TrainerUpgrade); !ok {
+				return "upgrades the Trainer, which only a cluster simctl starts with envtest can do"
+			}
+			continue
+		}
 		if !ok || !slices.Contains(lc.LifecycleComponents(), st.Name) {
 			return fmt.Sprintf("crashes, stops or starts %s, which this cluster does not run in simctl's process (envtest with the pinned Trainer release)", st.Name)
 		}
@@ -52,9 +59,31 @@ func lifecycleSkipped(sc *v1alpha1.Scenario, c cluster.Cluster) string {
 	return ""
 }
 
+// upgradesRefused says why an upgrade step of a scenario could not start on
+// a cluster that can upgrade (a release not built, say): the scenario
+// fails before it begins rather than at that step.
+func upgradesRefused(sc *v1alpha1.Scenario, c cluster.Cluster) error {
+	up, ok := c.(cluster.TrainerUpgrade)
+	if !ok {
+		return nil
+	}
+	for _, st := range componentSteps(sc) {
+		if st.Action != v1alpha1.ComponentUpgrade {
+			continue
+		}
+		if err := up.CanUpgrade(st.To); err != nil {
+			return fmt.Errorf("cannot upgrade the Trainer to %s: %w", st.To, err)
+		}
+	}
+	return nil
+}
+
 // componentWrite is the writer of a component step.
 func componentWrite(s *scenarioRun, _ *actor, st *v1alpha1.Step, p *prepared) error {
 	c := st.Component
+	if c.Action == v1alpha1.ComponentUpgrade {
+		return upgradeWrite(s, st, p)
+	}
 	lc, ok := s.cluster.(cluster.ComponentLifecycle)
 	if !ok {
 		return errors.New("this cluster cannot crash, stop or start its components")
@@ -106,6 +135,11 @@ func (s *scenarioRun) restoreComponents() error {
 	s.autoStarts.Wait()
 	s.mu.Lock()
 	errs := slices.Clone(s.autoStartErrs)
+	s.mu.Unlock()
+	if err := s.restoreRelease(); err != nil {
+		errs = append(errs, err)
+	}
+	s.mu.Lock()
 	var names []string
 	for n := range s.actedOn {
 		names = append(names, n)
@@ -123,4 +157,84 @@ func (s *scenarioRun) restoreComponents() error {
 		cancel()
 	}
 	return errors.Join(errs...)
+}
+
+// upgradeWrite is the writer of an upgrade step.
+func upgradeWrite(s *scenarioRun, st *v1alpha1.Step, p *prepared) error {
+	c := st.Component
+	up, ok := s.cluster.(cluster.TrainerUpgrade)
+	if !ok {
+		return errors.New("this cluster cannot upgrade the Trainer")
+	}
+	p.target = writeTarget{kind: c.Action, name: c.Name}
+	p.sent = c
+	p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
+		s.mu.Lock()
+		if s.upgradedFrom == "" {
+			s.upgradedFrom = up.TrainerRelease()
+		}
+		s.mu.Unlock()
+		parts, err := up.UpgradeTrainer(ctx, c.To)
+		s.addUpgradeParts(st.Name, parts)
+		s.renewWatches(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("failed to upgrade the Trainer to %s: %w", c.To, err)
+		}
+		recordStatus(ctx, http.StatusOK)
+		return nil, nil
+	}
+	return nil
+}
+
+// addUpgradeParts puts the parts of an upgrade on the Trainer's lane.
+func (s *scenarioRun) addUpgradeParts(step string, parts []cluster.UpgradePart) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range parts {
+		summary := fmt.Sprintf("%s (%s)", p.Name, p.End.Sub(p.Start).Round(time.Millisecond))
+		s.upgradeParts = append(s.upgradeParts, results.TimelineEntry{At: p.End, Step: step, Lane: LaneTrainer, Kind: results.EntryUpgradePart, Summary: summary, Detail: p.Detail})
+	}
+}
+
+// renewWatches gives the run new informers after an upgrade changed the
+// CRDs (Watches.Renew): what the scenario reads next, and the scenarios
+// after it, is what the API server serves now.
+func (s *scenarioRun) renewWatches(ctx context.Context) {
+	problems := s.watches.Renew(ctx)
+	if s.watch == nil || len(problems) == 0 {
+		return
+	}
+	s.watch.mu.Lock()
+	defer s.watch.mu.Unlock()
+	s.watch.problems = append(s.watch.problems, problems...)
+}
+
+// cleanUpStep is the step name of what the runner does after the last
+// step.
+const cleanUpStep = "clean-up"
+
+// upgradeTimeout bounds the rollback of a scenario's upgrade: two managers
+// stopped gracefully (stopTimeout each, at most), the CRDs, the new ones
+// started.
+const upgradeTimeout = 2 * time.Minute
+
+// restoreRelease gets the run's Trainer release back when the scenario
+// upgraded it: a rollback, on the timeline of the clean-up.
+func (s *scenarioRun) restoreRelease() error {
+	s.mu.Lock()
+	from := s.upgradedFrom
+	s.mu.Unlock()
+	up, ok := s.cluster.(cluster.TrainerUpgrade)
+	if from == "" || !ok || up.TrainerRelease() == from {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), upgradeTimeout)
+	defer cancel()
+	parts, err := up.UpgradeTrainer(ctx, from)
+	s.addUpgradeParts(cleanUpStep, parts)
+	s.renewWatches(ctx)
+	if err != nil {
+		return fmt.Errorf("failed to give the run its Trainer %s back: %w", from, err)
+	}
+	return nil
 }

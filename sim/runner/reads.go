@@ -46,7 +46,7 @@ func (s *scenarioRun) wrote(kind, resourceVersion string) {
 // fresh waits, at most cacheCatchUp, until the watches have seen every
 // write so far; false: read from the API server.
 func (s *scenarioRun) fresh(ctx context.Context) bool {
-	if s.watch == nil || s.watches.factory == nil {
+	if s.watch == nil || s.watches.informers() == nil {
 		return false
 	}
 	s.mu.Lock()

@@ -391,6 +391,10 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		res.Skipped = why
 		return res
 	}
+	if err := upgradesRefused(sc, r.Cluster); err != nil {
+		res.Failure = err.Error()
+		return res
+	}
 	if why := viewsSkipped(sc, r.Cluster); why != "" {
 		res.Skipped = why
 		return res
@@ -621,7 +625,12 @@ type scenarioRun struct {
 	// actedOn are the components a component step acted on, guarded by
 	// mu; autoStarts are the starts after a downFor under way, and
 	// autoStartErrs their failures, guarded by mu.
-	actedOn       map[string]bool
+	actedOn map[string]bool
+	// upgradedFrom is the Trainer release before the scenario's first
+	// upgrade step, "" without one; upgradeParts are the parts of its
+	// upgrades on the timeline. Guarded by mu.
+	upgradedFrom  string
+	upgradeParts  []results.TimelineEntry
 	autoStarts    sync.WaitGroup
 	autoStartErrs []error
 	// shake is the seed of a shaken run, and shaken its result, whose
@@ -780,6 +789,9 @@ func (s *scenarioRun) timeline(setup []results.Write, steps []results.Step) *res
 	observed = append(observed, s.webhookEntries()...)
 	observed = append(observed, s.gateEntries()...)
 	observed = append(observed, s.viewEntries()...)
+	s.mu.Lock()
+	observed = append(observed, s.upgradeParts...)
+	s.mu.Unlock()
 	s.forgetViews()
 	refused, err := s.refusedRequests()
 	observed = append(observed, refused...)

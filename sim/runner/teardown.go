@@ -95,10 +95,10 @@ func (s *scenarioRun) stopPodsToSchedule(ctx context.Context) error {
 // podsIn returns how many Pods of namespace ns the shared Pod informer
 // holds; false when it has none synced.
 func (ws *Watches) podsIn(ns string) (int, bool) {
-	if ws == nil || ws.factory == nil {
+	if ws == nil || ws.informers() == nil {
 		return 0, false
 	}
-	inf := ws.factory.ForResource(watched["Pod"])
+	inf := ws.informers().ForResource(watched["Pod"])
 	if !inf.Informer().HasSynced() {
 		return 0, false
 	}

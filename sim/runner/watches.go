@@ -31,10 +31,14 @@ import (
 // wakes the scenario's pending expectation. A run lists each resource
 // once, at its start, instead of once per scenario.
 type Watches struct {
-	cancel  context.CancelFunc
-	factory dynamicinformer.DynamicSharedInformerFactory
+	client dynamic.Interface
+	mapper meta.RESTMapper
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// factory holds the informers and cancel ends them; Renew replaces
+	// both. Guarded by mu.
+	factory  dynamicinformer.DynamicSharedInformerFactory
+	cancel   context.CancelFunc
 	byNS     map[string]*watcher
 	problems []string // of the start, given to every watcher
 }
@@ -45,24 +49,33 @@ type Watches struct {
 // woken is still re-checked every safetyPollInterval. The watches end at
 // Stop.
 func StartWatches(ctx context.Context, cfg *rest.Config, mapper meta.RESTMapper) *Watches {
-	ws := &Watches{byNS: map[string]*watcher{}}
+	ws := &Watches{byNS: map[string]*watcher{}, mapper: mapper}
 	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		ws.problems = append(ws.problems, fmt.Sprintf("failed to create watch client: %v", err))
 		return ws
 	}
-	var watchCtx context.Context
-	watchCtx, ws.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	ws.factory = dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
+	ws.client = client
+	ws.factory, ws.cancel, ws.problems = ws.startInformers(ctx)
+	return ws
+}
+
+// startInformers starts a factory of informers of the watched resources,
+// whose changes go to dispatch, and waits, at most watchSyncTimeout, for
+// their first lists.
+func (ws *Watches) startInformers(ctx context.Context) (dynamicinformer.DynamicSharedInformerFactory, context.CancelFunc, []string) {
+	var problems []string
+	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(ws.client, 0)
 	for _, kind := range slices.Sorted(maps.Keys(watched)) {
 		gvr := watched[kind]
-		if _, err := mapper.RESTMapping(schema.GroupKind{Group: gvr.Group, Kind: kind}, gvr.Version); err != nil {
+		if _, err := ws.mapper.RESTMapping(schema.GroupKind{Group: gvr.Group, Kind: kind}, gvr.Version); err != nil {
 			if kind != "PodGroup" { // optional: only when its CRD is installed
-				ws.problems = append(ws.problems, fmt.Sprintf("failed to watch %s: %v", gvr.Resource, err))
+				problems = append(problems, fmt.Sprintf("failed to watch %s: %v", gvr.Resource, err))
 			}
 			continue
 		}
-		_, err := ws.factory.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		_, err := factory.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { ws.dispatch(kind, nil, asUnstructured(obj)) },
 			UpdateFunc: func(old, obj any) { ws.dispatch(kind, asUnstructured(old), asUnstructured(obj)) },
 			DeleteFunc: func(obj any) {
@@ -73,28 +86,75 @@ func StartWatches(ctx context.Context, cfg *rest.Config, mapper meta.RESTMapper)
 			},
 		})
 		if err != nil {
-			ws.problems = append(ws.problems, fmt.Sprintf("failed to watch %s: %v", gvr.Resource, err))
+			problems = append(problems, fmt.Sprintf("failed to watch %s: %v", gvr.Resource, err))
 		}
 	}
-	ws.factory.Start(watchCtx.Done())
-	syncCtx, cancel := context.WithTimeout(ctx, watchSyncTimeout)
-	defer cancel()
-	for gvr, ok := range ws.factory.WaitForCacheSync(syncCtx.Done()) {
+	factory.Start(watchCtx.Done())
+	syncCtx, cancelSync := context.WithTimeout(ctx, watchSyncTimeout)
+	defer cancelSync()
+	for gvr, ok := range factory.WaitForCacheSync(syncCtx.Done()) {
 		if !ok {
-			ws.problems = append(ws.problems, fmt.Sprintf("failed to list %s within %s", gvr.Resource, watchSyncTimeout))
+			problems = append(problems, fmt.Sprintf("failed to list %s within %s", gvr.Resource, watchSyncTimeout))
 		}
 	}
-	return ws
+	return factory, cancel, problems
+}
+
+// informers returns the factory of the informers that run now, nil if
+// none started.
+func (ws *Watches) informers() dynamicinformer.DynamicSharedInformerFactory {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.factory
+}
+
+// Renew replaces the informers by new ones, which list everything anew,
+// and returns the problems of their start. A CRD update (a Trainer
+// upgrade's) ends every watch of the CRD's resource; the informers watch
+// again after a back-off that doubles with each end within two minutes
+// (client-go's reflector: 0.8 s, 1.6 s, ... up to 30 s), and meanwhile
+// hold objects as the old schema served them. What the new informers list
+// reaches each watcher only where it differs from what the watcher was
+// given (a newer resourceVersion: a change; an object gone: a deletion),
+// so that the timeline shows what changed, once.
+func (ws *Watches) Renew(ctx context.Context) []string {
+	if ws.client == nil {
+		return nil
+	}
+	factory, cancel, problems := ws.startInformers(ctx)
+	ws.mu.Lock()
+	old, oldCancel := ws.factory, ws.cancel
+	ws.factory, ws.cancel = factory, cancel
+	watchers := slices.Collect(maps.Values(ws.byNS))
+	ws.mu.Unlock()
+	stopInformers(old, oldCancel)
+	for _, w := range watchers {
+		for kind, gone := range w.missing(ws) {
+			for _, obj := range gone {
+				ws.dispatch(kind, obj, nil)
+			}
+		}
+	}
+	return problems
 }
 
 // Stop ends the watches, waiting at most watchStopTimeout.
 func (ws *Watches) Stop() {
-	if ws.cancel == nil {
+	ws.mu.Lock()
+	factory, cancel := ws.factory, ws.cancel
+	ws.mu.Unlock()
+	stopInformers(factory, cancel)
+}
+
+// stopInformers ends the informers of a factory, waiting at most
+// watchStopTimeout.
+func stopInformers(factory dynamicinformer.DynamicSharedInformerFactory, cancel context.CancelFunc) {
+	if cancel == nil {
 		return
 	}
-	ws.cancel()
+	cancel()
 	done := make(chan struct{})
-	go func() { ws.factory.Shutdown(); close(done) }()
+	go func() { factory.Shutdown(); close(done) }()
 	t := time.NewTimer(watchStopTimeout)
 	defer t.Stop()
 	select {
@@ -107,7 +167,7 @@ func (ws *Watches) Stop() {
 // from now until the watcher stops, stamped by clk. Call it before the
 // namespace exists.
 func (ws *Watches) watch(ns string, clk clock.PassiveClock) *watcher {
-	w := &watcher{clock: clk, step: setUpStep, changed: make(chan struct{}, 1), release: func() { ws.release(ns) }, seen: map[string]uint64{}, delivered: map[string]string{}}
+	w := &watcher{clock: clk, step: setUpStep, changed: make(chan struct{}, 1), release: func() { ws.release(ns) }, seen: map[string]uint64{}, delivered: map[string]*unstructured.Unstructured{}}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	w.problems = slices.Clone(ws.problems)
@@ -121,7 +181,9 @@ func (ws *Watches) release(ns string) {
 	delete(ws.byNS, ns)
 }
 
-// dispatch hands a change to the watcher of the object's namespace.
+// dispatch hands a change to the watcher of the object's namespace, unless
+// the watcher was given that state already (Renew's informers list what
+// the old ones delivered).
 func (ws *Watches) dispatch(kind string, old, obj *unstructured.Unstructured) {
 	o := obj
 	if o == nil {
@@ -136,7 +198,10 @@ func (ws *Watches) dispatch(kind string, old, obj *unstructured.Unstructured) {
 	if w == nil {
 		return
 	}
-	w.saw(kind, o.GetName(), o.GetResourceVersion(), obj == nil)
+	old, ok := w.accept(kind, old, obj)
+	if !ok {
+		return
+	}
 	w.observe(kind, old, obj)
 	w.notify()
 }
@@ -165,10 +230,11 @@ func (ws *Watches) list(kind, ns string) ([]unstructured.Unstructured, bool) {
 // change (list copies them); false as for list.
 func (ws *Watches) shared(kind, ns string) ([]*unstructured.Unstructured, bool) {
 	gvr, ok := watched[kind]
-	if !ok || ws.factory == nil {
+	factory := ws.informers()
+	if !ok || factory == nil {
 		return nil, false
 	}
-	objs, err := ws.factory.ForResource(gvr).Lister().ByNamespace(ns).List(labels.Everything())
+	objs, err := factory.ForResource(gvr).Lister().ByNamespace(ns).List(labels.Everything())
 	if err != nil {
 		return nil, false
 	}
@@ -187,10 +253,11 @@ func (ws *Watches) shared(kind, ns string) ([]*unstructured.Unstructured, bool) 
 // true when they hold none of that name; false as for list.
 func (ws *Watches) get(kind, ns, name string) (*unstructured.Unstructured, bool) {
 	gvr, ok := watched[kind]
-	if !ok || ws.factory == nil {
+	factory := ws.informers()
+	if !ok || factory == nil {
 		return nil, false
 	}
-	o, err := ws.factory.ForResource(gvr).Lister().ByNamespace(ns).Get(name)
+	o, err := factory.ForResource(gvr).Lister().ByNamespace(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		return nil, true
 	}
@@ -211,10 +278,9 @@ type watcher struct {
 	release func()
 	// seen is the highest resourceVersion of a change seen, by kind.
 	seen map[string]uint64
-	// delivered is the resourceVersion of each object of the namespace
-	// as its last change was delivered, by objectKey; a deleted object
-	// has none.
-	delivered map[string]string
+	// delivered is each object of the namespace as its last change left
+	// it, by objectKey; a deleted object has none.
+	delivered map[string]*unstructured.Unstructured
 	// podChanges counts the Pod changes seen (podViews).
 	podChanges uint64
 
@@ -244,16 +310,33 @@ func (w *watcher) setStep(name string) {
 // objectKey tells the objects of one namespace apart.
 func objectKey(kind, name string) string { return kind + "/" + name }
 
-// saw records a change of the object kind/name, which left it at
-// resourceVersion or deleted it.
-func (w *watcher) saw(kind, name, resourceVersion string, deleted bool) {
-	rv, err := strconv.ParseUint(resourceVersion, 10, 64)
+// accept records a change of an object of kind (old nil: added; obj nil:
+// deleted) and returns the state it changed from: old, or for an add of an
+// object the watcher was given before (Renew's informers list it again),
+// that object as it was given. False when the watcher was given this
+// state, or a later one, already.
+func (w *watcher) accept(kind string, old, obj *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
+	o := obj
+	if o == nil {
+		o = old
+	}
+	key := objectKey(kind, o.GetName())
+	rv, err := strconv.ParseUint(o.GetResourceVersion(), 10, 64)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if deleted {
-		delete(w.delivered, objectKey(kind, name))
+	prev := w.delivered[key]
+	if obj == nil {
+		if prev == nil {
+			return nil, false // never given, or its deletion was
+		}
+		delete(w.delivered, key)
 	} else {
-		w.delivered[objectKey(kind, name)] = resourceVersion
+		if prev != nil && err == nil {
+			if p, perr := strconv.ParseUint(prev.GetResourceVersion(), 10, 64); perr == nil && rv <= p {
+				return nil, false
+			}
+		}
+		w.delivered[key] = obj
 	}
 	if kind == "Pod" {
 		w.podChanges++
@@ -261,6 +344,27 @@ func (w *watcher) saw(kind, name, resourceVersion string, deleted bool) {
 	if err == nil {
 		w.seen[kind] = max(w.seen[kind], rv)
 	}
+	if old == nil {
+		old = prev // an add of Renew's informers: a change since prev
+	}
+	return old, true
+}
+
+// missing returns, by kind, the objects the watcher was given that the
+// watches no longer hold: their deletions, which informers that listed
+// anew never report.
+func (w *watcher) missing(ws *Watches) map[string][]*unstructured.Unstructured {
+	w.mu.Lock()
+	given := maps.Clone(w.delivered)
+	w.mu.Unlock()
+	out := map[string][]*unstructured.Unstructured{}
+	for key, obj := range given {
+		kind, _, _ := strings.Cut(key, "/")
+		if cur, ok := ws.get(kind, obj.GetNamespace(), obj.GetName()); ok && cur == nil {
+			out[kind] = append(out[kind], obj)
+		}
+	}
+	return out
 }
 
 // podChangesSeen is how many Pod changes the watcher has seen: what the
@@ -300,7 +404,7 @@ func (w *watcher) holds(kind string, objs []*unstructured.Unstructured) bool {
 		return false
 	}
 	for _, o := range objs {
-		if rv, ok := w.delivered[objectKey(kind, o.GetName())]; !ok || rv != o.GetResourceVersion() {
+		if d, ok := w.delivered[objectKey(kind, o.GetName())]; !ok || d.GetResourceVersion() != o.GetResourceVersion() {
 			return false
 		}
 	}
@@ -324,7 +428,7 @@ func (ws *Watches) delivered(w *watcher, ns string) bool {
 // settle waits, at most cacheCatchUp, until every change the watches
 // hold of namespace ns has reached w; a problem of w's when it does not.
 func (ws *Watches) settle(w *watcher, ns string) {
-	if w == nil || ws.factory == nil {
+	if w == nil || ws.informers() == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cacheCatchUp)

@@ -144,3 +144,37 @@ func TestWatcherHoldsWhatTheStoreHoldsOnceDelivered(t *testing.T) {
 		t.Errorf("still holds the Pod after its deletion was delivered")
 	}
 }
+
+// Renew's informers list every object again: the watcher gets an object
+// it was given at the same resourceVersion no second time, one at a newer
+// resourceVersion as a change from the state it was given, and the
+// deletion of one it was given once only.
+func TestWatcherIsGivenEachStateOnce(t *testing.T) {
+	ws := &Watches{byNS: map[string]*watcher{}}
+	w := ws.watch("a", clock.RealClock{})
+	jobSet := func(rv, pool string) *unstructured.Unstructured {
+		u := pod("a", "js", rv)
+		u.SetKind("JobSet")
+		u.SetGeneration(map[string]int64{"7": 1, "9": 2}[rv])
+		_ = unstructured.SetNestedField(u.Object, pool, "spec", "pool")
+		return u
+	}
+	ws.dispatch("JobSet", nil, jobSet("7", "a"))
+	ws.dispatch("JobSet", nil, jobSet("7", "a")) // listed again
+	if n := len(w.entries); n != 1 {
+		t.Fatalf("%d entries after the same creation twice, want 1: %v", n, w.entries)
+	}
+	ws.dispatch("JobSet", nil, jobSet("9", "b")) // listed again, changed meanwhile
+	if n := len(w.entries); n != 2 || w.entries[1].Kind != results.EntryJobSetChanged {
+		t.Fatalf("entries %v, want the creation and a change", w.entries)
+	}
+	if got := w.entries[1].Detail; got != `spec.pool: "a" → "b"` {
+		t.Errorf("the change's detail is %q, want it from the state given before", got)
+	}
+	ws.dispatch("JobSet", nil, jobSet("7", "a")) // an older informer, late
+	ws.dispatch("JobSet", jobSet("9", "b"), nil)
+	ws.dispatch("JobSet", jobSet("9", "b"), nil)
+	if n := len(w.entries); n != 3 || w.entries[2].Kind != results.EntryJobSetDeleted {
+		t.Fatalf("entries %v, want the creation, the change and one deletion", w.entries)
+	}
+}

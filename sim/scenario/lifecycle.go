@@ -2,8 +2,10 @@ package scenario
 
 import (
 	"slices"
+	"strings"
 
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/releases"
 )
 
 // Component steps: a component crashed, stopped or started, in an order
@@ -29,6 +31,10 @@ func (v *validator) component(path string, c *v1alpha1.ComponentAction) {
 	}
 	if v.down == nil {
 		v.down = map[string]string{}
+	}
+	if c.Action == v1alpha1.ComponentUpgrade || c.To != "" {
+		v.upgrade(path, c)
+		return
 	}
 	since, down := v.down[c.Name]
 	switch c.Action {
@@ -60,4 +66,25 @@ func (v *validator) component(path string, c *v1alpha1.ComponentAction) {
 			v.errorf(path, "%s is down since %s: start it, a restart stops it first", c.Name, since)
 		}
 	}
+}
+
+// upgrade checks an upgrade step: of the Trainer, to a release simctl
+// runs, without downFor.
+func (v *validator) upgrade(path string, c *v1alpha1.ComponentAction) {
+	if c.Action != v1alpha1.ComponentUpgrade {
+		v.errorf(join(path, "to"), "to is the release of an upgrade: action: upgrade, or leave it out")
+		return
+	}
+	if c.Name != "trainer" {
+		v.errorf(join(path, "name"), "an upgrade replaces the Trainer release (and the JobSet release it pins): name: trainer")
+	}
+	if c.DownFor != nil {
+		v.errorf(join(path, "downFor"), "downFor is for crash and stop: how long the component stays down")
+	}
+	if c.To == "" {
+		v.errorf(join(path, "to"), "an upgrade needs the release to run: to: one of %s", strings.Join(releases.TrainerVersions(), ", "))
+	} else if _, err := releases.LookupTrainer(c.To); err != nil {
+		v.errorf(join(path, "to"), "%v", err)
+	}
+	delete(v.down, c.Name) // the new release's managers run
 }

@@ -209,6 +209,11 @@ var invalid = map[string][]string{
 		`testdata/invalid-component-steps.yaml:20:5: spec.steps[3].component: jobset is down since spec.steps[1].component: start it, a restart stops it first`,
 		`testdata/invalid-component-steps.yaml:25:13: spec.steps[4].component.name: component kueue is not in spec.components: the scenario does not run it; add it there`,
 		`testdata/invalid-component-steps.yaml:31:16: spec.steps[5].component.downFor: downFor is for crash and stop: how long the component stays down`,
+		`testdata/invalid-component-steps.yaml:34:13: spec.steps[6].component.name: an upgrade replaces the Trainer release (and the JobSet release it pins): name: trainer`,
+		`testdata/invalid-component-steps.yaml:38:5: spec.steps[7].component.to: an upgrade needs the release to run: to: one of v2.1.0, v2.2.0, v2.2.1, v2.3.0`,
+		`testdata/invalid-component-steps.yaml:45:11: spec.steps[8].component.to: unsupported Trainer version v2.0.1: trainersim runs v2.1.0, v2.2.0, v2.2.1, v2.3.0`,
+		`testdata/invalid-component-steps.yaml:46:16: spec.steps[8].component.downFor: downFor is for crash and stop: how long the component stays down`,
+		`testdata/invalid-component-steps.yaml:51:11: spec.steps[9].component.to: to is the release of an upgrade: action: upgrade, or leave it out`,
 	},
 	"invalid-views.yaml": {
 		`testdata/invalid-views.yaml:6:3: spec.views: views stand between the API server and the Trainer's or JobSet's manager in simctl's process, which only envtest runs there: declare spec.clusters.only: [envtest] with the reason`,

@@ -979,6 +979,7 @@ const (
 	ComponentStop    = "stop"
 	ComponentStart   = "start"
 	ComponentRestart = "restart"
+	ComponentUpgrade = "upgrade"
 )
 
 // ComponentAction is what a component step does to one component.
@@ -999,10 +1000,22 @@ type ComponentAction struct {
 	// everything anew), and the step ends once its caches have synced and
 	// its webhooks answer.
 	// restart: a stop, then a start.
+	// upgrade (trainer only): the Trainer release that runs is replaced
+	// by the release To, as its manifests would replace it: its CRDs (and
+	// a probe that the API server serves the new TrainJob schema), RBAC
+	// and webhook configurations, the old Trainer and JobSet managers
+	// stopped, the new release's started (the JobSet release it pins),
+	// its default runtimes; each part on the timeline. An older To is a
+	// rollback.
 	// A scenario that leaves the component down gets it started again at
-	// its end, before the next scenario runs.
-	// +enum=crash;stop;start;restart
+	// its end, before the next scenario runs; one that upgraded the
+	// Trainer gets the run's release back.
+	// +enum=crash;stop;start;restart;upgrade
 	Action string `json:"action"`
+	// To is the Trainer release of an upgrade, e.g. v2.3.0 (one of
+	// simctl run --help's --trainer releases).
+	// +optional
+	To string `json:"to,omitempty"`
 	// DownFor, with crash or stop, starts the component again on its own
 	// that long after it went down, while the next steps run: as a standby
 	// replica takes over once the leader lease the crashed one held runs

@@ -67,6 +67,17 @@ func (e *Environment) startControllers(ctx context.Context) error {
 		return e.startReleaseControllers(ctx)
 	}
 	since := e.now()
+	if err := e.startInProcessManagers(ctx); err != nil {
+		return err
+	}
+	e.ready(StepControllers, since)
+	return nil
+}
+
+// startInProcessManagers starts the Trainer's and JobSet's managers in this
+// process and returns once their caches have synced and the API server
+// reaches their webhooks.
+func (e *Environment) startInProcessManagers(ctx context.Context) error {
 	hooks := &e.env.WebhookInstallOptions
 	if e.Views {
 		e.views = view.NewRegistry(nil)
@@ -87,7 +98,6 @@ func (e *Environment) startControllers(ctx context.Context) error {
 			return err
 		}
 	}
-	e.ready(StepControllers, since)
 	return nil
 }
 

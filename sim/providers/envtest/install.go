@@ -132,13 +132,8 @@ func (e *Environment) installWebhookConfigs(done chan struct{}) error {
 	// (defaulter.trainer.kubeflow.org, validator.trainer.kubeflow.org), JobSet's
 	// as its config/default's namePrefix makes them: names order the mutating
 	// webhooks the API server calls.
-	for file, prefix := range map[string]string{fixtures.TrainerWebhooks: "", fixtures.JobSetWebhooks: "jobset-"} {
-		muts, vals, err := manifests.ReadWebhooks(e.release.Fixtures(), file, prefix)
-		if err != nil {
-			return err
-		}
-		opts.MutatingWebhooks = append(opts.MutatingWebhooks, muts...)
-		opts.ValidatingWebhooks = append(opts.ValidatingWebhooks, vals...)
+	if err := readWebhookConfigs(opts, e.release); err != nil {
+		return err
 	}
 	if err := opts.ModifyWebhookDefinitions(); err != nil {
 		return fmt.Errorf("failed to point webhook configurations at the local server: %w", err)

@@ -154,9 +154,14 @@ type Environment struct {
 	scheme            *apiruntime.Scheme
 	client            client.WithWatch
 	processes         []*proc.Process
-	nodes             *kwok.Pool
-	lease             *kwok.Lease
-	volumes           *kwok.Volumes
+	// releaseProcesses are the Trainer's and JobSet's managers of a
+	// release that runs as processes; guarded by mu.
+	releaseProcesses []*proc.Process
+	// upgrades counts the upgrades that started a release's processes.
+	upgrades int
+	nodes    *kwok.Pool
+	lease    *kwok.Lease
+	volumes  *kwok.Volumes
 	// managers are the Trainer's and JobSet's managers in this process,
 	// each as it runs now (lifecycle.go).
 	managers []*inProcessManager

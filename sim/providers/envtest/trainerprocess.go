@@ -77,6 +77,17 @@ func (e *Environment) startReleaseControllers(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := e.startReleaseManagers(ctx, bins, ""); err != nil {
+		return err
+	}
+	e.ready(StepControllers, since)
+	return nil
+}
+
+// startReleaseManagers starts e.release's two managers from bins, their
+// files and logs named with suffix (an upgrade's), and returns once the
+// API server reaches both webhook servers.
+func (e *Environment) startReleaseManagers(ctx context.Context, bins map[string]string, suffix string) error {
 	hooks := &e.env.WebhookInstallOptions
 	// controller-runtime reads the Trainer's serving certificate from
 	// $TMPDIR/k8s-webhook-server/serving-certs.
@@ -84,7 +95,7 @@ func (e *Environment) startReleaseControllers(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Join(tmp, "k8s-webhook-server"), 0o755); err != nil {
 		return err
 	}
-	if err := os.Symlink(hooks.LocalServingCertDir, filepath.Join(tmp, "k8s-webhook-server", "serving-certs")); err != nil {
+	if err := os.Symlink(hooks.LocalServingCertDir, filepath.Join(tmp, "k8s-webhook-server", "serving-certs")); err != nil && !os.IsExist(err) {
 		return fmt.Errorf("failed to link the Trainer's serving certificate: %w", err)
 	}
 	managers := []struct {
@@ -97,19 +108,21 @@ func (e *Environment) startReleaseControllers(ctx context.Context) error {
 	}
 	var started []*proc.Process
 	for _, m := range managers {
-		p, err := e.startManager(m.name, m.component, m.version, m.bin, m.config, m.env)
+		p, err := e.startManager(m.name+suffix, m.component, m.version, m.bin, m.config, m.env)
 		if err != nil {
 			return err
 		}
 		started = append(started, p)
 	}
+	e.mu.Lock()
+	e.releaseProcesses = started
+	e.mu.Unlock()
 	for i, p := range started {
 		probe := webhookProbes[managers[i].probe]
 		if err := p.WaitUntil(ctx, startup.PollInterval, func(ctx context.Context) error { return webhookCalled(ctx, e.client, probe) }); err != nil {
 			return err
 		}
 	}
-	e.ready(StepControllers, since)
 	return nil
 }
 
