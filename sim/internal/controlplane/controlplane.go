@@ -52,9 +52,22 @@ type KubeComponent struct {
 // ctx, until its /healthz answers ok. A process that exits before says so,
 // with the end of its log.
 func (c KubeComponent) Start(ctx context.Context) (*proc.Process, error) {
-	port, err := FreePort()
+	p, healthy, err := c.Launch()
 	if err != nil {
 		return nil, err
+	}
+	if err := p.WaitUntil(ctx, startup.PollInterval, healthy); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// Launch starts the component on a free loopback port and returns its
+// process and the check that its /healthz answers ok, without waiting.
+func (c KubeComponent) Launch() (*proc.Process, func(context.Context) error, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, nil, err
 	}
 	p := &proc.Process{
 		Name:    c.Name,
@@ -63,14 +76,11 @@ func (c KubeComponent) Start(ctx context.Context) (*proc.Process, error) {
 		LogPath: filepath.Join(c.LogDir, c.Name+".log"),
 	}
 	if err := p.Start(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	healthz := "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz"
 	httpClient := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	if err := p.WaitUntil(ctx, startup.PollInterval, func(ctx context.Context) error { return checkHealthz(ctx, httpClient, healthz) }); err != nil {
-		return p, err
-	}
-	return p, nil
+	return p, func(ctx context.Context) error { return checkHealthz(ctx, httpClient, healthz) }, nil
 }
 
 // commonArgs are the flags kube-controller-manager and kube-scheduler

@@ -6,6 +6,7 @@ package envtest
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"github.com/trainersim/trainersim/sim/internal/controlplane"
@@ -13,20 +14,39 @@ import (
 )
 
 // startComponent starts a kube control-plane component as the identity of
-// its name, makes Stop stop it, and records its readiness.
+// its name, makes Stop stop it, and records its readiness. It is a
+// process component: crashed, stopped and started again like Kueue, its
+// nth start's log and certificates named <name>-<n>.
 func (e *Environment) startComponent(ctx context.Context, c controlplane.KubeComponent) error {
 	since := e.now()
 	c.Kubeconfig = filepath.Join(e.WorkDir, c.Name+".kubeconfig")
 	if err := e.componentKubeconfig(c.Name, c.Kubeconfig); err != nil {
 		return err
 	}
-	p, err := c.Start(ctx)
-	if p != nil {
-		e.trackProcess(p)
+	var healthy func(context.Context) error
+	pc := &processComponent{
+		component: c.Name,
+		start: func(n int) (*proc.Process, error) {
+			k := c
+			if n > 0 {
+				k.Name = fmt.Sprintf("%s-%d", c.Name, n)
+			}
+			p, check, err := k.Launch()
+			if err != nil {
+				return nil, err
+			}
+			e.trackProcess(p)
+			healthy = check
+			return p, nil
+		},
+		ready: func(ctx context.Context) error { return healthy(ctx) },
 	}
-	if err != nil {
+	if err := pc.run(ctx); err != nil {
 		return err
 	}
+	e.mu.Lock()
+	e.processComponents = append(e.processComponents, pc)
+	e.mu.Unlock()
 	e.ready(c.Name, since)
 	return nil
 }
