@@ -58,6 +58,11 @@ func componentNeeds(p Plan) (read, write []string) {
 	for _, c := range componentSteps(sc) {
 		// Down, its webhooks fail closed in every namespace.
 		gated[c.Name] = true
+		if !slices.Contains(exclusiveComponents, c.Name) {
+			// kube-controller-manager, kube-scheduler: every run's
+			// Pods wait on them, and every run uses the Trainer.
+			gated["trainer"] = true
+		}
 		if c.Action == v1alpha1.ComponentUpgrade {
 			// The Trainer's CRDs are every run's, and JobSet is
 			// replaced with it.

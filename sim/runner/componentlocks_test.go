@@ -17,7 +17,9 @@ func planOf(spec v1alpha1.ScenarioSpec) Plan {
 // TestComponentNeeds: every run reads JobSet and the Trainer, and Kueue
 // when it runs it; a gate on one of them (by component or by its user), or
 // a webhook's hold in a scenario that runs Kueue, or a component step on
-// it, writes it; an actor's gate and a view take none.
+// it, writes it; an actor's gate and a view take none. A component step on
+// kube-controller-manager or kube-scheduler writes the Trainer, which
+// every run reads, and an upgrade JobSet too.
 func TestComponentNeeds(t *testing.T) {
 	kueueUser := "system:serviceaccount:kueue-system:kueue-controller-manager"
 	for _, tc := range []struct {
@@ -34,6 +36,8 @@ func TestComponentNeeds(t *testing.T) {
 		{"gates on jobset and the trainer", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "jobset"}, {Component: "trainer"}}}, nil, []string{"jobset", "trainer"}},
 		{"a view of the trainer", v1alpha1.ScenarioSpec{Views: []v1alpha1.View{{Component: "trainer"}}}, []string{"jobset", "trainer"}, nil},
 		{"a component step", v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Component: &v1alpha1.ComponentAction{Name: "jobset", Action: "crash"}}}}, []string{"trainer"}, []string{"jobset"}},
+		{"a crash of kube-controller-manager", v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Component: &v1alpha1.ComponentAction{Name: "kube-controller-manager", Action: "crash"}}}}, []string{"jobset"}, []string{"trainer"}},
+		{"an upgrade", v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Component: &v1alpha1.ComponentAction{Name: "trainer", Action: "upgrade", To: "v2.3.0"}}}}, nil, []string{"jobset", "trainer"}},
 		{"a gate on the job controller", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "kube-controller-manager/job-controller"}}}, []string{"jobset", "trainer"}, nil},
 	} {
 		read, write := componentNeeds(planOf(tc.spec))

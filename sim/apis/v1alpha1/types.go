@@ -985,9 +985,11 @@ const (
 // ComponentAction is what a component step does to one component.
 type ComponentAction struct {
 	// Name is the component: trainer or jobset (their managers run in
-	// simctl's process, on envtest with the pinned Trainer release), or
-	// kueue (its process, when spec.components has it).
-	// +enum=trainer;jobset;kueue
+	// simctl's process, on envtest with the pinned Trainer release), kueue
+	// (its process, when spec.components has it), kube-controller-manager
+	// or kube-scheduler (their processes; a step on either has the cluster
+	// to itself: every scenario's Jobs, Pods and garbage wait on them).
+	// +enum=trainer;jobset;kueue;kube-controller-manager;kube-scheduler
 	Name string `json:"name"`
 	// Action is one of:
 	// crash: the component ends at once, as a killed process (Kueue's is
