@@ -108,14 +108,7 @@ var _ = Describe("simctl run --trainer", func() {
 		run := readReport(dir)
 		Expect(run.TrainerVersion).To(Equal("v2.1.0"))
 		Expect(run.JobSetVersion).To(Equal("v0.10.1"))
-		verdicts := map[string]string{}
-		for _, sc := range run.Scenarios {
-			verdicts[sc.Name] = sc.Skipped
-			if sc.Skipped == "" {
-				Expect(sc.Passed).To(BeTrue(), "%s: %s", sc.Name, sc.Failure)
-			}
-		}
-		Expect(verdicts).To(Equal(map[string]string{
+		Expect(skipReasons(run)).To(Equal(map[string]string{
 			"migration-seed-000-before": "",
 			"migration-seed-000-after":  "holds for Trainer >=v2.2.0; the cluster runs v2.1.0",
 		}))

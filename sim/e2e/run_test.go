@@ -53,6 +53,19 @@ func readReport(dir string) results.Run {
 	return run
 }
 
+// skipReasons returns each scenario's reason to be skipped by name, ""
+// for one that ran, and checks that every one that ran passed.
+func skipReasons(run results.Run) map[string]string {
+	out := map[string]string{}
+	for _, sc := range run.Scenarios {
+		out[sc.Name] = sc.Skipped
+		if sc.Skipped == "" {
+			Expect(sc.Passed).To(BeTrue(), "%s: %s", sc.Name, sc.Failure)
+		}
+	}
+	return out
+}
+
 var _ = Describe("simctl run", func() {
 	var simctl string
 
