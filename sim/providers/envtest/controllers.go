@@ -84,16 +84,17 @@ func (e *Environment) startInProcessManagers(ctx context.Context) error {
 	}
 	// The Trainer's manager serves its webhooks on envtest's port, JobSet's
 	// on a port of its own, each with its project's user.
-	e.managers = []*inProcessManager{
+	managers := []*inProcessManager{
 		{component: identity.Trainer, port: hooks.LocalServingPort, build: controllers.NewTrainerManager, probe: webhookProbes[0]},
 		{component: identity.JobSet, port: e.jobSetWebhookPort, build: controllers.NewJobSetManager, probe: webhookProbes[1]},
 	}
-	for _, m := range e.managers {
+	e.setInProcessManagers(managers)
+	for _, m := range managers {
 		if err := e.runManager(m); err != nil {
 			return err
 		}
 	}
-	for _, m := range e.managers {
+	for _, m := range managers {
 		if err := e.waitManager(ctx, m); err != nil {
 			return err
 		}

@@ -213,7 +213,7 @@ func (c *processComponent) up() bool {
 // process, and Kueue when it runs.
 func (e *Environment) LifecycleComponents() []string {
 	var out []string
-	for _, m := range e.managers {
+	for _, m := range e.inProcessManagers() {
 		out = append(out, m.component)
 	}
 	e.mu.Lock()
@@ -222,6 +222,21 @@ func (e *Environment) LifecycleComponents() []string {
 		out = append(out, c.component)
 	}
 	return out
+}
+
+// inProcessManagers returns the Trainer's and JobSet's managers in this
+// process as they are now (an upgrade replaces them).
+func (e *Environment) inProcessManagers() []*inProcessManager {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.managers)
+}
+
+// setInProcessManagers makes ms the managers in this process.
+func (e *Environment) setInProcessManagers(ms []*inProcessManager) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.managers = ms
 }
 
 // processComponentOf returns the process component of a name, or nil.
@@ -250,11 +265,12 @@ func (e *Environment) ComponentAction(ctx context.Context, component, action str
 	if c := e.processComponentOf(component); c != nil {
 		return c.act(ctx, action)
 	}
-	i := slices.IndexFunc(e.managers, func(m *inProcessManager) bool { return m.component == component })
+	managers := e.inProcessManagers()
+	i := slices.IndexFunc(managers, func(m *inProcessManager) bool { return m.component == component })
 	if i < 0 {
 		return fmt.Errorf("component %s does not run on this cluster, or not where simctl can crash, stop or start it", component)
 	}
-	m := e.managers[i]
+	m := managers[i]
 	switch action {
 	case cluster.ComponentCrash, cluster.ComponentStop:
 		if !m.up() {
@@ -287,8 +303,9 @@ func (e *Environment) ComponentUp(component string) bool {
 	if c := e.processComponentOf(component); c != nil {
 		return c.up()
 	}
-	i := slices.IndexFunc(e.managers, func(m *inProcessManager) bool { return m.component == component })
-	return i >= 0 && e.managers[i].up()
+	managers := e.inProcessManagers()
+	i := slices.IndexFunc(managers, func(m *inProcessManager) bool { return m.component == component })
+	return i >= 0 && managers[i].up()
 }
 
 // stopTimeout bounds a manager's stop: its runnables' own grace.

@@ -163,7 +163,7 @@ type Environment struct {
 	lease    *kwok.Lease
 	volumes  *kwok.Volumes
 	// managers are the Trainer's and JobSet's managers in this process,
-	// each as it runs now (lifecycle.go).
+	// each as it runs now (lifecycle.go); guarded by mu.
 	managers []*inProcessManager
 	// processComponents are the components that run as processes whose
 	// lifecycle a scenario may change (Kueue); guarded by mu.
@@ -473,7 +473,8 @@ func (e *Environment) Stop() error {
 		cancel()
 		e.lease = nil
 	}
-	for _, m := range e.managers {
+	managers := e.inProcessManagers()
+	for _, m := range managers {
 		m.cancelRun()
 	}
 	e.mu.Lock()
@@ -493,12 +494,12 @@ func (e *Environment) Stop() error {
 		}
 		wg.Wait()
 	}
-	for _, m := range e.managers {
+	for _, m := range managers {
 		if err := m.wait(startup.StopGrace); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	e.managers = nil
+	e.setInProcessManagers(nil)
 	if e.volumes != nil {
 		e.volumes.Stop()
 		e.volumes = nil

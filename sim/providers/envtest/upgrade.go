@@ -413,13 +413,13 @@ func toUnstructured(c client.Client, obj client.Object) (*unstructured.Unstructu
 // gracefully: in this process, or the release's two processes.
 func (e *Environment) stopTrainerManagers() error {
 	var errs []error
-	for _, m := range e.managers {
+	for _, m := range e.inProcessManagers() {
 		if m.up() {
 			m.cancelRun()
 			errs = append(errs, m.wait(stopTimeout))
 		}
 	}
-	e.managers = nil
+	e.setInProcessManagers(nil)
 	e.mu.Lock()
 	procs := e.releaseProcesses
 	e.releaseProcesses = nil
