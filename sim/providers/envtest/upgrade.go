@@ -2,6 +2,7 @@ package envtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,8 +11,10 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -108,7 +111,7 @@ func (e *Environment) UpgradeTrainer(ctx context.Context, to string) ([]cluster.
 		do           func() error
 	}{
 		{"CRDs of " + r.Version + " applied", crdNames(newCRDs), func() error {
-			if err := envtest.CreateCRDs(e.cfg, newCRDs); err != nil {
+			if err := e.replaceCRDs(ctx, newCRDs); err != nil {
 				return err
 			}
 			return waitForCRDs(e.cfg, newCRDs)
@@ -139,6 +142,30 @@ func (e *Environment) UpgradeTrainer(ctx context.Context, to string) ([]cluster.
 		}
 	}
 	return parts, nil
+}
+
+// replaceCRDs creates each CRD or replaces its spec by the release's with
+// a JSON patch (kubectl replace of the spec): no resourceVersion, so the
+// API server's own status writes to a CRD do not conflict with it, and no
+// field of the old schema stays, as a server-side apply by another manager
+// would keep it. A refusal is the step's failure, never retried.
+func (e *Environment) replaceCRDs(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	for _, crd := range crds {
+		err := e.client.Get(ctx, client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{})
+		if apierrors.IsNotFound(err) {
+			err = e.client.Create(ctx, crd.DeepCopy())
+		} else if err == nil {
+			var patch []byte
+			patch, err = json.Marshal([]map[string]any{{"op": "replace", "path": "/spec", "value": crd.Spec}})
+			if err == nil {
+				err = e.client.Patch(ctx, crd.DeepCopy(), client.RawPatch(types.JSONPatchType, patch))
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("failed to replace CRD %s: %w", crd.Name, err)
+		}
+	}
+	return nil
 }
 
 func crdNames(crds []*apiextensionsv1.CustomResourceDefinition) string {
