@@ -79,33 +79,46 @@ func upgradesRefused(sc *v1alpha1.Scenario, c cluster.Cluster) error {
 	return nil
 }
 
-// componentWrite is the writer of a component step.
+// componentWrite is the writer of a component step: an upgrade
+// (upgrade), or a crash, stop, start or restart.
 func componentWrite(s *scenarioRun, _ *actor, st *v1alpha1.Step, p *prepared) error {
 	c := st.Component
+	do := func(ctx context.Context) error { return s.componentAction(ctx, c) }
 	if c.Action == v1alpha1.ComponentUpgrade {
-		return upgradeWrite(s, st, p)
-	}
-	lc, ok := s.cluster.(cluster.ComponentLifecycle)
-	if !ok {
+		up, ok := s.cluster.(cluster.TrainerUpgrade)
+		if !ok {
+			return errors.New("this cluster cannot upgrade the Trainer")
+		}
+		do = func(ctx context.Context) error { return s.upgrade(ctx, up, st.Name, c.To) }
+	} else if _, ok := s.cluster.(cluster.ComponentLifecycle); !ok {
 		return errors.New("this cluster cannot crash, stop or start its components")
 	}
 	p.target = writeTarget{kind: c.Action, name: c.Name}
 	p.sent = c
 	p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
-		s.mu.Lock()
-		if s.actedOn == nil {
-			s.actedOn = map[string]bool{}
-		}
-		s.actedOn[c.Name] = true
-		s.mu.Unlock()
-		if err := lc.ComponentAction(ctx, c.Name, c.Action); err != nil {
-			return nil, fmt.Errorf("failed to %s %s: %w", c.Action, c.Name, err)
-		}
-		if c.DownFor != nil {
-			s.startAfter(lc, c.Name, c.DownFor.Duration)
+		if err := do(ctx); err != nil {
+			return nil, err
 		}
 		recordStatus(ctx, http.StatusOK)
 		return nil, nil
+	}
+	return nil
+}
+
+// componentAction crashes, stops, starts or restarts a component.
+func (s *scenarioRun) componentAction(ctx context.Context, c *v1alpha1.ComponentAction) error {
+	lc := s.cluster.(cluster.ComponentLifecycle) // componentWrite checked it
+	s.mu.Lock()
+	if s.actedOn == nil {
+		s.actedOn = map[string]bool{}
+	}
+	s.actedOn[c.Name] = true
+	s.mu.Unlock()
+	if err := lc.ComponentAction(ctx, c.Name, c.Action); err != nil {
+		return fmt.Errorf("failed to %s %s: %w", c.Action, c.Name, err)
+	}
+	if c.DownFor != nil {
+		s.startAfter(lc, c.Name, c.DownFor.Duration)
 	}
 	return nil
 }
@@ -160,29 +173,19 @@ func (s *scenarioRun) restoreComponents() error {
 	return errors.Join(errs...)
 }
 
-// upgradeWrite is the writer of an upgrade step.
-func upgradeWrite(s *scenarioRun, st *v1alpha1.Step, p *prepared) error {
-	c := st.Component
-	up, ok := s.cluster.(cluster.TrainerUpgrade)
-	if !ok {
-		return errors.New("this cluster cannot upgrade the Trainer")
+// upgrade upgrades the Trainer to release to, its parts on the timeline
+// under step.
+func (s *scenarioRun) upgrade(ctx context.Context, up cluster.TrainerUpgrade, step, to string) error {
+	s.mu.Lock()
+	if s.upgradedFrom == "" {
+		s.upgradedFrom = up.TrainerRelease()
 	}
-	p.target = writeTarget{kind: c.Action, name: c.Name}
-	p.sent = c
-	p.do = func(ctx context.Context) (*unstructured.Unstructured, error) {
-		s.mu.Lock()
-		if s.upgradedFrom == "" {
-			s.upgradedFrom = up.TrainerRelease()
-		}
-		s.mu.Unlock()
-		parts, err := up.UpgradeTrainer(ctx, c.To)
-		s.addUpgradeParts(st.Name, parts)
-		s.renewWatches(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("failed to upgrade the Trainer to %s: %w", c.To, err)
-		}
-		recordStatus(ctx, http.StatusOK)
-		return nil, nil
+	s.mu.Unlock()
+	parts, err := up.UpgradeTrainer(ctx, to)
+	s.addUpgradeParts(step, parts)
+	s.renewWatches(ctx)
+	if err != nil {
+		return fmt.Errorf("failed to upgrade the Trainer to %s: %w", to, err)
 	}
 	return nil
 }
