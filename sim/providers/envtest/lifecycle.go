@@ -7,10 +7,12 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/trainersim/trainersim/sim/internal/controllers"
 	"github.com/trainersim/trainersim/sim/internal/proc"
 	"github.com/trainersim/trainersim/sim/internal/startup"
+	"github.com/trainersim/trainersim/sim/view"
 )
 
 // The lifecycle of the Trainer's and JobSet's managers in this process and
@@ -79,6 +82,17 @@ func (e *Environment) waitManager(ctx context.Context, m *inProcessManager) erro
 	m.mu.Lock()
 	mgr, done := m.mgr, m.done
 	m.mu.Unlock()
+	if e.views != nil {
+		// A view holds watch events, not a list: an informer that a
+		// controller starts late (controller-runtime starts a
+		// controller's sources after the cache, without the wait below)
+		// would list a scenario's first objects past every view. So on a
+		// run with views each watched resource's informer starts, and
+		// lists, before the component counts as started.
+		if err := startWatchedInformers(ctx, mgr, m.component); err != nil {
+			return err
+		}
+	}
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return fmt.Errorf("failed to sync the caches of %s: %w", m.component, ctx.Err())
 	}
@@ -98,6 +112,26 @@ func (e *Environment) waitManager(ctx context.Context, m *inProcessManager) erro
 	})
 	if err != nil {
 		return fmt.Errorf("the API server did not reach the webhook server of %s on port %d: %w (%v)", m.component, m.port, err, last)
+	}
+	return nil
+}
+
+// startWatchedInformers starts, and waits for, the informer of each
+// resource the component watches (view.Watches), the ones its controllers
+// use: one per kind in the manager's cache.
+func startWatchedInformers(ctx context.Context, mgr ctrl.Manager, component string) error {
+	for _, gr := range view.Watches(component) {
+		group, resource, _ := strings.Cut(gr, "/")
+		if group == "core" {
+			group = ""
+		}
+		gvk, err := mgr.GetRESTMapper().KindFor(schema.GroupVersionResource{Group: group, Resource: resource})
+		if err != nil {
+			continue // a CRD this cluster does not have (podgroups)
+		}
+		if _, err := mgr.GetCache().GetInformerForKind(ctx, gvk); err != nil {
+			return fmt.Errorf("failed to start the %s informer of %s: %w", gr, component, err)
+		}
 	}
 	return nil
 }
