@@ -102,6 +102,7 @@ var markStyles = []struct {
 	{results.EntryPodDeleted, markStyle{shapeCross, colPod, "Pod deleted"}},
 	{results.EntryRequestHeld, markStyle{shapePause, colWarning, "request held by a gate"}},
 	{results.EntryEventKeptBack, markStyle{shapeHollow, colMuted, "watch event kept back by a view"}},
+	{results.EntryListServedStale, markStyle{shapeRing, colMuted, "list served stale by a view"}},
 	{results.EntryUpgradePart, markStyle{shapeSquare, colTrainJob, "part of a Trainer upgrade"}},
 	{results.EntryEvent, markStyle{shapeTick, colEvent, "event"}},
 	{results.EntryWarningEvent, markStyle{shapeTick, colWarning, "warning event"}},

@@ -341,6 +341,9 @@ const (
 	// EntryEventKeptBack is a watch event a view of the scenario kept back
 	// from a component, and what became of it.
 	EntryEventKeptBack = "event-kept-back"
+	// EntryListServedStale is a list of a (re)starting component that a
+	// view served as of an earlier resourceVersion (staleList).
+	EntryListServedStale = "list-served-stale"
 	// EntryUpgradePart is one part of a live upgrade of the Trainer (its
 	// CRDs applied, its managers started, ...); its lane is the Trainer's.
 	EntryUpgradePart = "upgrade-part"

@@ -81,9 +81,9 @@ type ClusterOptions struct {
 	// controller's grace. Zero: fakegpu.FastHeartbeat. An existing cluster
 	// keeps its own grace; the KWOK simctl starts there renews fast.
 	Heartbeat fakegpu.Heartbeat
-	// Views is envtest.Environment.Views: the in-process components'
-	// watches viewable. Only envtest runs them in simctl's process.
-	Views bool
+	// Views is envtest.Environment.Views: the components whose watches
+	// are viewable. Only envtest stands between them and the API server.
+	Views []string
 }
 
 // ClusterName is the name of the provider the options choose, as

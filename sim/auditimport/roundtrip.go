@@ -35,7 +35,9 @@ func NotInTheLog(sc *results.Scenario) string {
 			break
 		}
 	}
-	if tl := sc.Timeline; tl != nil && slices.ContainsFunc(tl.Entries, func(e results.TimelineEntry) bool { return e.Kind == results.EntryEventKeptBack }) {
+	if tl := sc.Timeline; tl != nil && slices.ContainsFunc(tl.Entries, func(e results.TimelineEntry) bool {
+		return e.Kind == results.EntryEventKeptBack || e.Kind == results.EntryListServedStale
+	}) {
 		why = append(why, "a view kept watch events back from a component")
 	}
 	if len(why) == 0 {

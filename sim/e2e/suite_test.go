@@ -19,6 +19,7 @@ import (
 	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/providers/envtest"
+	"github.com/trainersim/trainersim/sim/view"
 )
 
 // Named timeouts, long enough for a loaded 2-core CI machine.
@@ -63,9 +64,10 @@ func TestE2E(t *testing.T) {
 
 var _ = BeforeSuite(func(ctx context.Context) {
 	sim.RouteProcessLogs() // as simctl: the libraries' loggers off the terminal
-	// Views on: every spec's Trainer and JobSet watch through the views'
-	// registry, as in a run that declares a view.
-	env = &envtest.Environment{Views: true, Nodes: []fakegpu.NodeGroup{
+	// Views on: every component's watches through the views' registry (a
+	// proxy for those that run as processes), as in a run that declares a
+	// view of each.
+	env = &envtest.Environment{Views: view.Components(), Nodes: []fakegpu.NodeGroup{
 		{Profile: "nvidia-h100-80gb", Count: 2},
 		{Profile: "cpu", Count: 1},
 	}}

@@ -17,11 +17,12 @@ import (
 	"github.com/trainersim/trainersim/sim/view"
 )
 
-var _ = Describe("views of the in-process components' watches", func() {
-	It("see every resource the Trainer's and JobSet's managers watch, and nothing lint does not let a view name", func(ctx SpecContext) {
+var _ = Describe("views of the components' watches", func() {
+	It("see every resource the components watch, and nothing lint does not let a view name", func(ctx SpecContext) {
 		reg, components := env.ViewRegistry()
 		Expect(reg).NotTo(BeNil())
-		Expect(components).To(ConsistOf("trainer", "jobset"))
+		// Kueue does not run here: the corpus's views/ scenarios see it.
+		Expect(components).To(ConsistOf("trainer", "jobset", "kube-controller-manager", "kube-scheduler", "kwok"))
 		// A TrainJob to Running Pods: every informer the managers start
 		// lazily has started by then.
 		ns := newNamespace(ctx)
@@ -36,7 +37,14 @@ var _ = Describe("views of the in-process components' watches", func() {
 			}
 		}).WithContext(ctx).WithTimeout(podsRunningTimeout).WithPolling(pollInterval).Should(Succeed())
 		for _, c := range components {
-			Expect(reg.Watched(c)).To(Equal(view.Watches(c)), "the watches of %s, against what sim/view lets a view of it name", c)
+			switch c {
+			case "kube-controller-manager":
+				// Its garbage collector watches what discovery finds:
+				// every resource lint lets a view name, and more.
+				Expect(reg.Watched(c)).To(ContainElements(view.Watches(c)), "the watches of %s, against what sim/view lets a view of it name", c)
+			default:
+				Expect(reg.Watched(c)).To(Equal(view.Watches(c)), "the watches of %s, against what sim/view lets a view of it name", c)
+			}
 		}
 	})
 
@@ -81,5 +89,40 @@ var _ = Describe("views of the in-process components' watches", func() {
 			g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns))).To(Succeed())
 			g.Expect(slices.ContainsFunc(pods.Items, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil })).To(BeFalse())
 		}).WithContext(ctx).WithTimeout(3 * time.Second).WithPolling(pollInterval).Should(Succeed())
+	})
+
+	It("a view of kube-scheduler, behind its proxy, holds its protobuf Pod watch: the Pods wait unbound until the release, then the scheduler binds them as itself", func(ctx SpecContext) {
+		reg, _ := env.ViewRegistry()
+		ns := newNamespace(ctx)
+		name := fmt.Sprintf("e2e-scheduler-%s", ns)
+		Expect(reg.Register(view.View{Name: name, Component: "kube-scheduler", Resource: "pods", Namespace: ns})).To(Succeed())
+		DeferCleanup(func() { reg.Unregister(name, "the spec ended") })
+		job := toleratedGPUJob(ns)
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		Eventually(func() int { return len(reg.Holding(name)) }).WithContext(ctx).WithTimeout(podsRunningTimeout).Should(BeNumerically(">=", 2))
+		for _, e := range reg.Holding(name) {
+			Expect(e.Object).To(HavePrefix("Pod/"), "a protobuf event read: %+v", e)
+		}
+		// The scheduler has seen no Pod of the namespace: none is bound.
+		Consistently(func(g Gomega) {
+			var pods corev1.PodList
+			g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns))).To(Succeed())
+			g.Expect(pods.Items).NotTo(BeEmpty())
+			for _, p := range pods.Items {
+				g.Expect(p.Spec.NodeName).To(BeEmpty(), "Pod %s", p.Name)
+			}
+		}).WithContext(ctx).WithTimeout(2 * time.Second).WithPolling(pollInterval).Should(Succeed())
+		Expect(reg.Release(name, "the spec released it")).To(BeNumerically(">=", 2))
+		// Its bindings go through the proxy with its certificate: the API
+		// server lets system:kube-scheduler bind them, and they run.
+		Eventually(func(g Gomega) {
+			pods, err := probe.TrainJobPods(ctx, k8s, ns, job.Name)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(pods).To(HaveLen(2))
+			for _, p := range pods {
+				g.Expect(p.Spec.NodeName).NotTo(BeEmpty())
+				g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
+			}
+		}).WithContext(ctx).WithTimeout(podsRunningTimeout).WithPolling(pollInterval).Should(Succeed())
 	})
 })

@@ -475,7 +475,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 			continue
 		}
 		run.watch.setStep(sc.Spec.Steps[i].Name)
-		if err := run.startViews(sc.Spec.Steps[i].Name); err != nil {
+		if err := run.startViews(ctx, sc.Spec.Steps[i].Name); err != nil {
 			res.Passed = false
 			res.Failure = fmt.Sprintf("step %q: %v", sc.Spec.Steps[i].Name, err)
 			break
@@ -736,7 +736,7 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 	if err := s.createSetup(ctx); err != nil {
 		return err
 	}
-	return s.startViews("")
+	return s.startViews(ctx, "")
 }
 
 // cleanup deletes what the scenario installed cluster-wide and, unless the

@@ -1,13 +1,17 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
@@ -16,21 +20,37 @@ import (
 	"github.com/trainersim/trainersim/sim/view"
 )
 
-// The scenario's views (spec.views): what the Trainer's and JobSet's
-// watches deliver, kept back by this process (sim/view).
+// The scenario's views (spec.views): what the components' watches deliver,
+// kept back by this process (sim/view), and the lists a (re)starting
+// component is served stale.
 
-// ViewsFor reports whether a cluster simctl starts for the scenarios of
-// files must make its components' watches viewable
-// (envtest.Environment.Views): when one of them, on the Trainer release
-// the cluster runs, declares a view. A run without views leaves the
-// components' transports untouched.
-func ViewsFor(files []*scenario.File, trainer string) bool {
+// ViewsFor returns the components whose watches a cluster simctl starts
+// for the scenarios of files must make viewable
+// (envtest.Environment.Views): those a scenario declares a view of, on the
+// Trainer release the cluster runs. A run without views leaves the
+// components' transports untouched and starts no proxy.
+func ViewsFor(files []*scenario.File, trainer string) []string {
+	var out []string
 	for _, f := range files {
-		if len(f.Scenario.Spec.Views) > 0 && TrainerHolds(f.Scenario.Spec.Trainer, trainer) {
-			return true
+		if !TrainerHolds(f.Scenario.Spec.Trainer, trainer) {
+			continue
+		}
+		for _, v := range f.Scenario.Spec.Views {
+			out = UnionViews(out, []string{v.Component})
 		}
 	}
-	return false
+	return out
+}
+
+// UnionViews returns the components of a and b, each once, in order.
+func UnionViews(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, c := range b {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // viewsSkipped is the reason a scenario's views cannot run on a cluster,
@@ -41,12 +61,12 @@ func viewsSkipped(sc *v1alpha1.Scenario, c cluster.Cluster) string {
 	}
 	serving, ok := c.(cluster.ViewServing)
 	if !ok {
-		return "declares views, which need the components' managers in simctl's process (envtest)"
+		return "declares views, which need a cluster simctl starts (envtest): it stands between each component and the API server"
 	}
 	reg, components := serving.ViewRegistry()
 	for _, v := range sc.Spec.Views {
 		if reg == nil || !slices.Contains(components, v.Component) {
-			return fmt.Sprintf("declares a view of %s, whose watches this cluster does not let simctl see (envtest with the pinned Trainer release, started for a run that declares views)", v.Component)
+			return fmt.Sprintf("declares a view of %s, whose watches this cluster does not let simctl see (envtest, started for a run that declares views, with %s among its components)", v.Component, v.Component)
 		}
 	}
 	return ""
@@ -57,7 +77,7 @@ func (s *scenarioRun) viewName(name string) string { return name + "-" + s.nsSuf
 
 // startViews registers the views whose from is the step of a name, and
 // those without one when step is "" (before the first step).
-func (s *scenarioRun) startViews(step string) error {
+func (s *scenarioRun) startViews(ctx context.Context, step string) error {
 	for _, v := range s.sc.Spec.Views {
 		if v.From != step {
 			continue
@@ -84,6 +104,16 @@ func (s *scenarioRun) startViews(step string) error {
 		}
 		if v.Delay != nil {
 			w.Delay = v.Delay.Duration
+		}
+		if v.StaleList {
+			// The cluster's resourceVersion now: a list of the resource
+			// reads it whatever the namespace.
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+			if err := s.cluster.Client().List(ctx, list, client.Limit(1)); err != nil {
+				return fmt.Errorf("view %s: failed to read the resourceVersion its stale list is served as of: %w", v.Name, err)
+			}
+			w.StaleAt = list.GetResourceVersion()
 		}
 		if err := s.viewRegistry.Register(w); err != nil {
 			return err
@@ -217,6 +247,22 @@ func (s *scenarioRun) viewEntries() []results.TimelineEntry {
 				Summary: fmt.Sprintf("view %s kept back %s's watch event %s of %s (resourceVersion %s); %s", v.Name, v.Component, e.Type, e.Object, e.ResourceVersion, fate),
 			})
 		}
+		for _, l := range s.viewRegistry.StaleLists(s.viewName(v.Name)) {
+			out = append(out, results.TimelineEntry{
+				At:      l.At,
+				Lane:    v.Component,
+				Kind:    results.EntryListServedStale,
+				Summary: fmt.Sprintf("view %s served %s's list of %s as of resourceVersion %s, the cluster's at step %s: %s", v.Name, v.Component, v.Resource, l.ResourceVersion, quoteStep(v.From), l.Status),
+			})
+		}
 	}
 	return out
+}
+
+// quoteStep names a view's from step: "" is the scenario's first.
+func quoteStep(name string) string {
+	if name == "" {
+		return "1"
+	}
+	return fmt.Sprintf("%q", name)
 }

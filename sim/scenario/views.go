@@ -42,7 +42,7 @@ func (v *validator) views() {
 	if len(v.sc.Spec.Views) == 0 {
 		return
 	}
-	v.needsEnvtest("spec.views", "views stand between the API server and the Trainer's or JobSet's manager in simctl's process, which only envtest runs there")
+	v.needsEnvtest("spec.views", "views stand between the API server and each component (the Trainer's and JobSet's managers in simctl's process, the others behind a loopback proxy), which only envtest lets simctl do")
 	names := map[string]bool{}
 	for i, w := range v.sc.Spec.Views {
 		wp := index("spec.views", i)
@@ -55,7 +55,9 @@ func (v *validator) views() {
 		names[w.Name] = true
 		switch {
 		case !slices.Contains(view.Components(), w.Component):
-			v.errorf(join(wp, "component"), "unknown component %s: a view sees %s, whose managers run in simctl's process", quote(w.Component), strings.Join(view.Components(), " or "))
+			v.errorf(join(wp, "component"), "unknown component %s: a view sees %s", quote(w.Component), strings.Join(view.Components(), ", "))
+		case w.Component == "kueue" && !slices.Contains(v.sc.Spec.Components, w.Component):
+			v.errorf(join(wp, "component"), "component kueue is not in spec.components: the scenario does not run it; add it there")
 		case w.Resource == "":
 			v.errorf(join(wp, "resource"), "must name the resource of the component's watch (%s watches %s)", w.Component, watchList(w.Component))
 		default:
@@ -74,6 +76,9 @@ func (v *validator) views() {
 		if w.From != "" {
 			v.untilStep(join(wp, "from"), w.From)
 		}
+		if w.StaleList {
+			v.staleList(wp, w)
+		}
 		if w.Until != "" && v.untilStep(join(wp, "until"), w.Until) && w.From != "" {
 			if from, until := v.steps[w.From], v.steps[w.Until]; until.outer < from.outer {
 				v.errorf(join(wp, "until"), "step %s comes before the view's from, step %s: the view would never keep anything back", quote(w.Until), quote(w.From))
@@ -81,6 +86,27 @@ func (v *validator) views() {
 		}
 	}
 	v.viewOrder()
+}
+
+// staleList checks that a view that serves a stale list has a list to
+// serve: the component (re)starts while the view runs.
+func (v *validator) staleList(path string, w v1alpha1.View) {
+	started := w.From == ""
+	for _, st := range v.sc.Spec.Steps {
+		if st.Name == w.From {
+			started = true
+		}
+		if c := st.Component; started && c != nil && c.Name == w.Component {
+			switch {
+			case c.Action == v1alpha1.ComponentStart, c.Action == v1alpha1.ComponentRestart, c.DownFor != nil:
+				return
+			}
+		}
+		if st.Name == w.Until || (st.Release != nil && st.Release.View == w.Name) {
+			break
+		}
+	}
+	v.errorf(join(path, "staleList"), "%s lists %s when it starts: a component step must start or restart %s while the view runs (after its from, before its release), or the stale list is never served", w.Component, w.Resource, w.Component)
 }
 
 // watchList lists what a component watches, by resource name.

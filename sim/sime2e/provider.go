@@ -381,7 +381,7 @@ func (p *Provider) declare(paths []string) (files []*scenario.File, missing map[
 		p.declared = true
 		p.fastHeartbeat = p.fastHeartbeat || runner.HeartbeatFor(files, p.opts.Trainer) == fakegpu.FastHeartbeat
 		p.opts.Serve = p.opts.Serve || runner.NeedsServing(files, p.opts.ClusterName(), p.opts.Trainer)
-		p.opts.Views = p.opts.Views || runner.ViewsFor(files, p.opts.Trainer)
+		p.opts.Views = runner.UnionViews(p.opts.Views, runner.ViewsFor(files, p.opts.Trainer))
 		if err != nil {
 			p.problems = append(p.problems, err)
 		}

@@ -1,8 +1,6 @@
 package view
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,27 +9,12 @@ import (
 	"time"
 )
 
-// frame is a JSON watch event as the API server sends it.
-type frame struct {
-	Type   string          `json:"type"`
-	Object json.RawMessage `json:"object"`
-}
-
-// objectMeta is what a stream reads of an event's object.
-type objectMeta struct {
-	Kind     string `json:"kind"`
-	Metadata struct {
-		Name            string `json:"name"`
-		Namespace       string `json:"namespace"`
-		ResourceVersion string `json:"resourceVersion"`
-	} `json:"metadata"`
-}
-
 // queued is an event a stream keeps back.
 type queued struct {
 	v     *viewState
 	ev    *Event
-	f     frame
+	f     watchFrame
+	typ   string    // f's type, or ADDED once coalesced
 	key   string    // namespace/name
 	due   time.Time // a delaying view's; zero for the others
 	timer *time.Timer
@@ -44,12 +27,15 @@ type stream struct {
 	rt              *roundTripper
 	req             *http.Request
 	group, resource string
+	contentType     string    // the API server's: JSON or protobuf
+	opened          time.Time // when the component watched
 
 	pr  *io.PipeReader
 	pw  *io.PipeWriter
 	out io.ReadCloser
 
 	mu           sync.Mutex
+	codec        codec         // of the body read now
 	body         io.ReadCloser // the API server's, now
 	queue        []*queued     // kept back, in the order they came
 	pending      map[string]int
@@ -74,9 +60,9 @@ func (b outBody) Close() error {
 	return err
 }
 
-func newStream(rt *roundTripper, req *http.Request, group, resource string, body io.ReadCloser) *stream {
+func newStream(rt *roundTripper, req *http.Request, group, resource, contentType string, body io.ReadCloser) *stream {
 	pr, pw := io.Pipe()
-	s := &stream{reg: rt.reg, rt: rt, req: req, group: group, resource: resource, pr: pr, pw: pw, body: body, pending: map[string]int{}}
+	s := &stream{reg: rt.reg, rt: rt, req: req, group: group, resource: resource, contentType: contentType, opened: rt.reg.clock.Now(), pr: pr, pw: pw, body: body, pending: map[string]int{}}
 	s.out = outBody{PipeReader: pr, s: s}
 	s.reg.mu.Lock()
 	s.reg.streams[s] = struct{}{}
@@ -113,27 +99,23 @@ func (s *stream) run() {
 // read reads events from body until it ends or an ERROR event ends the
 // stream; it returns the error that ended it (io.EOF for a clean end).
 func (s *stream) read(body io.Reader) error {
-	dec := json.NewDecoder(body)
+	c := newCodec(s.contentType, body)
 	for {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
+		f, err := c.read()
+		if err != nil {
 			return err
 		}
-		var f frame
-		if err := json.Unmarshal(raw, &f); err != nil {
-			return fmt.Errorf("failed to read a watch event: %w", err)
-		}
-		if f.Type == "ERROR" {
+		if f.typ == "ERROR" {
+			end, err := c.encode(f, f.typ)
+			if err != nil {
+				return err
+			}
 			s.mu.Lock()
-			s.end = append(raw, '\n')
+			s.end = end
 			s.mu.Unlock()
 			return errEnded
 		}
-		var m objectMeta
-		if err := json.Unmarshal(f.Object, &m); err != nil {
-			return fmt.Errorf("failed to read a watch event's object: %w", err)
-		}
-		if err := s.event(raw, f, &m); err != nil {
+		if err := s.event(c, f); err != nil {
 			return err
 		}
 	}
@@ -142,17 +124,20 @@ func (s *stream) read(body io.Reader) error {
 // errEnded is read's error for an ERROR event: the stream cannot resume.
 var errEnded = errors.New("the API server ended the watch with an error event")
 
-// event passes one event on, or keeps it back.
-func (s *stream) event(raw json.RawMessage, f frame, m *objectMeta) error {
+// event passes one event on, or keeps it back; c is the codec that read
+// it.
+func (s *stream) event(c codec, f watchFrame) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rv := m.Metadata.ResourceVersion; rv != "" {
+	s.codec = c
+	m := f.meta
+	if rv := m.ResourceVersion; rv != "" {
 		s.lastRV = rv
 	}
-	if f.Type == "BOOKMARK" {
-		return s.write(raw)
+	if f.typ == "BOOKMARK" {
+		return s.write(f, f.typ)
 	}
-	key := m.Metadata.Namespace + "/" + m.Metadata.Name
+	key := m.Namespace + "/" + m.Name
 	var v *viewState
 	if s.pending[key] > 0 {
 		// Behind the object's earlier events, whatever views say now.
@@ -162,13 +147,13 @@ func (s *stream) event(raw json.RawMessage, f frame, m *objectMeta) error {
 			}
 		}
 	} else {
-		v = s.reg.match(s.rt.component, s.group, s.resource, m.Metadata.Namespace, m.Metadata.Name)
+		v = s.reg.match(s, m.Namespace, m.Name)
 	}
 	if v == nil {
-		return s.write(raw)
+		return s.write(f, f.typ)
 	}
 	now := s.reg.clock.Now()
-	q := &queued{v: v, f: f, key: key, ev: &Event{At: now, Type: f.Type, Object: m.Kind + "/" + m.Metadata.Name, ResourceVersion: m.Metadata.ResourceVersion}}
+	q := &queued{v: v, f: f, typ: f.typ, key: key, ev: &Event{At: now, Type: f.typ, Object: m.Kind + "/" + m.Name, ResourceVersion: m.ResourceVersion}}
 	s.reg.record(v, q.ev)
 	s.queue = append(s.queue, q)
 	s.pending[key]++
@@ -182,12 +167,13 @@ func (s *stream) event(raw json.RawMessage, f frame, m *objectMeta) error {
 	return nil
 }
 
-// write sends one frame to the component; s.mu is held.
-func (s *stream) write(raw []byte) error {
-	if !bytes.HasSuffix(raw, []byte("\n")) {
-		raw = append(raw, '\n')
+// write sends one frame, of type typ, to the component; s.mu is held.
+func (s *stream) write(f watchFrame, typ string) error {
+	b, err := s.codec.encode(f, typ)
+	if err != nil {
+		return err
 	}
-	_, err := s.pw.Write(raw)
+	_, err = s.pw.Write(b)
 	return err
 }
 
@@ -249,11 +235,7 @@ func (s *stream) deliver(qs []*queued, why string) {
 		if q.timer != nil {
 			q.timer.Stop()
 		}
-		raw, err := json.Marshal(q.f)
-		if err == nil {
-			err = s.write(raw)
-		}
-		if err != nil {
+		if err := s.write(q.f, q.typ); err != nil {
 			s.reg.settle(q.ev, time.Time{}, "never delivered: "+err.Error())
 		} else {
 			s.reg.settle(q.ev, s.reg.clock.Now(), why)
@@ -294,11 +276,11 @@ func coalesce(qs []*queued) []*queued {
 		if last[q.key] != i {
 			continue
 		}
-		if first[q.key].f.Type == "ADDED" {
-			if q.f.Type == "DELETED" {
+		if first[q.key].f.typ == "ADDED" {
+			if q.f.typ == "DELETED" {
 				continue
 			}
-			q.f.Type = "ADDED"
+			q.typ = "ADDED"
 		}
 		out = append(out, q)
 	}
@@ -325,7 +307,7 @@ func (s *stream) resume(err error) bool {
 	if rerr != nil {
 		return false
 	}
-	if resp.StatusCode != http.StatusOK || !isJSON(resp.Header.Get("Content-Type")) {
+	if resp.StatusCode != http.StatusOK || mediaType(resp.Header.Get("Content-Type")) != mediaType(s.contentType) {
 		_ = resp.Body.Close()
 		return false
 	}
@@ -351,7 +333,7 @@ func (s *stream) finish(err error) {
 		return
 	}
 	if s.end != nil {
-		_ = s.write(s.end)
+		_, _ = s.pw.Write(s.end)
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, errEnded) {
 		err = nil

@@ -1,9 +1,12 @@
 // Package view puts what a component sees of the cluster in a scenario's
-// hands: it stands between a component in this process and the API server
-// as a RoundTripper on the component's own transport (so the component's
-// identity, its client certificate, is the one the API server
-// authenticates, audits and authorizes), and holds, coalesces or delays the
-// events of the component's watches that a view matches.
+// hands: it stands between a component and the API server, as a
+// RoundTripper on the transport of a component in this process or in a
+// loopback proxy (Serve) of one in another process, so that the
+// component's identity, its client certificate or its bearer token, is the
+// one the API server authenticates, audits and authorizes; it holds,
+// coalesces or delays the events of the component's watches that a view
+// matches, and can serve a (re)starting component's list of a resource as
+// of an earlier resourceVersion (StaleAt).
 //
 // A view matches one resource of one namespace (or one object of it) for
 // one component. While it is registered, the events it matches of that
@@ -24,11 +27,10 @@
 // would have without the view; a watch that cannot be resumed ends once
 // its events are delivered.
 //
-// It reads JSON watch streams, what controller-runtime's clients ask for;
-// a protobuf stream, which kube-controller-manager and kube-scheduler ask
-// for, passes untouched (Stream.Protobuf says so). It cannot stand between
-// the API server and a component in another process: that needs a
-// loopback proxy.
+// It reads JSON watch streams, what controller-runtime's clients ask for
+// and every custom resource's, and protobuf ones, which
+// kube-controller-manager and kube-scheduler ask for of built-in
+// resources; streams of other encodings pass untouched.
 //
 // The Registry knows nothing of scenarios: the runner registers views,
 // releases them and reads what they kept back.
@@ -36,6 +38,7 @@ package view
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -67,9 +70,26 @@ type View struct {
 	// Delay, when set, delivers each event that long after it came, with
 	// no Release.
 	Delay time.Duration
+	// StaleAt, when set, is a resourceVersion: the component's next list
+	// of the resource (of any namespace) is served as of it, and its watch
+	// goes on from there; the view keeps back, of the watches opened after
+	// that list, the events it matches (those since StaleAt first), and
+	// nothing of the watches opened before.
+	StaleAt string
 	// OnEvent, when set, is called as the view keeps an event back and as
 	// it delivers one.
 	OnEvent func()
+}
+
+// StaleList is a list a view served as of an earlier resourceVersion.
+type StaleList struct {
+	// At is when the component listed; ResourceVersion is the view's
+	// StaleAt.
+	At              time.Time
+	ResourceVersion string
+	// Status is the API server's answer: "200 OK", or the refusal (the
+	// resourceVersion compacted away: 410).
+	Status string
 }
 
 // Event is an event a view kept back.
@@ -108,6 +128,7 @@ type viewState struct {
 	view     View
 	released bool
 	events   []*Event
+	stale    []StaleList // the lists it served stale: one, once served
 }
 
 // NewRegistry returns an empty registry timed by clk (nil: the real clock).
@@ -192,6 +213,16 @@ func (r *Registry) Events(name string) []Event {
 	return out
 }
 
+// StaleLists returns the lists the view served as of its StaleAt.
+func (r *Registry) StaleLists(name string) []StaleList {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if v := r.views[name]; v != nil {
+		return slices.Clone(v.stale)
+	}
+	return nil
+}
+
 // Watched returns the resources (group/resource, "core" for the core
 // group) a component has watched through its wrapped transport so far.
 func (r *Registry) Watched(component string) []string {
@@ -217,16 +248,23 @@ func (r *Registry) streamsLocked() []*stream {
 	return out
 }
 
-// match returns the registered view of a component that matches an
-// object of a stream's resource, or nil.
-func (r *Registry) match(component, group, resource, namespace, name string) *viewState {
+// match returns the registered view that matches an object of a stream, or
+// nil.
+func (r *Registry) match(s *stream, namespace, name string) *viewState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, v := range r.views {
 		w := v.view
-		if !v.released && w.Component == component && w.Group == group && w.Resource == resource && w.Namespace == namespace && (w.ObjectName == "" || w.ObjectName == name) {
-			return v
+		if v.released || w.Component != s.rt.component || w.Group != s.group || w.Resource != s.resource || w.Namespace != namespace || (w.ObjectName != "" && w.ObjectName != name) {
+			continue
 		}
+		// A stale list's view keeps back what the watch after the list
+		// brings: the events since its resourceVersion. Streams opened
+		// before it go on.
+		if w.StaleAt != "" && (len(v.stale) == 0 || s.opened.Before(v.stale[0].At)) {
+			continue
+		}
+		return v
 	}
 	return nil
 }
@@ -260,7 +298,18 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.next.RoundTrip(req)
 	}
 	info, err := infoFactory.NewRequestInfo(req)
-	if err != nil || !info.IsResourceRequest || info.Verb != "watch" || info.Subresource != "" {
+	if err != nil || !info.IsResourceRequest || info.Subresource != "" {
+		return t.next.RoundTrip(req)
+	}
+	if v := t.reg.staleFor(t.component, info.APIGroup, info.Resource); v != nil {
+		switch {
+		case info.Verb == "list":
+			return t.staleList(req, v)
+		case info.Verb == "watch" && req.URL.Query().Get("sendInitialEvents") == "true":
+			return watchListOff(req), nil
+		}
+	}
+	if info.Verb != "watch" {
 		return t.next.RoundTrip(req)
 	}
 	t.reg.mu.Lock()
@@ -273,23 +322,79 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
-	if !isJSON(resp.Header.Get("Content-Type")) {
+	ct := resp.Header.Get("Content-Type")
+	if !viewable(ct) {
 		return resp, nil
 	}
-	s := newStream(t, req, info.APIGroup, info.Resource, resp.Body)
+	s := newStream(t, req, info.APIGroup, info.Resource, ct, resp.Body)
 	resp.Body = s.out
 	return resp, nil
+}
+
+// staleFor returns the registered view of a component that serves its
+// next list of a resource stale, or nil.
+func (r *Registry) staleFor(component, group, resource string) *viewState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, v := range r.views {
+		w := v.view
+		if !v.released && w.StaleAt != "" && len(v.stale) == 0 && w.Component == component && w.Group == group && w.Resource == resource {
+			return v
+		}
+	}
+	return nil
+}
+
+// staleList sends a list as of the view's StaleAt, and records it: the
+// view serves one.
+func (t *roundTripper) staleList(req *http.Request, v *viewState) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	q := out.URL.Query()
+	if q.Get("continue") == "" {
+		q.Set("resourceVersion", v.view.StaleAt)
+		q.Set("resourceVersionMatch", "Exact")
+		out.URL.RawQuery = q.Encode()
+	}
+	at := t.reg.clock.Now()
+	resp, err := t.next.RoundTrip(out)
+	status := ""
+	switch {
+	case err != nil:
+		status = err.Error()
+	default:
+		status = resp.Status
+	}
+	t.reg.mu.Lock()
+	v.stale = append(v.stale, StaleList{At: at, ResourceVersion: v.view.StaleAt, Status: status})
+	t.reg.mu.Unlock()
+	if v.view.OnEvent != nil {
+		go v.view.OnEvent()
+	}
+	return resp, err
+}
+
+// watchListOff answers a watch-list request (sendInitialEvents) as an API
+// server whose WatchList feature is off does, so that client-go's
+// reflector falls back to a list, which a stale view serves: the
+// component's own code takes the path it takes on such a cluster.
+func watchListOff(req *http.Request) *http.Response {
+	const body = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled","reason":"Invalid","details":{"group":"meta.k8s.io","kind":"ListOptions","causes":[{"reason":"FieldValueForbidden","message":"Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled","field":"sendInitialEvents"}]},"code":422}`
+	return &http.Response{
+		Status:        "422 Unprocessable Entity",
+		StatusCode:    http.StatusUnprocessableEntity,
+		Proto:         req.Proto,
+		ProtoMajor:    req.ProtoMajor,
+		ProtoMinor:    req.ProtoMinor,
+		Header:        http.Header{"Content-Type": []string{"application/json"}},
+		Body:          io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
+	}
 }
 
 // Unwrap lets client-go find the transport below (for its connection
 // handling).
 func (t *roundTripper) Unwrap() http.RoundTripper { return t.next }
-
-// isJSON reports whether a watch's content type is JSON.
-func isJSON(contentType string) bool {
-	mt, _, _ := strings.Cut(contentType, ";")
-	return slices.Contains([]string{"application/json", ""}, strings.TrimSpace(mt))
-}
 
 func cmpOr(a, b string) string {
 	if a != "" {
@@ -301,18 +406,27 @@ func cmpOr(a, b string) string {
 // Watched resources of the components a view may see, as their managers
 // watch them (their informers' group/resource, "core" for the core group):
 // a view of any other resource would keep nothing back. An envtest test
-// (sim/e2e) holds this list to what the running managers watch.
+// (sim/e2e) holds this list to what the running components watch.
 var watches = map[string][]string{
 	"trainer": {"core/configmaps", "core/limitranges", "core/secrets", "jobset.x-k8s.io/jobsets", "node.k8s.io/runtimeclasses", "scheduling.x-k8s.io/podgroups", "trainer.kubeflow.org/clustertrainingruntimes", "trainer.kubeflow.org/trainingruntimes", "trainer.kubeflow.org/trainjobs"},
 	"jobset":  {"batch/jobs", "core/pods", "core/services", "jobset.x-k8s.io/jobsets"},
+	"kueue":   {"core/limitranges", "core/namespaces", "core/nodes", "core/pods", "core/secrets", "jobset.x-k8s.io/jobsets", "kueue.x-k8s.io/admissionchecks", "kueue.x-k8s.io/clusterqueues", "kueue.x-k8s.io/cohorts", "kueue.x-k8s.io/localqueues", "kueue.x-k8s.io/multikueueclusters", "kueue.x-k8s.io/multikueueconfigs", "kueue.x-k8s.io/resourceflavors", "kueue.x-k8s.io/topologies", "kueue.x-k8s.io/workloadpriorityclasses", "kueue.x-k8s.io/workloads", "node.k8s.io/runtimeclasses", "resource.k8s.io/deviceclasses", "resource.k8s.io/resourceslices", "trainer.kubeflow.org/clustertrainingruntimes", "trainer.kubeflow.org/trainingruntimes", "trainer.kubeflow.org/trainjobs"},
+	// Its garbage collector watches every resource it can delete, by
+	// metadata: the Kueue CRDs too when the cluster runs Kueue.
+	"kube-controller-manager": {"admissionregistration.k8s.io/mutatingadmissionpolicies", "admissionregistration.k8s.io/mutatingadmissionpolicybindings", "admissionregistration.k8s.io/mutatingwebhookconfigurations", "admissionregistration.k8s.io/validatingadmissionpolicies", "admissionregistration.k8s.io/validatingadmissionpolicybindings", "admissionregistration.k8s.io/validatingwebhookconfigurations", "apiextensions.k8s.io/customresourcedefinitions", "apiregistration.k8s.io/apiservices", "apps/controllerrevisions", "apps/daemonsets", "apps/deployments", "apps/replicasets", "apps/statefulsets", "autoscaling/horizontalpodautoscalers", "batch/cronjobs", "batch/jobs", "certificates.k8s.io/certificatesigningrequests", "coordination.k8s.io/leases", "core/configmaps", "core/endpoints", "core/limitranges", "core/namespaces", "core/nodes", "core/persistentvolumeclaims", "core/persistentvolumes", "core/pods", "core/podtemplates", "core/replicationcontrollers", "core/resourcequotas", "core/secrets", "core/serviceaccounts", "core/services", "discovery.k8s.io/endpointslices", "flowcontrol.apiserver.k8s.io/flowschemas", "flowcontrol.apiserver.k8s.io/prioritylevelconfigurations", "jobset.x-k8s.io/jobsets", "networking.k8s.io/ingressclasses", "networking.k8s.io/ingresses", "networking.k8s.io/ipaddresses", "networking.k8s.io/networkpolicies", "networking.k8s.io/servicecidrs", "node.k8s.io/runtimeclasses", "policy/poddisruptionbudgets", "rbac.authorization.k8s.io/clusterrolebindings", "rbac.authorization.k8s.io/clusterroles", "rbac.authorization.k8s.io/rolebindings", "rbac.authorization.k8s.io/roles", "resource.k8s.io/deviceclasses", "resource.k8s.io/resourceclaims", "resource.k8s.io/resourceclaimtemplates", "resource.k8s.io/resourceslices", "scheduling.k8s.io/priorityclasses", "scheduling.x-k8s.io/podgroups", "storage.k8s.io/csidrivers", "storage.k8s.io/csinodes", "storage.k8s.io/csistoragecapacities", "storage.k8s.io/storageclasses", "storage.k8s.io/volumeattachments", "storage.k8s.io/volumeattributesclasses", "trainer.kubeflow.org/clustertrainingruntimes", "trainer.kubeflow.org/trainingruntimes", "trainer.kubeflow.org/trainjobs"},
+	"kube-scheduler":          {"apps/replicasets", "apps/statefulsets", "core/namespaces", "core/nodes", "core/persistentvolumeclaims", "core/persistentvolumes", "core/pods", "core/replicationcontrollers", "core/services", "policy/poddisruptionbudgets", "resource.k8s.io/deviceclasses", "resource.k8s.io/resourceclaims", "resource.k8s.io/resourceslices", "storage.k8s.io/csidrivers", "storage.k8s.io/csinodes", "storage.k8s.io/csistoragecapacities", "storage.k8s.io/storageclasses", "storage.k8s.io/volumeattachments"},
+	"kwok":                    {"coordination.k8s.io/leases", "core/nodes", "core/pods"},
 }
 
-// Components are the components a view may see: those whose managers run
-// in simctl's process.
-func Components() []string { return []string{"trainer", "jobset"} }
+// Components are the components a view may see: the Trainer's and
+// JobSet's managers, which run in simctl's process (a wrapper of their
+// transports), and the components that run as processes (a proxy).
+func Components() []string {
+	return []string{"trainer", "jobset", "kueue", "kube-controller-manager", "kube-scheduler", "kwok"}
+}
 
-// Watches returns the resources (group/resource) a component's manager
-// watches, sorted: what a view of it may match.
+// Watches returns the resources (group/resource) a component watches,
+// sorted: what a view of it may match.
 func Watches(component string) []string { return slices.Clone(watches[component]) }
 
 // WatchedResource returns the group/resource of a plural resource name the

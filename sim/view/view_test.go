@@ -83,7 +83,7 @@ func watch(t *testing.T, reg *Registry, url string) <-chan got {
 		for {
 			var f struct {
 				Type   string
-				Object objectMeta
+				Object jsonMeta
 			}
 			if err := dec.Decode(&f); err != nil {
 				return
@@ -353,5 +353,52 @@ func TestOnlyWatchesAreViewed(t *testing.T) {
 	}
 	if got := reg.Watched("jobset"); len(got) != 0 {
 		t.Errorf("Watched(jobset) = %v, want none", got)
+	}
+}
+
+// TestStaleList serves the component's first list after the view started
+// as of the view's resourceVersion, refuses its watch-list before it as an
+// API server without WatchList does, and leaves what follows alone.
+func TestStaleList(t *testing.T) {
+	var mu sync.Mutex
+	var queries []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		queries = append(queries, r.URL.RawQuery)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"kind":"TrainJobList","apiVersion":"trainer.kubeflow.org/v1alpha1","metadata":{"resourceVersion":"5"},"items":[]}`)
+	}))
+	t.Cleanup(srv.Close)
+	reg := NewRegistry(nil)
+	if err := reg.Register(View{Name: "v", Component: "trainer", Group: "trainer.kubeflow.org", Resource: "trainjobs", Namespace: "ns", StaleAt: "5"}); err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Transport: reg.Wrap("trainer")(http.DefaultTransport)}
+	status := func(query string) int {
+		t.Helper()
+		resp, err := c.Get(srv.URL + "/apis/trainer.kubeflow.org/v1alpha1/trainjobs?" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status("watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"); got != http.StatusUnprocessableEntity {
+		t.Errorf("watch-list: %d, want 422", got)
+	}
+	for range 2 {
+		if got := status("limit=500&resourceVersion=0"); got != http.StatusOK {
+			t.Errorf("list: %d, want 200", got)
+		}
+	}
+	want := []string{"limit=500&resourceVersion=5&resourceVersionMatch=Exact", "limit=500&resourceVersion=0"}
+	if diff := cmp.Diff(want, queries); diff != "" {
+		t.Errorf("what the API server was asked (-want +got):\n%s", diff)
+	}
+	lists := reg.StaleLists("v")
+	if len(lists) != 1 || lists[0].ResourceVersion != "5" || lists[0].Status != "200 OK" {
+		t.Errorf("StaleLists = %+v, want one list as of 5, 200 OK", lists)
 	}
 }

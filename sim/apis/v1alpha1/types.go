@@ -95,9 +95,9 @@ type ScenarioSpec struct {
 	// until a step releases them, coalesced to each object's last state, or
 	// delayed. Where gates order the components' writes, views order what
 	// they read: a controller that acts on a state it never observed, or
-	// on one it observes late. Served in simctl's process, between the
-	// Trainer's or JobSet's manager and the API server, on envtest with
-	// the pinned Trainer release (spec.clusters.only: [envtest]).
+	// on one it observes late (a stale list, at a restart). Served by
+	// simctl between each component and the API server, on envtest
+	// (spec.clusters.only: [envtest]).
 	// +optional
 	Views []View `json:"views,omitempty"`
 	// Nodes are the simulated nodes this scenario gets for itself. Pods of
@@ -289,8 +289,9 @@ type View struct {
 	// Name of the view, for release steps and expect.held.
 	Name string `json:"name"`
 	// Component whose watches it sees: trainer or jobset (their managers
-	// run in simctl's process).
-	// +enum=trainer;jobset
+	// run in simctl's process), kueue, kube-controller-manager,
+	// kube-scheduler or kwok (processes, seen through a loopback proxy).
+	// +enum=trainer;jobset;kueue;kube-controller-manager;kube-scheduler;kwok
 	Component string `json:"component"`
 	// Resource is the plural resource name of the watch: trainjobs,
 	// jobsets, jobs, pods, ... one the component watches.
@@ -310,6 +311,13 @@ type View struct {
 	// it came: a component whose watch lags.
 	// +optional
 	Delay *Duration `json:"delay,omitempty"`
+	// StaleList serves the component's next list of the resource, once the
+	// view has started, as of the resourceVersion the cluster had at the
+	// view's from step: a (re)starting component (a component step starts
+	// it) lists the state of then, and its watch then brings the events
+	// since, which the view keeps back (or coalesces, or delays) as any.
+	// +optional
+	StaleList bool `json:"staleList,omitempty"`
 	// From is the step before which the view starts keeping events back.
 	// Empty: the first step.
 	// +optional

@@ -4,15 +4,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/internal/assets"
 	"github.com/trainersim/trainersim/sim/internal/proc"
 	"github.com/trainersim/trainersim/sim/internal/startup"
+	"github.com/trainersim/trainersim/sim/view"
 )
 
 // The API server and etcd, through envtest, and the kubeconfigs of the
@@ -70,7 +74,55 @@ func (e *Environment) componentKubeconfig(component, path string) error {
 	if !ok {
 		return fmt.Errorf("no identity for component %s", component)
 	}
+	if e.views != nil && (slices.Contains(e.Views, component) || component == identity.JobSet && slices.Contains(e.Views, identity.Trainer)) {
+		return e.viewedKubeconfig(component, path)
+	}
 	return e.writeKubeconfig(envtest.User{Name: id.User, Groups: id.Groups}, path)
+}
+
+// viewedKubeconfig writes the kubeconfig of a component that runs as a
+// process on a run with views: its identity, the address of its proxy
+// (sim/view), started on the first call and kept for the cluster's life.
+func (e *Environment) viewedKubeconfig(component, path string) error {
+	e.mu.Lock()
+	p := e.proxies[component]
+	e.mu.Unlock()
+	if p == nil {
+		cfg, err := e.componentConfig(component)
+		if err != nil {
+			return err
+		}
+		if p, err = e.views.Serve(component, cfg); err != nil {
+			return err
+		}
+		e.mu.Lock()
+		if e.proxies == nil {
+			e.proxies = map[string]*view.Proxy{}
+		}
+		e.proxies[component] = p
+		e.mu.Unlock()
+	}
+	return writeRestKubeconfig(component, p.Kubeconfig(), path)
+}
+
+// writeRestKubeconfig writes a rest.Config of a user as a kubeconfig.
+func writeRestKubeconfig(user string, cfg *rest.Config, path string) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
+	kc.Contexts["default"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: user}
+	kc.CurrentContext = "default"
+	data, err := clientcmd.Write(*kc)
+	if err != nil {
+		return fmt.Errorf("failed to render kubeconfig of %s: %w", user, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("failed to create kubeconfig dir: %w", err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return fmt.Errorf("failed to write kubeconfig %s: %w", path, err)
+	}
+	return nil
 }
 
 // componentConfig is the rest.Config of a component's identity, for one
@@ -110,6 +162,11 @@ func (e *Environment) writeKubeconfig(user envtest.User, path string) error {
 	if err != nil {
 		return fmt.Errorf("failed to render kubeconfig of %s: %w", user.Name, err)
 	}
+	return writeKubeconfigFile(path, data)
+}
+
+// writeKubeconfigFile writes a kubeconfig, its directory made first.
+func writeKubeconfigFile(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("failed to create kubeconfig dir: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap/zapcore"
@@ -17,6 +18,7 @@ import (
 	"github.com/trainersim/trainersim/sim/internal/controllers"
 	"github.com/trainersim/trainersim/sim/internal/proclog"
 	"github.com/trainersim/trainersim/sim/probe"
+	"github.com/trainersim/trainersim/sim/releases"
 	"github.com/trainersim/trainersim/sim/view"
 )
 
@@ -79,9 +81,6 @@ func (e *Environment) startControllers(ctx context.Context) error {
 // reaches their webhooks.
 func (e *Environment) startInProcessManagers(ctx context.Context) error {
 	hooks := &e.env.WebhookInstallOptions
-	if e.Views {
-		e.views = view.NewRegistry(nil)
-	}
 	// The Trainer's manager serves its webhooks on envtest's port, JobSet's
 	// on a port of its own, each with its project's user.
 	managers := []*inProcessManager{
@@ -125,12 +124,24 @@ func webhookCalled(ctx context.Context, c client.Client, probe *unstructured.Uns
 	return nil
 }
 
-// ViewRegistry returns the registry of the views of the Trainer's and
-// JobSet's watches and the components it sees: none when the cluster was
-// started without Views, or runs another Trainer release as processes.
+// ViewRegistry returns the registry of the views of the components'
+// watches and the components it sees: none when the cluster was started
+// without Views.
 func (e *Environment) ViewRegistry() (*view.Registry, []string) {
 	if e.views == nil {
 		return nil, nil
 	}
-	return e.views, view.Components()
+	// The in-process managers' transports always; the processes' proxies
+	// when the run named them (the Trainer's names JobSet's too: a release
+	// runs both).
+	var seen []string
+	for _, c := range view.Components() {
+		named := slices.Contains(e.Views, c) || c == identity.JobSet && slices.Contains(e.Views, identity.Trainer)
+		switch {
+		case c == releases.ComponentKueue && !slices.Contains(e.Components, releases.ComponentKueue):
+		case (c == identity.Trainer || c == identity.JobSet) && e.release.InProcess(), named:
+			seen = append(seen, c)
+		}
+	}
+	return e.views, seen
 }

@@ -93,12 +93,16 @@ type Environment struct {
 	// scenarios takes a node unreachable (runner.HeartbeatFor).
 	Heartbeat fakegpu.Heartbeat
 
-	// Views makes the watches of the Trainer's and JobSet's managers, which
-	// run in this process, viewable (cluster.ViewServing, sim/view): their
-	// transports go through the views' registry. False: their transports
-	// are client-go's, untouched; simctl run and the adapters set it when a
-	// scenario they run declares views (runner.ViewsFor).
-	Views bool
+	// Views are the components whose watches are made viewable
+	// (cluster.ViewServing, sim/view): the Trainer's and JobSet's managers,
+	// which run in this process, have their transports go through the
+	// views' registry when it names any component; a component that runs
+	// as a process (Kueue, kube-controller-manager, kube-scheduler, KWOK,
+	// another Trainer release) is given a loopback proxy when it is named.
+	// Empty: every transport is client-go's, untouched, and no proxy runs;
+	// simctl run and the adapters name the components a scenario they run
+	// declares a view of (runner.ViewsFor).
+	Views []string
 
 	// NoSnapshot starts on an empty etcd and installs the CRDs, webhook
 	// configurations, default runtimes and isolation policy itself, as the
@@ -147,6 +151,7 @@ type Environment struct {
 	env     *envtest.Environment
 	release releases.Trainer
 	views   *view.Registry
+	proxies map[string]*view.Proxy // the views' of the components that run as processes, under mu
 	// jobSetWebhookPort is where the JobSet manager serves its webhooks
 	// (the Trainer's serves on envtest's port).
 	jobSetWebhookPort int
@@ -377,6 +382,11 @@ func (e *Environment) Start(ctx context.Context) (err error) {
 	if err := e.startAPIServer(bins); err != nil {
 		return err
 	}
+	if len(e.Views) > 0 {
+		// Before any component: those in this process wrap their
+		// transports with it, the others are given a proxy of it.
+		e.views = view.NewRegistry(nil)
+	}
 	if e.client, err = client.NewWithWatch(e.cfg, client.Options{Scheme: e.scheme}); err != nil {
 		return fmt.Errorf("failed to create client: %w", err)
 	}
@@ -480,8 +490,8 @@ func (e *Environment) Stop() error {
 	e.mu.Lock()
 	processes := e.processes
 	e.processes = nil
-	webhooks, gates := e.webhooks, e.gates
-	e.webhooks, e.gates = nil, nil
+	webhooks, gates, proxies := e.webhooks, e.gates, e.proxies
+	e.webhooks, e.gates, e.proxies = nil, nil, nil
 	e.mu.Unlock()
 	apiServerLeft, etcdLeft := true, true
 	if !e.snapshotBuild {
@@ -512,6 +522,11 @@ func (e *Environment) Stop() error {
 	}
 	if err := e.closeInProcessLog(); err != nil {
 		errs = append(errs, err)
+	}
+	for _, p := range proxies {
+		if err := p.Close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if webhooks != nil {
 		if err := webhooks.Close(); err != nil {
