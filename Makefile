@@ -310,10 +310,11 @@ soak: run-assets build ## Run the corpus SOAK times in a row (default 20) and re
 	$(GO) run ./hack/soak $$(for i in $$(seq 1 $(SOAK)); do echo $(SOAK_DIR)/$$i; done)
 
 .PHONY: bench
-bench: assets ## Measure: bare envtest against the full harness start (3 runs each); the whole corpus, start included, at the default --parallel and at 2, 4, 6 and 8; CPU profiles of the API server and of simctl over one corpus run, by area of their work; the warm re-run on a kept cluster; five corpus scenarios on a kept cluster with this tree's simctl and BENCH_BASE's (3 runs each); simctl run scenarios/ with this tree's simctl and BENCH_BASE's side by side (2 runs each); simctl import of a 1 GiB audit log.
+bench: assets ## Measure: bare envtest against the full harness start (3 runs each); the whole corpus, start included, at the default --parallel and at 2, 4, 6 and 8; CPU profiles of the API server and of simctl over one corpus run, by area of their work; the corpus's scenarios without views on a cluster without views and with every component viewable (the CPU ratio); the warm re-run on a kept cluster; five corpus scenarios on a kept cluster with this tree's simctl and BENCH_BASE's (3 runs each); simctl run scenarios/ with this tree's simctl and BENCH_BASE's side by side (2 runs each); simctl import of a 1 GiB audit log.
 	$(GO) test ./sim/providers/envtest/ -run '^$$' -bench . -benchtime 3x -timeout 30m
 	$(GO) test ./sim/runner/ -run '^$$' -bench 'Corpus$$' -benchtime 1x -timeout 30m
 	$(GO) test ./sim/runner/ -run '^$$' -bench 'CorpusProfile$$' -benchtime 1x -timeout 30m
+	$(GO) test ./sim/runner/ -run '^$$' -bench 'CorpusViews$$' -benchtime 1x -timeout 30m
 	$(GO) test ./sim/runner/ -run '^$$' -bench CorpusParallel -benchtime 1x -timeout 30m
 	$(GO) test ./cmd/simctl/app/ -run '^$$' -bench WarmRerun -benchtime 5x -timeout 30m
 	BENCH_BASE=$(BENCH_BASE) $(GO) test ./cmd/simctl/app/ -run '^$$' -bench KeptCluster -benchtime 3x -timeout 30m

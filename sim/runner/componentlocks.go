@@ -69,6 +69,15 @@ func componentNeeds(p Plan) (read, write []string) {
 			gated["jobset"] = true
 		}
 	}
+	for _, v := range sc.Spec.Views {
+		if v.Partition != "" {
+			// Every request of the component, every scenario's.
+			gated[v.Component] = true
+			if !slices.Contains(exclusiveComponents, v.Component) {
+				gated["trainer"] = true
+			}
+		}
+	}
 	for _, w := range sc.Spec.Webhooks {
 		if w.Hold != nil {
 			// A hold holds anybody's unsuspend: the managers' the

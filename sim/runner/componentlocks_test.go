@@ -35,6 +35,8 @@ func TestComponentNeeds(t *testing.T) {
 		{"a hold", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Webhooks: []v1alpha1.AdmissionWebhook{{Hold: &v1alpha1.WebhookHold{}}}}, []string{"jobset", "trainer"}, []string{"kueue"}},
 		{"gates on jobset and the trainer", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "jobset"}, {Component: "trainer"}}}, nil, []string{"jobset", "trainer"}},
 		{"a view of the trainer", v1alpha1.ScenarioSpec{Views: []v1alpha1.View{{Component: "trainer"}}}, []string{"jobset", "trainer"}, nil},
+		{"a partition of kueue", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Views: []v1alpha1.View{{Component: "kueue", Partition: "refuse"}}}, []string{"jobset", "trainer"}, []string{"kueue"}},
+		{"a partition of kwok", v1alpha1.ScenarioSpec{Views: []v1alpha1.View{{Component: "kwok", Partition: "unanswered"}}}, []string{"jobset"}, []string{"trainer"}},
 		{"a component step", v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Component: &v1alpha1.ComponentAction{Name: "jobset", Action: "crash"}}}}, []string{"trainer"}, []string{"jobset"}},
 		{"a crash of kube-controller-manager", v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Component: &v1alpha1.ComponentAction{Name: "kube-controller-manager", Action: "crash"}}}}, []string{"jobset"}, []string{"trainer"}},
 		{"an upgrade", v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Component: &v1alpha1.ComponentAction{Name: "trainer", Action: "upgrade", To: "v2.3.0"}}}}, nil, []string{"jobset", "trainer"}},

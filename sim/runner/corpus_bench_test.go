@@ -23,6 +23,7 @@ import (
 	"github.com/trainersim/trainersim/sim/internal/proclog"
 	"github.com/trainersim/trainersim/sim/providers/envtest"
 	"github.com/trainersim/trainersim/sim/scenario"
+	"github.com/trainersim/trainersim/sim/view"
 )
 
 // corpusRun is one measured run of the whole corpus.
@@ -47,9 +48,16 @@ type corpusRun struct {
 // (0: the runner's default) and measures it.
 func runCorpus(b *testing.B, files []*scenario.File, parallel int) corpusRun {
 	b.Helper()
+	return runCorpusViews(b, files, parallel, ViewsFor(files, ""))
+}
+
+// runCorpusViews is runCorpus on a cluster whose components of views have
+// viewable watches (envtest.Environment.Views).
+func runCorpusViews(b *testing.B, files []*scenario.File, parallel int, views []string) corpusRun {
+	b.Helper()
 	ctx := context.Background()
 	begin := time.Now()
-	env, stop := startCluster(b, files)
+	env, stop := startClusterViews(b, files, views)
 	defer stop()
 	run := corpusRun{start: time.Since(begin)}
 	before, cpuBefore := scrapeAPIServer(b, env), processCPU(b)
@@ -79,7 +87,13 @@ func runCorpus(b *testing.B, files []*scenario.File, parallel int) corpusRun {
 // stops it.
 func startCluster(b *testing.B, files []*scenario.File) (env *envtest.Environment, stop func()) {
 	b.Helper()
-	env = &envtest.Environment{Components: WithComponents(nil, files, ""), Heartbeat: HeartbeatFor(files, ""), Views: ViewsFor(files, "")}
+	return startClusterViews(b, files, ViewsFor(files, ""))
+}
+
+// startClusterViews is startCluster with the components of views viewable.
+func startClusterViews(b *testing.B, files []*scenario.File, views []string) (env *envtest.Environment, stop func()) {
+	b.Helper()
+	env = &envtest.Environment{Components: WithComponents(nil, files, ""), Heartbeat: HeartbeatFor(files, ""), Views: views}
 	if err := env.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -219,6 +233,74 @@ func sortedByValue[V cmp.Ordered](m map[string]V) []string {
 	keys := slices.Sorted(maps.Keys(m))
 	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(m[b], m[a]) })
 	return keys
+}
+
+// BenchmarkCorpusViews runs the corpus scenarios that declare no view three
+// times: on a cluster started without views, on one with the components the
+// corpus's views name viewable (what `simctl run scenarios/` starts), and on
+// one with every component viewable (the in-process managers' transports
+// wrapped, each process behind its proxy). It reports the CPU per scenario
+// run of each (every process of the cluster, start excluded, by process)
+// and their ratios to the first: what a run pays for declaring views,
+// beyond what the views keep back. Target: at most 1.10.
+func BenchmarkCorpusViews(b *testing.B) {
+	corpus := loadCorpus(b)
+	var plain []*scenario.File
+	for _, f := range corpus {
+		if len(f.Scenario.Spec.Views) == 0 {
+			plain = append(plain, f)
+		}
+	}
+	configs := []struct {
+		name  string
+		views []string
+	}{{"without views", nil}, {"the corpus's views", ViewsFor(corpus, "")}, {"every component viewable", view.Components()}}
+	cpu := make([]map[string]float64, len(configs))
+	for i := range cpu {
+		cpu[i] = map[string]float64{}
+	}
+	n := 0
+	for b.Loop() {
+		for i, c := range configs {
+			r := runCorpusViews(b, plain, 0, c.views)
+			for k, v := range r.cpuOf {
+				cpu[i][k] += v / float64(len(r.results))
+			}
+		}
+		n++
+	}
+	total := func(m map[string]float64) float64 {
+		var all float64
+		for _, v := range m {
+			all += v
+		}
+		return all / float64(n)
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "\ncorpus without views (%d scenarios), CPU per scenario run by process (start excluded):\n", len(plain))
+	fmt.Fprint(w, "process")
+	for _, c := range configs {
+		fmt.Fprintf(w, "\t%s", c.name)
+	}
+	fmt.Fprintln(w)
+	for _, name := range sortedByValue(cpu[len(cpu)-1]) {
+		fmt.Fprint(w, "  "+name)
+		for i := range configs {
+			fmt.Fprintf(w, "\t%.3f s", cpu[i][name]/float64(n))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprint(w, "  all")
+	for i := range configs {
+		fmt.Fprintf(w, "\t%.3f s", total(cpu[i]))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "ratio to a run without views\t\t%.2f\t%.2f\t(target <= 1.10; the corpus's views: %s)\n", total(cpu[1])/total(cpu[0]), total(cpu[2])/total(cpu[0]), strings.Join(configs[1].views, ", "))
+	_ = w.Flush()
+	b.ReportMetric(total(cpu[0]), "cpu-s/scenario-without-views")
+	b.ReportMetric(total(cpu[1])/total(cpu[0]), "corpus-views-cpu-ratio")
+	b.ReportMetric(total(cpu[2])/total(cpu[0]), "all-views-cpu-ratio")
+	b.ReportMetric(0, "ns/op")
 }
 
 // BenchmarkCorpusParallel runs the corpus once at --parallel 2, 4, 6 and

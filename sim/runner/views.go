@@ -86,6 +86,15 @@ func (s *scenarioRun) startViews(ctx context.Context, step string) error {
 			reg, _ := s.cluster.(cluster.ViewServing).ViewRegistry()
 			s.viewRegistry = reg
 		}
+		if v.Partition != "" {
+			// Every resource of the component: the run has it to itself
+			// (componentNeeds).
+			if err := s.viewRegistry.Register(view.View{Name: s.viewName(v.Name), Component: v.Component, Partition: v.Partition, OnEvent: s.watch.notify}); err != nil {
+				return err
+			}
+			s.viewsStarted = append(s.viewsStarted, v.Name)
+			continue
+		}
 		group, _ := view.WatchedResource(v.Component, v.Resource)
 		w := view.View{
 			Name: s.viewName(v.Name), Component: v.Component, Group: group, Resource: v.Resource,
@@ -130,8 +139,19 @@ func (s *scenarioRun) releaseView(step string, r *v1alpha1.Release) string {
 		return fmt.Sprintf("view %s has not started", r.View)
 	}
 	name := s.viewName(r.View)
-	if n := s.viewRegistry.Release(name, fmt.Sprintf("step %q released it", step)); n == 0 {
+	if n := s.viewRegistry.Release(name, fmt.Sprintf("step %q released it", step)); n == 0 && s.partitions(r.View) != view.PartitionRefuse {
 		return fmt.Sprintf("view %s keeps no event back to release: %s (expect it held in a step before)", r.View, s.viewSoFar(name))
+	}
+	return ""
+}
+
+// partitions returns the partition of a view of the scenario: "" for a
+// view of one resource.
+func (s *scenarioRun) partitions(name string) string {
+	for _, v := range s.sc.Spec.Views {
+		if v.Name == name {
+			return v.Partition
+		}
 	}
 	return ""
 }
@@ -239,13 +259,20 @@ func (s *scenarioRun) viewEntries() []results.TimelineEntry {
 			case e.Fate != "":
 				fate = e.Fate
 			}
-			out = append(out, results.TimelineEntry{
+			entry := results.TimelineEntry{
 				At:      e.At,
 				Lane:    v.Component,
 				Kind:    results.EntryEventKeptBack,
 				Object:  e.Object,
 				Summary: fmt.Sprintf("view %s kept back %s's watch event %s of %s (resourceVersion %s); %s", v.Name, v.Component, e.Type, e.Object, e.ResourceVersion, fate),
-			})
+			}
+			switch e.Type {
+			case view.EventRequestRefused:
+				entry.Object, entry.Summary = "", fmt.Sprintf("view %s cut %s off: its request %s was refused", v.Name, v.Component, e.Object)
+			case view.EventRequestUnanswered:
+				entry.Object, entry.Summary = "", fmt.Sprintf("view %s cut %s off: its request %s was left unanswered; %s", v.Name, v.Component, e.Object, fate)
+			}
+			out = append(out, entry)
 		}
 		for _, l := range s.viewRegistry.StaleLists(s.viewName(v.Name)) {
 			out = append(out, results.TimelineEntry{

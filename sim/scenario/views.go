@@ -53,25 +53,10 @@ func (v *validator) views() {
 			v.errorf(join(wp, "name"), "duplicate view name %s", quote(w.Name))
 		}
 		names[w.Name] = true
-		switch {
-		case !slices.Contains(view.Components(), w.Component):
-			v.errorf(join(wp, "component"), "unknown component %s: a view sees %s", quote(w.Component), strings.Join(view.Components(), ", "))
-		case w.Component == "kueue" && !slices.Contains(v.sc.Spec.Components, w.Component):
-			v.errorf(join(wp, "component"), "component kueue is not in spec.components: the scenario does not run it; add it there")
-		case w.Resource == "":
-			v.errorf(join(wp, "resource"), "must name the resource of the component's watch (%s watches %s)", w.Component, watchList(w.Component))
-		default:
-			if _, ok := view.WatchedResource(w.Component, w.Resource); !ok {
-				v.errorf(join(wp, "resource"), "%s does not watch %s: a view of it would keep nothing back (it watches %s)", w.Component, quote(w.Resource), watchList(w.Component))
-			}
-		}
-		if w.Delay != nil {
-			switch {
-			case w.Coalesce:
-				v.errorf(join(wp, "delay"), "a view delays or coalesces, not both: a coalescing view keeps events until its release")
-			case w.Delay.Duration <= 0:
-				v.errorf(join(wp, "delay"), "must be positive, found %s", w.Delay.Duration)
-			}
+		if w.Partition != "" {
+			v.partition(wp, w)
+		} else {
+			v.oneResource(wp, w)
 		}
 		if w.From != "" {
 			v.untilStep(join(wp, "from"), w.From)
@@ -86,6 +71,59 @@ func (v *validator) views() {
 		}
 	}
 	v.viewOrder()
+}
+
+// oneResource checks a view of one resource: a component and a resource it
+// watches, and how it keeps events back.
+func (v *validator) oneResource(wp string, w v1alpha1.View) {
+	switch {
+	case !v.viewedComponent(wp, w):
+	case w.Resource == "":
+		v.errorf(join(wp, "resource"), "must name the resource of the component's watch (%s watches %s)", w.Component, watchList(w.Component))
+	default:
+		if _, ok := view.WatchedResource(w.Component, w.Resource); !ok {
+			v.errorf(join(wp, "resource"), "%s does not watch %s: a view of it would keep nothing back (it watches %s)", w.Component, quote(w.Resource), watchList(w.Component))
+		}
+	}
+	if w.Delay != nil {
+		switch {
+		case w.Coalesce:
+			v.errorf(join(wp, "delay"), "a view delays or coalesces, not both: a coalescing view keeps events until its release")
+		case w.Delay.Duration <= 0:
+			v.errorf(join(wp, "delay"), "must be positive, found %s", w.Delay.Duration)
+		}
+	}
+}
+
+// viewedComponent checks a view's component: one a view sees, that the
+// scenario runs.
+func (v *validator) viewedComponent(path string, w v1alpha1.View) bool {
+	switch {
+	case !slices.Contains(view.Components(), w.Component):
+		v.errorf(join(path, "component"), "unknown component %s: a view sees %s", quote(w.Component), strings.Join(view.Components(), ", "))
+		return false
+	case w.Component == "kueue" && !slices.Contains(v.sc.Spec.Components, w.Component):
+		v.errorf(join(path, "component"), "component kueue is not in spec.components: the scenario does not run it; add it there")
+		return false
+	}
+	return true
+}
+
+// partition checks a view that cuts its component off: of a component the
+// scenario runs, and nothing a partition does not read.
+func (v *validator) partition(path string, w v1alpha1.View) {
+	v.viewedComponent(path, w)
+	if !slices.Contains([]string{view.PartitionRefuse, view.PartitionUnanswered}, w.Partition) {
+		v.errorf(join(path, "partition"), "unknown partition %s: refuse or unanswered", quote(w.Partition))
+	}
+	for _, f := range []struct {
+		field string
+		set   bool
+	}{{"resource", w.Resource != ""}, {"objectName", w.ObjectName != ""}, {"coalesce", w.Coalesce}, {"delay", w.Delay != nil}, {"staleList", w.StaleList}} {
+		if f.set {
+			v.errorf(join(path, f.field), "a partition cuts every resource of %s off: %s is for a view of one resource", w.Component, f.field)
+		}
+	}
 }
 
 // staleList checks that a view that serves a stale list has a list to

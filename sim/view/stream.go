@@ -353,6 +353,18 @@ func (s *stream) drainedLocked() {
 	}
 }
 
+// cut ends the stream for the component as a connection the network cut
+// ends: what it keeps back is never delivered.
+func (s *stream) cut() {
+	s.mu.Lock()
+	s.abandonLocked("the view cut the component off")
+	body := s.body
+	s.clientClosed = true // nothing more reaches the component
+	s.mu.Unlock()
+	_ = s.pw.CloseWithError(io.ErrUnexpectedEOF)
+	_ = body.Close()
+}
+
 // closeByClient stops the stream: the component closed it.
 func (s *stream) closeByClient() {
 	s.mu.Lock()

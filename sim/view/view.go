@@ -39,10 +39,12 @@ package view
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -70,6 +72,14 @@ type View struct {
 	// Delay, when set, delivers each event that long after it came, with
 	// no Release.
 	Delay time.Duration
+	// Partition, when set, cuts the component off the API server, every
+	// resource and namespace of it (Group, Resource, Namespace and
+	// ObjectName are not read): PartitionRefuse fails each request it
+	// sends as a connection refused and ends its open watches;
+	// PartitionUnanswered leaves each request waiting, and keeps back what
+	// its open watches bring, until Release (then the requests go on and
+	// the events are delivered, in the order they came).
+	Partition string
 	// StaleAt, when set, is a resourceVersion: the component's next list
 	// of the resource (of any namespace) is served as of it, and its watch
 	// goes on from there; the view keeps back, of the watches opened after
@@ -80,6 +90,23 @@ type View struct {
 	// it delivers one.
 	OnEvent func()
 }
+
+// The partitions of View.Partition.
+const (
+	PartitionRefuse     = "refuse"
+	PartitionUnanswered = "unanswered"
+)
+
+// Event types of the requests a partition refused or left unanswered
+// (Event.Type; their Object is the verb and path).
+const (
+	EventRequestRefused    = "REQUEST-REFUSED"
+	EventRequestUnanswered = "REQUEST-UNANSWERED"
+)
+
+// errPartitioned is what a component's transport returns for a request a
+// partition refuses: the error of a dial that was refused.
+var errPartitioned = &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 
 // StaleList is a list a view served as of an earlier resourceVersion.
 type StaleList struct {
@@ -128,7 +155,8 @@ type viewState struct {
 	view     View
 	released bool
 	events   []*Event
-	stale    []StaleList // the lists it served stale: one, once served
+	stale    []StaleList   // the lists it served stale: one, once served
+	done     chan struct{} // closed at its release
 }
 
 // NewRegistry returns an empty registry timed by clk (nil: the real clock).
@@ -140,14 +168,27 @@ func NewRegistry(clk clock.Clock) *Registry {
 }
 
 // Register starts the view: the events it matches from now on are kept
-// back. A name already registered is an error.
+// back (a partition that refuses ends the component's open watches). A
+// name already registered is an error.
 func (r *Registry) Register(v View) error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if _, ok := r.views[v.Name]; ok {
+		r.mu.Unlock()
 		return fmt.Errorf("view %s is already registered", v.Name)
 	}
-	r.views[v.Name] = &viewState{view: v}
+	r.views[v.Name] = &viewState{view: v, done: make(chan struct{})}
+	var cut []*stream
+	if v.Partition == PartitionRefuse {
+		for s := range r.streams {
+			if s.rt.component == v.Component {
+				cut = append(cut, s)
+			}
+		}
+	}
+	r.mu.Unlock()
+	for _, s := range cut {
+		s.cut()
+	}
 	return nil
 }
 
@@ -164,6 +205,7 @@ func (r *Registry) Release(name, why string) int {
 		return 0
 	}
 	v.released = true
+	close(v.done)
 	n := 0
 	for _, e := range v.events {
 		if e.Fate == "" {
@@ -255,7 +297,13 @@ func (r *Registry) match(s *stream, namespace, name string) *viewState {
 	defer r.mu.Unlock()
 	for _, v := range r.views {
 		w := v.view
-		if v.released || w.Component != s.rt.component || w.Group != s.group || w.Resource != s.resource || w.Namespace != namespace || (w.ObjectName != "" && w.ObjectName != name) {
+		if !v.released && w.Partition == PartitionUnanswered && w.Component == s.rt.component {
+			return v
+		}
+	}
+	for _, v := range r.views {
+		w := v.view
+		if v.released || w.Partition != "" || w.Component != s.rt.component || w.Group != s.group || w.Resource != s.resource || w.Namespace != namespace || (w.ObjectName != "" && w.ObjectName != name) {
 			continue
 		}
 		// A stale list's view keeps back what the watch after the list
@@ -294,6 +342,11 @@ type roundTripper struct {
 var infoFactory = &request.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if v := t.reg.partitionOf(t.component); v != nil {
+		if err := t.partitioned(req, v); err != nil {
+			return nil, err
+		}
+	}
 	if req.Method != http.MethodGet {
 		return t.next.RoundTrip(req)
 	}
@@ -329,6 +382,44 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	s := newStream(t, req, info.APIGroup, info.Resource, ct, resp.Body)
 	resp.Body = s.out
 	return resp, nil
+}
+
+// partitionOf returns the registered view that partitions a component, or
+// nil.
+func (r *Registry) partitionOf(component string) *viewState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, v := range r.views {
+		if !v.released && v.view.Partition != "" && v.view.Component == component {
+			return v
+		}
+	}
+	return nil
+}
+
+// partitioned answers a request of a partitioned component: refused, or
+// left waiting until the release or until the component gives up; nil:
+// the request goes on.
+func (t *roundTripper) partitioned(req *http.Request, v *viewState) error {
+	e := &Event{At: t.reg.clock.Now(), Object: req.Method + " " + req.URL.RequestURI()}
+	if v.view.Partition == PartitionRefuse {
+		e.Type, e.Fate = EventRequestRefused, "refused: the view cuts the component off"
+		t.reg.record(v, e)
+		return errPartitioned
+	}
+	e.Type = EventRequestUnanswered
+	t.reg.record(v, e)
+	if v.view.OnEvent != nil {
+		go v.view.OnEvent()
+	}
+	select {
+	case <-v.done:
+		t.reg.settle(e, t.reg.clock.Now(), "sent on at the release")
+		return nil
+	case <-req.Context().Done():
+		t.reg.settle(e, time.Time{}, "never sent: the component gave up waiting")
+		return req.Context().Err()
+	}
 }
 
 // staleFor returns the registered view of a component that serves its

@@ -2,12 +2,14 @@ package view
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -400,5 +402,82 @@ func TestStaleList(t *testing.T) {
 	lists := reg.StaleLists("v")
 	if len(lists) != 1 || lists[0].ResourceVersion != "5" || lists[0].Status != "200 OK" {
 		t.Errorf("StaleLists = %+v, want one list as of 5, 200 OK", lists)
+	}
+}
+
+// TestPartitionRefuse cuts the component off: its open watch ends, its
+// requests fail as a refused dial, and after the release they go on.
+func TestPartitionRefuse(t *testing.T) {
+	a, srv := newAPIServer(t, 2)
+	reg := NewRegistry(nil)
+	c := watch(t, reg, srv.URL)
+	a.scripts[0] <- ev("ADDED", "ns", "a", "2")
+	next(t, c)
+	if err := reg.Register(View{Name: "cut", Component: "trainer", Partition: PartitionRefuse}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case g, ok := <-c:
+		if ok {
+			t.Fatalf("the watch delivered %+v after the cut, want its end", g)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("the open watch did not end at the cut")
+	}
+	client := &http.Client{Transport: reg.Wrap("trainer")(http.DefaultTransport)}
+	_, err := client.Get(srv.URL + "/apis/trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/a")
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("a request while cut off: %v, want connection refused", err)
+	}
+	if events := reg.Events("cut"); len(events) != 1 || events[0].Type != EventRequestRefused {
+		t.Errorf("Events = %+v, want one refused request", events)
+	}
+	reg.Release("cut", "healed")
+	c = watch(t, reg, srv.URL)
+	a.scripts[1] <- ev("ADDED", "ns", "b", "3")
+	if diff := cmp.Diff(got{"ADDED", "b", "3"}, next(t, c)); diff != "" {
+		t.Errorf("a watch after the release (-want +got):\n%s", diff)
+	}
+}
+
+// TestPartitionUnanswered leaves the component's requests waiting and
+// keeps back what its open watch brings, until the release.
+func TestPartitionUnanswered(t *testing.T) {
+	a, srv := newAPIServer(t, 2)
+	reg := NewRegistry(nil)
+	c := watch(t, reg, srv.URL)
+	if err := reg.Register(View{Name: "cut", Component: "trainer", Partition: PartitionUnanswered}); err != nil {
+		t.Fatal(err)
+	}
+	a.scripts[0] <- ev("MODIFIED", "other", "x", "4") // any namespace, any object
+	answered := make(chan error, 1)
+	go func() {
+		client := &http.Client{Transport: reg.Wrap("trainer")(http.DefaultTransport)}
+		resp, err := client.Get(srv.URL + "/apis/trainer.kubeflow.org/v1alpha1/trainjobs?watch=true")
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		answered <- err
+	}()
+	waitHolding(t, reg, "cut", 2)
+	none(t, c)
+	select {
+	case err := <-answered:
+		t.Fatalf("the request was answered while cut off: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if n := reg.Release("cut", "healed"); n != 2 {
+		t.Errorf("Release = %d, want 2 (the event and the request)", n)
+	}
+	if diff := cmp.Diff(got{"MODIFIED", "x", "4"}, next(t, c)); diff != "" {
+		t.Errorf("the event kept back (-want +got):\n%s", diff)
+	}
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Errorf("the request after the release: %v", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("the request was not sent on at the release")
 	}
 }

@@ -294,8 +294,10 @@ type View struct {
 	// +enum=trainer;jobset;kueue;kube-controller-manager;kube-scheduler;kwok
 	Component string `json:"component"`
 	// Resource is the plural resource name of the watch: trainjobs,
-	// jobsets, jobs, pods, ... one the component watches.
-	Resource string `json:"resource"`
+	// jobsets, jobs, pods, ... one the component watches. Not with
+	// partition, which cuts every resource off.
+	// +optional
+	Resource string `json:"resource,omitempty"`
 	// ObjectName is the object's name. Empty: every object of the
 	// resource in the scenario's namespace (of the cluster, for a
 	// cluster-scoped resource: clustertrainingruntimes, runtimeclasses).
@@ -311,6 +313,17 @@ type View struct {
 	// it came: a component whose watch lags.
 	// +optional
 	Delay *Duration `json:"delay,omitempty"`
+	// Partition cuts the component off the API server, from its from step
+	// to its release, for every resource and namespace (the run has the
+	// component to itself): refuse fails each request it sends as a
+	// refused connection and ends its open watches, as a network that
+	// refuses its packets; unanswered leaves each request waiting and
+	// keeps back what its open watches bring, as a network that drops
+	// them, until the release (then they go on). The API server still
+	// reaches its webhooks.
+	// +optional
+	// +enum=refuse;unanswered
+	Partition string `json:"partition,omitempty"`
 	// StaleList serves the component's next list of the resource, once the
 	// view has started, as of the resourceVersion the cluster had at the
 	// view's from step: a (re)starting component (a component step starts
