@@ -59,8 +59,8 @@ func componentNeeds(p Plan) (read, write []string) {
 		// Down, its webhooks fail closed in every namespace.
 		gated[c.Name] = true
 		if !slices.Contains(exclusiveComponents, c.Name) {
-			// kube-controller-manager, kube-scheduler: every run's
-			// Pods wait on them, and every run uses the Trainer.
+			// kube-controller-manager, kube-scheduler, KWOK: every
+			// run's Pods wait on them, and every run uses the Trainer.
 			gated["trainer"] = true
 		}
 		if c.Action == v1alpha1.ComponentUpgrade {

@@ -24,7 +24,7 @@ func (v *validator) needsEnvtest(path, what string) {
 // component that is down cannot crash or stop, one that runs cannot start.
 func (v *validator) component(path string, c *v1alpha1.ComponentAction) {
 	if v.down == nil { // once, at the first component step
-		v.needsEnvtest(path, "a component step acts on what simctl runs itself (the Trainer's and JobSet's managers in its process; Kueue's, kube-controller-manager's and kube-scheduler's processes), which only envtest does")
+		v.needsEnvtest(path, "a component step acts on what simctl runs itself (the Trainer's and JobSet's managers in its process; Kueue's, kube-controller-manager's, kube-scheduler's and KWOK's processes), which only envtest does")
 	}
 	if c.Name == "kueue" && !slices.Contains(v.sc.Spec.Components, c.Name) {
 		v.errorf(join(path, "name"), "component kueue is not in spec.components: the scenario does not run it; add it there")

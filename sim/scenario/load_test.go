@@ -203,7 +203,7 @@ var invalid = map[string][]string{
 		`testdata/invalid-gates.yaml:64:25: spec.steps[3].concurrently.writes[1].release.gate: gate "ghost" holds a user's or an actor's requests: a release in a concurrently group waits for the API server's answer to what it lets through, which the audit log records for components only; give the gate a component`,
 	},
 	"invalid-component-steps.yaml": {
-		`testdata/invalid-component-steps.yaml:8:5: spec.steps[0].component: a component step acts on what simctl runs itself (the Trainer's and JobSet's managers in its process; Kueue's, kube-controller-manager's and kube-scheduler's processes), which only envtest does: declare spec.clusters.only: [envtest] with the reason`,
+		`testdata/invalid-component-steps.yaml:8:5: spec.steps[0].component: a component step acts on what simctl runs itself (the Trainer's and JobSet's managers in its process; Kueue's, kube-controller-manager's, kube-scheduler's and KWOK's processes), which only envtest does: declare spec.clusters.only: [envtest] with the reason`,
 		`testdata/invalid-component-steps.yaml:8:5: spec.steps[0].component: trainer runs: start follows a crash or a stop of it (restart stops it first)`,
 		`testdata/invalid-component-steps.yaml:16:5: spec.steps[2].component: jobset is down since spec.steps[1].component: it cannot crash again before a start`,
 		`testdata/invalid-component-steps.yaml:20:5: spec.steps[3].component: jobset is down since spec.steps[1].component: start it, a restart stops it first`,

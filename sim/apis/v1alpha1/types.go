@@ -1007,10 +1007,11 @@ const (
 type ComponentAction struct {
 	// Name is the component: trainer or jobset (their managers run in
 	// simctl's process, on envtest with the pinned Trainer release), kueue
-	// (its process, when spec.components has it), kube-controller-manager
-	// or kube-scheduler (their processes; a step on either has the cluster
-	// to itself: every scenario's Jobs, Pods and garbage wait on them).
-	// +enum=trainer;jobset;kueue;kube-controller-manager;kube-scheduler
+	// (its process, when spec.components has it), kube-controller-manager,
+	// kube-scheduler or kwok (their processes; a step on one of them has
+	// the cluster to itself: every scenario's Jobs, Pods and garbage wait
+	// on them; KWOK is every simulated node's kubelet).
+	// +enum=trainer;jobset;kueue;kube-controller-manager;kube-scheduler;kwok
 	Name string `json:"name"`
 	// Action is one of:
 	// crash: the component ends at once, as a killed process (Kueue's is

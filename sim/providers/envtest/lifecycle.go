@@ -24,7 +24,8 @@ import (
 )
 
 // The lifecycle of the Trainer's and JobSet's managers in this process and
-// of Kueue's process: each runs until it is crashed or stopped, and starts
+// of the components that run as processes (Kueue, kube-controller-manager,
+// kube-scheduler, KWOK): each runs until it is crashed or stopped, and starts
 // again with an empty cache (cluster.ComponentLifecycle).
 
 // inProcessManager is one of the managers in this process.
@@ -244,7 +245,7 @@ func (c *processComponent) up() bool {
 
 // LifecycleComponents returns the components ComponentAction can crash,
 // stop and start: the Trainer and JobSet when their managers run in this
-// process, and Kueue when it runs.
+// process, and the processes (Kueue when it runs).
 func (e *Environment) LifecycleComponents() []string {
 	var out []string
 	for _, m := range e.inProcessManagers() {

@@ -52,7 +52,7 @@ func (k *Kubeconfig) startKwok(ctx context.Context) error {
 	if err := clientcmd.WriteToFile(raw, kubeconfig); err != nil {
 		return fmt.Errorf("failed to write kwok's kubeconfig: %w", err)
 	}
-	if k.kwok, err = kwok.Start(bins[assets.Kwok], kubeconfig, k.WorkDir, logDir, fakegpu.FastHeartbeat); err != nil {
+	if k.kwok, err = kwok.Start("kwok", bins[assets.Kwok], kubeconfig, k.WorkDir, logDir, fakegpu.FastHeartbeat); err != nil {
 		return err
 	}
 	k.lease, err = kwok.HoldLease(ctx, k.client, k.progress.Clock(), k.versions, map[string]string{cluster.RunLabel: k.runID})
