@@ -481,3 +481,38 @@ func TestPartitionUnanswered(t *testing.T) {
 		t.Fatal("the request was not sent on at the release")
 	}
 }
+
+// TestStaleListHoldsTheWatchAfterIt: a stale list's view keeps nothing back
+// of a watch opened before its list, and keeps back what the watch after
+// the list brings.
+func TestStaleListHoldsTheWatchAfterIt(t *testing.T) {
+	a, watches := newAPIServer(t, 2)
+	lists := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"kind":"TrainJobList","apiVersion":"trainer.kubeflow.org/v1alpha1","metadata":{"resourceVersion":"5"},"items":[]}`)
+	}))
+	t.Cleanup(lists.Close)
+	reg := NewRegistry(nil)
+	before := watch(t, reg, watches.URL)
+	if err := reg.Register(View{Name: "v", Component: "trainer", Group: "trainer.kubeflow.org", Resource: "trainjobs", Namespace: "ns", StaleAt: "5"}); err != nil {
+		t.Fatal(err)
+	}
+	a.scripts[0] <- ev("MODIFIED", "ns", "a", "6")
+	if diff := cmp.Diff(got{"MODIFIED", "a", "6"}, next(t, before)); diff != "" {
+		t.Errorf("a watch opened before the stale list (-want +got):\n%s", diff)
+	}
+	client := &http.Client{Transport: reg.Wrap("trainer")(http.DefaultTransport)}
+	resp, err := client.Get(lists.URL + "/apis/trainer.kubeflow.org/v1alpha1/trainjobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	after := watch(t, reg, watches.URL)
+	a.scripts[1] <- ev("MODIFIED", "ns", "a", "6") // the events since the list's resourceVersion
+	waitHolding(t, reg, "v", 1)
+	none(t, after)
+	reg.Release("v", "released")
+	if diff := cmp.Diff(got{"MODIFIED", "a", "6"}, next(t, after)); diff != "" {
+		t.Errorf("the watch after the stale list, at the release (-want +got):\n%s", diff)
+	}
+}
