@@ -95,6 +95,12 @@ func (r *Registry) Serve(component string, upstream *rest.Config) (*Proxy, error
 		Transport:     rt,
 		FlushInterval: -1, // watches: each event as it comes
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			if errors.Is(err, errPartitioned) {
+				// A partition that refuses: the component's request
+				// ends as on a connection the network cut, not with
+				// an answer.
+				panic(http.ErrAbortHandler)
+			}
 			// What a client sees of an API server it cannot reach.
 			http.Error(w, err.Error(), http.StatusBadGateway)
 		},

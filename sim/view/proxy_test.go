@@ -73,7 +73,8 @@ func TestProxyKeepsIdentity(t *testing.T) {
 
 	certPEM, keyPEM := ca.client(t, "system:kube-scheduler")
 	upstream := &rest.Config{Host: apiServer.URL, TLSClientConfig: rest.TLSClientConfig{CAData: serverCA, CertData: certPEM, KeyData: keyPEM}}
-	p, err := NewRegistry(nil).Serve("kube-scheduler", upstream)
+	reg := NewRegistry(nil)
+	p, err := reg.Serve("kube-scheduler", upstream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +105,19 @@ func TestProxyKeepsIdentity(t *testing.T) {
 	tokenOnly := rest.AnonymousClientConfig(component)
 	if diff := cmp.Diff("200 GET /api/v1/pods?limit=1 anonymous Bearer sa-token", get(tokenOnly, "Bearer sa-token")); diff != "" {
 		t.Errorf("with a bearer token and no certificate (-want +got):\n%s", diff)
+	}
+	// A partition that refuses: the request ends with no answer.
+	if err := reg.Register(View{Name: "cut", Component: "kube-scheduler", Partition: PartitionRefuse}); err != nil {
+		t.Fatal(err)
+	}
+	rt, _ := rest.TransportFor(component)
+	if resp, err := (&http.Client{Transport: rt}).Get(p.URL + "/api/v1/pods"); err == nil {
+		_ = resp.Body.Close()
+		t.Errorf("a request while cut off was answered %s, want no answer", resp.Status)
+	}
+	reg.Release("cut", "healed")
+	if diff := cmp.Diff("200 GET /api/v1/pods?limit=1 system:kube-scheduler ", get(component, "")); diff != "" {
+		t.Errorf("after the partition healed (-want +got):\n%s", diff)
 	}
 	otherCert, otherKey := ca.client(t, "system:admin")
 	other := rest.CopyConfig(component)
