@@ -139,19 +139,8 @@ func (s *scenarioRun) releaseView(step string, r *v1alpha1.Release) string {
 		return fmt.Sprintf("view %s has not started", r.View)
 	}
 	name := s.viewName(r.View)
-	if n := s.viewRegistry.Release(name, fmt.Sprintf("step %q released it", step)); n == 0 && s.partitions(r.View) != view.PartitionRefuse {
+	if n := s.viewRegistry.Release(name, fmt.Sprintf("step %q released it", step)); n == 0 && s.specView(r.View).Partition != view.PartitionRefuse {
 		return fmt.Sprintf("view %s keeps no event back to release: %s (expect it held in a step before)", r.View, s.viewSoFar(name))
-	}
-	return ""
-}
-
-// partitions returns the partition of a view of the scenario: "" for a
-// view of one resource.
-func (s *scenarioRun) partitions(name string) string {
-	for _, v := range s.sc.Spec.Views {
-		if v.Name == name {
-			return v.Partition
-		}
 	}
 	return ""
 }
@@ -194,7 +183,7 @@ func (s *scenarioRun) viewsHolding() string {
 		for _, e := range held {
 			what = append(what, e.Type+" "+e.Object)
 		}
-		out = append(out, fmt.Sprintf("view %s keeps %d event(s) back from %s: %s", v, len(held), s.viewComponent(v), strings.Join(what, ", ")))
+		out = append(out, fmt.Sprintf("view %s keeps %d event(s) back from %s: %s", v, len(held), s.specView(v).Component, strings.Join(what, ", ")))
 	}
 	if len(out) == 0 {
 		return ""
@@ -202,14 +191,14 @@ func (s *scenarioRun) viewsHolding() string {
 	return "meanwhile " + strings.Join(out, "; ")
 }
 
-// viewComponent is the component of a view of the scenario.
-func (s *scenarioRun) viewComponent(name string) string {
+// specView is the scenario's view of a name (the zero View when none).
+func (s *scenarioRun) specView(name string) v1alpha1.View {
 	for _, v := range s.sc.Spec.Views {
 		if v.Name == name {
-			return v.Component
+			return v
 		}
 	}
-	return ""
+	return v1alpha1.View{}
 }
 
 // checkViewHeld checks how many events a view keeps back now.

@@ -84,9 +84,11 @@ func (e *Environment) componentKubeconfig(component, path string) error {
 // process on a run with views: its identity, the address of its proxy
 // (sim/view), started on the first call and kept for the cluster's life.
 func (e *Environment) viewedKubeconfig(component, path string) error {
+	// Under e.mu throughout: two starts of the component side by side
+	// share one proxy (and one identity).
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	p := e.proxies[component]
-	e.mu.Unlock()
 	if p == nil {
 		cfg, err := e.componentConfig(component)
 		if err != nil {
@@ -95,12 +97,10 @@ func (e *Environment) viewedKubeconfig(component, path string) error {
 		if p, err = e.views.Serve(component, cfg); err != nil {
 			return err
 		}
-		e.mu.Lock()
 		if e.proxies == nil {
 			e.proxies = map[string]*view.Proxy{}
 		}
 		e.proxies[component] = p
-		e.mu.Unlock()
 	}
 	return writeRestKubeconfig(component, p.Kubeconfig(), path)
 }
