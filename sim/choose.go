@@ -160,3 +160,8 @@ func RouteProcessLogs() { proclog.Install() }
 // sets neither: for a program that runs the in-process controllers, as
 // simctl does. A test suite that starts clusters need not call it.
 func TuneGC() { proc.TuneGC() }
+
+// TrainerBuilt says whether a cluster simctl starts with envtest can run a
+// Trainer release (an upgrade step's to): nil, or why not, naming the make
+// target that builds it. For scenario.Options.TrainerBuilt.
+func TrainerBuilt(version string) error { return envtest.TrainerBuilt(version) }

@@ -338,6 +338,29 @@ func timerWeight(p Plan) int {
 	return weight
 }
 
+// SkippedOn is why a scenario is skipped on a cluster (cluster.Envtest,
+// cluster.Kind, cluster.Kubeconfig) that runs a Trainer release, by its
+// spec.clusters and spec.trainer, or "": known before the cluster starts.
+// trainer "" (an existing cluster's, before it is asked) skips nothing.
+func SkippedOn(sc *v1alpha1.Scenario, clusterName, trainer string) string {
+	if c := sc.Spec.Clusters; c != nil && !slices.Contains(c.Only, clusterName) {
+		return fmt.Sprintf("holds on %s only: %s", strings.Join(c.Only, ", "), strings.TrimSpace(c.Reason))
+	}
+	if trainer == "" {
+		return ""
+	}
+	return skippedFor(sc, trainer)
+}
+
+// skippedFor is why a scenario is skipped on a cluster that runs a Trainer
+// release, by its spec.trainer, or "".
+func skippedFor(sc *v1alpha1.Scenario, trainer string) string {
+	if t := sc.Spec.Trainer; t != nil && !TrainerHolds(t, trainer) {
+		return fmt.Sprintf("holds for Trainer %s; the cluster runs %s", t.Versions, trainer)
+	}
+	return ""
+}
+
 // RunPlan runs one scenario, in one order of its interleavings if it
 // explores them, to its end or its first failing step.
 func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
@@ -371,8 +394,8 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		replay := fmt.Sprintf("simctl run %s --run '^%s$' %s", seeds, regexp.QuoteMeta(sc.Metadata.Name), f.Path)
 		res.Shake = &results.Shake{Of: p.unshakenName(), Seed: sh.Seed, Index: sh.Index, Runs: sh.Of, MaxDelay: r.shakeMaxDelay(), Replay: replay}
 	}
-	if c := sc.Spec.Clusters; c != nil && !slices.Contains(c.Only, r.Cluster.Versions().Cluster) {
-		res.Skipped = fmt.Sprintf("holds on %s only: %s", strings.Join(c.Only, ", "), strings.TrimSpace(c.Reason))
+	if why := SkippedOn(sc, r.Cluster.Versions().Cluster, ""); why != "" {
+		res.Skipped = why
 		return res
 	}
 	if usesKueue(sc) && r.Cluster.Versions().Kueue == "" {
@@ -400,8 +423,8 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		return res
 	}
 	trainerVersion := r.Cluster.Versions().Trainer
-	if t := sc.Spec.Trainer; t != nil && !TrainerHolds(t, trainerVersion) {
-		res.Skipped = fmt.Sprintf("holds for Trainer %s; the cluster runs %s", t.Versions, trainerVersion)
+	if why := skippedFor(sc, trainerVersion); why != "" {
+		res.Skipped = why
 		return res
 	}
 	timeout := r.ScenarioTimeout

@@ -85,6 +85,10 @@ func (v *validator) upgrade(path string, c *v1alpha1.ComponentAction) {
 		v.errorf(join(path, "to"), "an upgrade needs the release to run: to: one of %s", strings.Join(releases.TrainerVersions(), ", "))
 	} else if _, err := releases.LookupTrainer(c.To); err != nil {
 		v.errorf(join(path, "to"), "%v", err)
+	} else if v.built != nil {
+		if err := v.built(c.To); err != nil {
+			v.errorf(join(path, "to"), "%v", err)
+		}
 	}
 	delete(v.down, c.Name) // the new release's managers run
 }

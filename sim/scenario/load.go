@@ -36,6 +36,12 @@ type Options struct {
 	// fixtures/ directory found by walking up from the working directory
 	// (FindFixturesDir).
 	FixturesDir string
+	// TrainerBuilt, when set, says whether a Trainer release's managers
+	// are built where a run would look for them: nil, or why not (naming
+	// the make target that builds them). An upgrade step to a release it
+	// refuses is a problem at the step's to. Unset: releases are checked
+	// by name only.
+	TrainerBuilt func(version string) error
 }
 
 // LoadPaths loads every *.yaml / *.yml file named or found (recursively,
@@ -65,7 +71,7 @@ func LoadPaths(paths []string, opts Options) ([]*File, error) {
 			errs = append(errs, readError(path, err))
 			continue
 		}
-		f, d, sc := load(path, data, fx)
+		f, d, sc := load(path, data, fx, opts.TrainerBuilt)
 		// Names are compared whenever the file decoded, so that a
 		// duplicate is reported along with the file's other problems.
 		if sc != nil && sc.Metadata.Name != "" {
@@ -103,7 +109,7 @@ func LoadFile(path string, opts Options) (*File, error) {
 // Load decodes data as if read from path (used by the fuzz target and
 // tests). The error, if any, is an *Errors.
 func Load(path string, data []byte, opts Options) (*File, error) {
-	f, d, _ := load(path, data, &fixtures{dir: opts.FixturesDir})
+	f, d, _ := load(path, data, &fixtures{dir: opts.FixturesDir}, opts.TrainerBuilt)
 	return f, asError(d.errs)
 }
 
@@ -111,7 +117,7 @@ func Load(path string, data []byte, opts Options) (*File, error) {
 // no problem, the decoder with the problems and positions either way, and
 // the decoded scenario whenever the structure was sound enough to decode,
 // for the checks across files.
-func load(path string, data []byte, fx *fixtures) (_ *File, _ *decoder, decoded *v1alpha1.Scenario) {
+func load(path string, data []byte, fx *fixtures, built func(string) error) (_ *File, _ *decoder, decoded *v1alpha1.Scenario) {
 	path = cleanPath(path)
 	d := newDecoder(path)
 	defer func() {
@@ -138,7 +144,7 @@ func load(path string, data []byte, fx *fixtures) (_ *File, _ *decoder, decoded 
 		d.errorf(root, "", "internal error: failed to decode the checked document: %v", err)
 		return nil, d, nil
 	}
-	(&validator{d: d, sc: &sc, fixtures: fx}).validate()
+	(&validator{d: d, sc: &sc, fixtures: fx, built: built}).validate()
 	d.addSchemaErrors(schemaErrs)
 	d.placeholders(tree)
 	if len(d.errs) > 0 {

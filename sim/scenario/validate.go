@@ -36,6 +36,8 @@ type validator struct {
 	// down: the components a component step crashed or stopped, by the
 	// path of that step, until a step starts them.
 	down map[string]string
+	// built: Options.TrainerBuilt.
+	built func(version string) error
 }
 
 // stepRef is what update.from needs to know of a step or concurrent write.

@@ -111,6 +111,14 @@ testdata/lint/bad/problems.yaml:12:12: spec.steps[0].actor: unknown actor "kueue
 		{"import without a log", []string{"import"}, `give the audit log with --audit-log FILE or DIR`},
 		{"import of a file that is not there", []string{"import", "--audit-log", "no-such.log"}, `no-such.log: no such file or directory`},
 		{"import of a file that is not a log", []string{"import", "--audit-log", "app_test.go"}, `app_test.go:1: not an audit event`},
+		{"component steps on an existing cluster", []string{"run", "--kubeconfig", "k", "../../../scenarios/components/kwok-down-while-pods-start.yaml"}, `no selected scenario runs on the cluster of --kubeconfig, so the run would prove nothing:
+  ../../../scenarios/components/kwok-down-while-pods-start.yaml: holds on envtest only: KWOK's process is killed and started again by simctl, which only envtest runs
+without --kubeconfig, simctl starts envtest`},
+		{"upgrades on kind", []string{"run", "--cluster", "kind", "../../../scenarios/upgrades"}, `no selected scenario runs on kind with Trainer v2.3.0, so the run would prove nothing:
+  ../../../scenarios/upgrades/from-v2-1-0-under-running-work.yaml: holds on envtest only: the upgrade replaces`},
+		{"scenarios of another release", []string{"run", "--trainer", "v2.1.0", "../../../scenarios/views/preemption-seen-as-one-change.yaml"}, `no selected scenario runs on envtest with Trainer v2.1.0, so the run would prove nothing:
+  ../../../scenarios/views/preemption-seen-as-one-change.yaml: holds for Trainer >=v2.3.0; the cluster runs v2.1.0
+--trainer picks the release envtest runs`},
 		{"trainer-as without a checkout", []string{"smoke", "--trainer-as", "v2.3.0"}, `--trainer-as gives the release of the Trainer checkout compiled into simctl: this simctl runs the release v2.3.0, not a checkout`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

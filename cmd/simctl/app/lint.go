@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 
@@ -29,8 +30,9 @@ missing required fields, the wrong apiVersion or kind, scenario names that are
 not unique, unknown actors, node profiles and fixtures, update.from naming a
 step that is not an earlier one, steps that combine fields they cannot (two
 writes, force without apply, expectError without a write), and invalid patch
-bodies and regular expressions. A file lint accepts, run accepts, and the
-other way round.
+bodies and regular expressions, and an upgrade step to a Trainer release whose
+managers this checkout has not built ('make assets' builds them). A file lint
+accepts, run accepts, and the other way round.
 
 It also warns, without failing, about the optional editor schema line:
 
@@ -78,7 +80,7 @@ func lint(streams Streams, paths []string, fixturesDir string) error {
 	// LoadPaths finds the same files and reports the paths it cannot read;
 	// FindFiles is only needed here for the list, to check schema lines.
 	found, _ := scenario.FindFiles(paths)
-	files, err := scenario.LoadPaths(paths, scenario.Options{FixturesDir: fixturesDir})
+	files, err := scenario.LoadPaths(paths, scenario.Options{FixturesDir: fixturesDir, TrainerBuilt: sim.TrainerBuilt})
 	var problems []*scenario.Error
 	var errs *scenario.Errors
 	switch {

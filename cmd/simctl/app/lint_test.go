@@ -201,3 +201,25 @@ func TestLintNote(t *testing.T) {
 	want := `testdata/lint/implied/no-versions.yaml:21:9: note: spec.steps[0].create.spec.runtimePatches: spec.trainer.versions is not given: the TrainJob fields the scenario writes (spec.runtimePatches >=v2.2.0) imply ">=v2.2.0", so it runs on Trainer v2.2.0, v2.2.1, v2.3.0 and is skipped on the others; set spec.trainer.versions to say so` + "\n"
 	lintPasses(t, "1 scenario in 1 file: ok; 1 note\n", want, "testdata/lint/implied")
 }
+
+// TestLintUpgradeNotBuilt: an upgrade to a release whose managers no bin/
+// above the working directory holds is a problem at the step's to, which
+// names the make target; lint says so without starting anything.
+func TestLintUpgradeNotBuilt(t *testing.T) {
+	file, err := filepath.Abs("testdata/lint/upgrade/to-v2-2-1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir()) // no checkout above it, nor above the test binary
+	stdout, stderr, code := runLint(t, file)
+	if code != ExitUsage {
+		t.Errorf("exit code %d, want %d; stderr:\n%s", code, ExitUsage, stderr)
+	}
+	want := file + ":17:11: spec.steps[0].component.to: release binaries not found: run 'make assets' in the trainersim checkout; Trainer v2.2.1 needs bin/jobset/v0.11.1/jobset and bin/trainer/v2.2.1/trainer-controller-manager (in the working directory or a parent)\n"
+	if diff := cmp.Diff(want, stderr); diff != "" {
+		t.Errorf("stderr mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff("1 problem in 1 file\n", stdout); diff != "" {
+		t.Errorf("stdout mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim"
 	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/releases"
 	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/scenario"
 	"github.com/trainersim/trainersim/sim/shake"
@@ -88,7 +89,10 @@ to logs/controllers.log in the work directory (--work-dir keeps it).
 changes between them: docs/releases.md). A scenario whose
 spec.trainer.versions leaves the release out is skipped, with its range, and
 a step whose trainer.versions does is left out: a scenario carries one case
-per release where the outcome differs.
+per release where the outcome differs. A scenario whose spec.clusters leaves
+the cluster out is skipped too (views, component steps and upgrades hold on
+envtest only). When every selected scenario would be skipped so, run refuses
+before it starts a cluster (exit 2, a line per file saying why).
 
 A concurrently group with interleavings is run once per explored order, each
 order in a fresh namespace, its writes forced through one after the other.
@@ -214,7 +218,13 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	if err != nil {
 		return err
 	}
-	files, err := scenario.LoadPaths(paths, scenario.Options{FixturesDir: f.fixtures})
+	load := scenario.Options{FixturesDir: f.fixtures}
+	if o.ClusterName() == cluster.Envtest {
+		// An upgrade runs on envtest only: elsewhere its scenario is
+		// skipped, whatever this machine built.
+		load.TrainerBuilt = sim.TrainerBuilt
+	}
+	files, err := scenario.LoadPaths(paths, load)
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("invalid scenarios:\n%w", err))
 	}
@@ -229,6 +239,9 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		if files, err = selectShard(streams, *shard, f.shardDurations, files); err != nil {
 			return err
 		}
+	}
+	if err := refuseSkippedEverywhere(files, o); err != nil {
+		return err
 	}
 	if o.ClusterName() != cluster.Kubeconfig {
 		o.Components = runner.WithComponents(o.Components, files, o.Trainer)
@@ -383,6 +396,37 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		return withCode(ExitFailed, fmt.Errorf("the run left scenarios' objects behind: %w", leftovers))
 	}
 	return nil
+}
+
+// refuseSkippedEverywhere refuses a run of which no scenario can run on
+// the cluster, by their spec.clusters (views, component steps and upgrades
+// hold on envtest only) and spec.trainer, before the cluster starts: exit 2
+// and a line per file saying why. A run of which some can run skips the
+// others, and says so per scenario.
+func refuseSkippedEverywhere(files []*scenario.File, o sim.ClusterOptions) error {
+	name, trainer := o.ClusterName(), o.Trainer
+	if trainer == "" && name != cluster.Kubeconfig {
+		trainer = releases.CompiledTrainerVersion(o.TrainerAs) // what it will run
+	}
+	var why []string
+	for _, f := range files {
+		reason := runner.SkippedOn(f.Scenario, name, trainer)
+		if reason == "" {
+			return nil
+		}
+		why = append(why, fmt.Sprintf("  %s: %s", f.Path, reason))
+	}
+	where, hint := "kind", "--cluster envtest (the default) runs what holds on envtest"
+	switch name {
+	case cluster.Envtest:
+		where, hint = "envtest", "--trainer picks the release envtest runs"
+	case cluster.Kubeconfig:
+		where, hint = "the cluster of --kubeconfig", "without --kubeconfig, simctl starts envtest"
+	}
+	if trainer != "" {
+		where += " with Trainer " + trainer
+	}
+	return withCode(ExitUsage, fmt.Errorf("no selected scenario runs on %s, so the run would prove nothing:\n%s\n%s", where, strings.Join(why, "\n"), hint))
 }
 
 // selectShard returns --shard's slice of files, balanced by the durations

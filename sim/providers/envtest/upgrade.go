@@ -57,8 +57,14 @@ func (e *Environment) TrainerRelease() string {
 const schemaServedTimeout = 30 * time.Second
 
 // CanUpgrade says why UpgradeTrainer to a release could not start.
-func (e *Environment) CanUpgrade(to string) error {
-	r, err := releases.LookupTrainer(to)
+func (e *Environment) CanUpgrade(to string) error { return TrainerBuilt(to) }
+
+// TrainerBuilt says whether an envtest cluster can run a Trainer release:
+// nil for one it runs in simctl's process, or one whose managers (and the
+// JobSet manager it pins) are built in bin/ of the working directory or a
+// parent; otherwise why not, naming make assets.
+func TrainerBuilt(version string) error {
+	r, err := releases.LookupTrainer(version)
 	if err != nil {
 		return err
 	}
