@@ -235,13 +235,14 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	if len(files) == 0 {
 		return withCode(ExitUsage, errors.New("no scenario selected"))
 	}
+	// Before the shard: a slice of skipped scenarios is a shard's lot.
+	if err := refuseSkippedEverywhere(files, o); err != nil {
+		return err
+	}
 	if shard != nil {
 		if files, err = selectShard(streams, *shard, f.shardDurations, files); err != nil {
 			return err
 		}
-	}
-	if err := refuseSkippedEverywhere(files, o); err != nil {
-		return err
 	}
 	if o.ClusterName() != cluster.Kubeconfig {
 		o.Components = runner.WithComponents(o.Components, files, o.Trainer)
