@@ -309,21 +309,33 @@ soak: run-assets build ## Run the corpus SOAK times in a row (default 20) and re
 	done
 	$(GO) run ./hack/soak $$(for i in $$(seq 1 $(SOAK)); do echo $(SOAK_DIR)/$$i; done)
 
+# The benchmark log make bench appends to, and the tool that keeps it.
+BENCH_LOG := $(PROJECT_DIR)/bench/results.jsonl
+BENCHLOG := $(BIN_DIR)/benchlog
+
+$(BENCHLOG): $(wildcard hack/benchlog/*.go)
+	@mkdir -p $(BIN_DIR)
+	$(GO) build -o $@ ./hack/benchlog
+
 .PHONY: bench
-bench: assets ## Measure: bare envtest against the full harness start (3 runs each); the whole corpus, start included, at the default --parallel and at 2, 4, 6 and 8; CPU profiles of the API server and of simctl over one corpus run, by area of their work; the corpus's scenarios without views on a cluster without views and with every component viewable (the CPU ratio); the warm re-run on a kept cluster; five corpus scenarios on a kept cluster with this tree's simctl and BENCH_BASE's (3 runs each); simctl run scenarios/ with this tree's simctl and BENCH_BASE's side by side (2 runs each); simctl import of a 1 GiB audit log.
-	$(GO) test ./sim/providers/envtest/ -run '^$$' -bench . -benchtime 3x -timeout 30m
-	$(GO) test ./sim/runner/ -run '^$$' -bench 'Corpus$$' -benchtime 1x -timeout 30m
-	$(GO) test ./sim/runner/ -run '^$$' -bench 'CorpusProfile$$' -benchtime 1x -timeout 30m
-	$(GO) test ./sim/runner/ -run '^$$' -bench 'CorpusViews$$' -benchtime 1x -timeout 30m
-	$(GO) test ./sim/runner/ -run '^$$' -bench CorpusParallel -benchtime 1x -timeout 30m
-	$(GO) test ./cmd/simctl/app/ -run '^$$' -bench WarmRerun -benchtime 5x -timeout 30m
-	BENCH_BASE=$(BENCH_BASE) $(GO) test ./cmd/simctl/app/ -run '^$$' -bench KeptCluster -benchtime 3x -timeout 30m
-	BENCH_BASE=$(BENCH_BASE) $(GO) test ./cmd/simctl/app/ -run '^$$' -bench CorpusAgainstBase -benchtime 2x -timeout 30m
-	$(GO) test ./sim/auditimport/ -run '^$$' -bench Import -benchtime 1x -timeout 30m
+bench: assets $(BENCHLOG) ## Measure: bare envtest against the full harness start (3 runs each); the whole corpus, start included, at the default --parallel and at 2, 4, 6 and 8; CPU profiles of the API server and of simctl over one corpus run, by area of their work; the corpus's scenarios without views on a cluster without views and with every component viewable (the CPU ratio); the warm re-run on a kept cluster; five corpus scenarios on a kept cluster with this tree's simctl and BENCH_BASE's (3 runs each); simctl run scenarios/ with this tree's simctl and BENCH_BASE's side by side (2 runs each); simctl import of a 1 GiB audit log. Every figure is appended to bench/results.jsonl with its commit, time and machine.
+	$(GO) test ./sim/providers/envtest/ -run '^$$' -bench . -benchtime 3x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
+	$(GO) test ./sim/runner/ -run '^$$' -bench 'Corpus$$' -benchtime 1x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
+	$(GO) test ./sim/runner/ -run '^$$' -bench 'CorpusProfile$$' -benchtime 1x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
+	$(GO) test ./sim/runner/ -run '^$$' -bench 'CorpusViews$$' -benchtime 1x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
+	$(GO) test ./sim/runner/ -run '^$$' -bench CorpusParallel -benchtime 1x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
+	$(GO) test ./cmd/simctl/app/ -run '^$$' -bench WarmRerun -benchtime 5x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
+	BENCH_BASE=$(BENCH_BASE) $(GO) test ./cmd/simctl/app/ -run '^$$' -bench KeptCluster -benchtime 3x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
+	BENCH_BASE=$(BENCH_BASE) $(GO) test ./cmd/simctl/app/ -run '^$$' -bench CorpusAgainstBase -benchtime 2x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
+	$(GO) test ./sim/auditimport/ -run '^$$' -bench Import -benchtime 1x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
 
 .PHONY: bench-scale
-bench-scale: assets ## Measure the fleets of scenarios/scale (10, 100 and 1,000 simulated GPU nodes; 10, 50 and 500 TrainJobs; the real Kueue): time to every Pod Running, CPU and peak memory of each process, the growth from one fleet to the next, and each fleet at rest for 30 s after its run with the growth without the Lease renewals.
-	$(GO) test ./sim/runner/ -run '^$$' -bench 'Scale$$' -benchtime 1x -timeout 60m
+bench-scale: assets $(BENCHLOG) ## Measure the fleets of scenarios/scale (10, 100 and 1,000 simulated GPU nodes; 10, 50 and 500 TrainJobs; the real Kueue): time to every Pod Running, CPU and peak memory of each process, the growth from one fleet to the next, and each fleet at rest for 30 s after its run with the growth without the Lease renewals.
+	$(GO) test ./sim/runner/ -run '^$$' -bench 'Scale$$' -benchtime 1x -timeout 60m | $(BENCHLOG) record -log $(BENCH_LOG)
+
+.PHONY: bench-report
+bench-report: $(BENCHLOG) ## Draw each Speed target's figure over the runs of make bench logged in bench/results.jsonl into docs/bench/<target>.svg, and print the latest figure of each.
+	$(BENCHLOG) report -log $(BENCH_LOG) -out docs/bench
 
 ##@ kind
 
