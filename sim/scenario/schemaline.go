@@ -80,6 +80,14 @@ func CheckSchemaLine(file string, data []byte) *Error {
 	}
 }
 
+// SchemaLine returns the editor schema line for a file, with the path to
+// the schema of the checkout the file is in; ok is false when it is in
+// none (the line then names a placeholder).
+func SchemaLine(file string) (line string, ok bool) {
+	line = suggestSchemaLine(file)
+	return line, !strings.Contains(line, "<path to ")
+}
+
 // suggestSchemaLine returns the schema line for file, with the path to the
 // schema of the checkout file is in when there is one.
 func suggestSchemaLine(file string) string {

@@ -104,6 +104,6 @@ bin/k8s/<version>/; --assets or $KUBEBUILDER_ASSETS point elsewhere.`,
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(ExitUsage, err) })
-	root.AddCommand(newRunCommand(streams), newLintCommand(streams), newExplainCommand(streams), newMigrateCommand(streams), newImportCommand(streams), newMinimizeCommand(streams), newUpCommand(streams), newSmokeCommand(streams), newCleanCommand(streams), newReportCommand(streams), newProfilesCommand(streams), newVersionCommand(streams))
+	root.AddCommand(newRunCommand(streams), newLintCommand(streams), newNewCommand(streams), newExplainCommand(streams), newMigrateCommand(streams), newImportCommand(streams), newMinimizeCommand(streams), newUpCommand(streams), newSmokeCommand(streams), newCleanCommand(streams), newReportCommand(streams), newProfilesCommand(streams), newVersionCommand(streams))
 	return root
 }
