@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -61,7 +63,9 @@ func runCorpusViews(b *testing.B, files []*scenario.File, parallel int, views []
 	defer stop()
 	run := corpusRun{start: time.Since(begin)}
 	before, cpuBefore := scrapeAPIServer(b, env), processCPU(b)
-	r := &Runner{Cluster: env, Parallel: parallel, Discarded: true} // as simctl run: the cluster goes with the run
+	// As simctl run --report-dir reports/out: the cluster goes with the
+	// run, and the longest start first by the last make run's durations.
+	r := &Runner{Cluster: env, Parallel: parallel, Discarded: true, Durations: lastRunDurations(b)}
 	results, complete := r.Run(ctx, files)
 	run.wall = time.Since(begin)
 	after, cpuAfter := scrapeAPIServer(b, env), processCPU(b)
@@ -102,6 +106,26 @@ func startClusterViews(b *testing.B, files []*scenario.File, views []string) (en
 			b.Fatal(err)
 		}
 	}
+}
+
+// lastRunDurations are the durations of the run make run left in
+// reports/out, as simctl run --report-dir reports/out reads them; none
+// when there is no such run.
+func lastRunDurations(b *testing.B) Durations {
+	b.Helper()
+	data, err := os.ReadFile("../../reports/out/report.json")
+	if err != nil {
+		return nil
+	}
+	var run results.Run
+	if err := json.Unmarshal(data, &run); err != nil {
+		b.Fatalf("reports/out/report.json: %v", err)
+	}
+	d := Durations{}
+	for _, sc := range run.Scenarios {
+		d.Add(filepath.Join("../..", sc.File), sc.Duration) // the corpus as loadCorpus names it
+	}
+	return d
 }
 
 func loadCorpus(b *testing.B) []*scenario.File {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -183,7 +184,7 @@ func TestStartOrder(t *testing.T) {
 		}),
 	}
 	var got []string
-	for _, i := range startOrder(plans) {
+	for _, i := range startOrder(plans, nil) {
 		got = append(got, plans[i].Name())
 	}
 	if diff := cmp.Diff([]string{"g", "u", "b", "l", "d", "k", "a", "c", "e", "h"}, got); diff != "" {
@@ -261,5 +262,37 @@ func TestBehaviourChange(t *testing.T) {
 		if got := behaviourChange(tc.sc, tc.v); got != tc.want {
 			t.Errorf("%s: behaviourChange = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestStartOrderByDurations: with an earlier run's durations the longest
+// start first, a file's runs sharing its time; a file the earlier run did
+// not have is estimated by its timers; a run that keeps others off a
+// component still starts before all.
+func TestStartOrderByDurations(t *testing.T) {
+	plan := func(path string, sc func(*v1alpha1.ScenarioSpec)) Plan {
+		s := &v1alpha1.Scenario{Metadata: v1alpha1.Metadata{Name: path}}
+		sc(&s.Spec)
+		return Plan{File: &scenario.File{Path: path, Scenario: s}}
+	}
+	none := func(*v1alpha1.ScenarioSpec) {}
+	unreachable := func(s *v1alpha1.ScenarioSpec) {
+		s.Steps = []v1alpha1.Step{{Name: "gone", Node: &v1alpha1.NodeAction{Name: "cpu-0", Action: v1alpha1.NodeUnreachable}}}
+	}
+	plans := []Plan{
+		plan("short.yaml", none),
+		plan("two-runs.yaml", none), plan("two-runs.yaml", none),
+		plan("new.yaml", unreachable),
+		plan("gated.yaml", func(s *v1alpha1.ScenarioSpec) { s.Gates = []v1alpha1.Gate{{Component: "jobset"}} }),
+		plan("long.yaml", none),
+	}
+	durations := Durations{"short.yaml": 2 * time.Second, "two-runs.yaml": 40 * time.Second, "long.yaml": 25 * time.Second, "gated.yaml": time.Second}
+	var got []string
+	for _, i := range startOrder(plans, durations) {
+		got = append(got, plans[i].File.Path)
+	}
+	want := []string{"gated.yaml", "new.yaml", "long.yaml", "two-runs.yaml", "two-runs.yaml", "short.yaml"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("start order mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -63,7 +64,7 @@ const safetyPollInterval = time.Second
 // waiting, on controllers and on the cluster's timers (tolerationSeconds, a
 // Job's back-off, Pods that end after a time), so more scenarios than cores
 // keep the cores busy; BenchmarkCorpusParallel measures the corpus at 2 to 8
-// (see docs/speed.md: on 2 cores 6 and 8 were within a second of each other,
+// (see docs/performance.md: on 2 cores 6 and 8 were within a second of each other,
 // 4 three to four seconds slower).
 func DefaultParallel() int { return 3 * runtime.NumCPU() }
 
@@ -74,6 +75,10 @@ type Runner struct {
 	Cluster cluster.Cluster
 	// Parallel is how many scenarios run at once. Zero: DefaultParallel.
 	Parallel int
+	// Durations are how long each file's runs took in an earlier run:
+	// the longest start first (startOrder). Nil: estimated by the
+	// cluster's timers they wait on.
+	Durations Durations
 	// ScenarioTimeout bounds each scenario. Zero: DefaultScenarioTimeout.
 	ScenarioTimeout time.Duration
 	// Keep leaves each scenario's namespace and nodes in place.
@@ -152,7 +157,7 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 	byPlan := make([]*results.Scenario, len(plans))
 	adm := newAdmission(plans, parallel)
 	var wg sync.WaitGroup
-	for rank, i := range startOrder(plans) {
+	for rank, i := range startOrder(plans, r.Durations) {
 		p := plans[i]
 		wg.Add(1)
 		go func() {
@@ -281,7 +286,7 @@ func clusterNames(p Plan) []string {
 // (startOrder), for a test framework that runs them as parallel specs.
 func InStartOrder(plans []Plan) []Plan {
 	out := make([]Plan, 0, len(plans))
-	for _, i := range startOrder(plans) {
+	for _, i := range startOrder(plans, nil) {
 		out = append(out, plans[i])
 	}
 	return out
@@ -289,22 +294,39 @@ func InStartOrder(plans []Plan) []Plan {
 
 // startOrder is the order in which Run starts the plans (their results stay
 // in the order of plans): first those whose gates keep other runs off a
-// component, then those that wait on the cluster's own timers, longest
-// first, so that their waits overlap the other scenarios instead of ending
-// the run: scenarios that take a node unreachable (the node-monitor grace
-// and a Job's 10 s back-off after the eviction), then those with other node
-// steps (a toleration's seconds, a Job's back-off after a drain), then those
-// with lifecycle rules or a crash-loop back-off (Pods that end, or restart,
-// after a time); otherwise in the order of plans.
-func startOrder(plans []Plan) []int {
+// component, then the longest first, so that their waits overlap the
+// other scenarios instead of ending the run. How long a plan takes is its
+// file's share of durations (an earlier run's) when durations has the
+// file, else an estimate by the cluster's own timers it waits on
+// (timerEstimate); otherwise in the order of plans.
+func startOrder(plans []Plan, durations Durations) []int {
+	perFile := map[string]int{}
+	for _, p := range plans {
+		perFile[filepath.Clean(p.File.Path)]++
+	}
+	estimate := make([]time.Duration, len(plans))
 	order := make([]int, len(plans))
-	for i := range order {
+	for i, p := range plans {
 		order[i] = i
+		estimate[i] = timerEstimate(p)
+		if d, ok := durations[filepath.Clean(p.File.Path)]; ok {
+			estimate[i] = d / time.Duration(perFile[filepath.Clean(p.File.Path)])
+		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		return cmp.Or(exclusive(plans[b])-exclusive(plans[a]), timerWeight(plans[b])-timerWeight(plans[a]))
+		return cmp.Or(exclusive(plans[b])-exclusive(plans[a]), cmp.Compare(estimate[b], estimate[a]))
 	})
 	return order
+}
+
+// timerEstimate is how long a plan of no earlier run is taken to last, by
+// the cluster's timers it waits on (timerWeight): a node taken unreachable
+// (the node-monitor grace and a Job's 10 s back-off after the eviction),
+// 30 s; another node step (a toleration's seconds, a Job's back-off after a
+// drain), 10 s; lifecycle rules or a crash-loop back-off (Pods that end, or
+// restart, after a time), 5 s; otherwise 1 s.
+func timerEstimate(p Plan) time.Duration {
+	return [...]time.Duration{time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second}[timerWeight(p)]
 }
 
 // exclusive ranks a plan for startOrder: 1 when its gates keep other runs

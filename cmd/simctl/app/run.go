@@ -110,6 +110,12 @@ delay), so a race of two requests is run both ways. --shake-seed S with
 --shake N starts the seeds at S; alone, it runs each scenario once with the
 delays of seed S, which replays a shaken run.
 
+The runs start longest first, by the durations of an earlier run: the one
+--report-dir holds (a CI job that keeps its report directory gets it for free),
+or --shard-durations'; without one, by the timers each scenario waits on.
+Runs that must have a component to themselves (a component step, a gate on
+it) start before all.
+
 --audit-log DIR records the run's requests in DIR/audit.log: who wrote what,
 with the bodies and answers a scenario can be rebuilt from (docs/record.md).
 
@@ -141,7 +147,7 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.reportDir, "report-dir", "", "write report.jsonl and junit.xml here as scenarios finish, report.json and report.html at the end")
-	fl.IntVar(&f.parallel, "parallel", 0, "scenarios run at once; 0: three times the CPUs, chosen by measurement (see docs/speed.md)")
+	fl.IntVar(&f.parallel, "parallel", 0, "scenarios run at once; 0: three times the CPUs, chosen by measurement (see docs/performance.md)")
 	fl.StringVar(&f.run, "run", "", "run only scenarios whose name matches this regular expression")
 	fl.StringArrayVar(&f.labels, "label", nil, "run only scenarios with this label (key=value; repeatable, all must match)")
 	fl.BoolVar(&f.keep, "keep", false, "leave the cluster, namespaces and nodes up after the run: until Ctrl-C on envtest;\na kind cluster stays after simctl exits, until 'simctl clean --cluster kind'")
@@ -257,6 +263,17 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 			return withCode(ExitUsage, fmt.Errorf("invalid --report-dir: %w", err))
 		}
 	}
+	// The longest runs start first, by an earlier run's durations: those
+	// --shard-durations names, or the run whose reports --report-dir holds
+	// (read before this run's replace them).
+	durations := runner.Durations{}
+	if from := cmp.Or(f.shardDurations, f.reportDir); from != "" {
+		if prev, err := readEarlierRun(from); err == nil {
+			for _, sc := range prev.Scenarios {
+				durations.Add(sc.File, sc.Duration)
+			}
+		}
+	}
 
 	run := &results.Run{Started: time.Now()}
 	if shard != nil {
@@ -322,6 +339,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	r := &runner.Runner{
 		Cluster:         env,
 		Parallel:        parallel,
+		Durations:       durations,
 		ScenarioTimeout: f.timeout,
 		Keep:            f.keep,
 		// A cluster this run started goes when it ends, unless kept: the
