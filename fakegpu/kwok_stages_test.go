@@ -401,6 +401,17 @@ func TestKwokPodLifecycle(t *testing.T) {
 	}
 	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue})
 
+	// Mounted, but a container the kubelet could not create (its
+	// environment names a missing ConfigMap): it waits too.
+	for _, statuses := range []*[]corev1.ContainerStatus{&pod.Status.ContainerStatuses, &pod.Status.InitContainerStatuses} {
+		*statuses = []corev1.ContainerStatus{{Name: "node", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: `configmap "env" not found`}}}}
+		if res := playStage(t, lcs, pod); res.Stage != "" {
+			t.Errorf("stage %q played on a Pod with a container in CreateContainerConfigError", res.Stage)
+		}
+		*statuses = []corev1.ContainerStatus{{Name: "node", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}
+	}
+	pod.Status.InitContainerStatuses = nil
+
 	// Bound and mounted: it becomes Running, and stays so.
 	played, pod, deleted, pending := runStages(t, lcs, pod)
 	if diff := cmp.Diff([]string{"pod-ready"}, played); diff != "" {

@@ -10,23 +10,30 @@ package kwok
 // Pod's sandbox ready (the PodReadyToStartContainers condition, which the
 // KWOK stage pod-ready waits for) or reports the missing source as a
 // kubelet does, and looks again when a ConfigMap or Secret of the namespace
-// appears. It writes as the simulated kubelet (KWOK's identity).
+// appears or changes. Once the volumes are mounted it makes each
+// container's environment as a kubelet does (containers.go) and reports the
+// containers it cannot create. It writes as the simulated kubelet (KWOK's
+// identity).
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	listersv1 "k8s.io/client-go/listers/core/v1"
@@ -80,25 +87,34 @@ func StartVolumes(ctx context.Context, cfg *rest.Config, log logr.Logger) (*Volu
 		}
 	}
 	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj any) { enqueue(obj) },
+		AddFunc: enqueue,
+		UpdateFunc: func(old, obj any) {
+			// As a kubelet's pod config: a change of the Pod's spec or
+			// metadata (its binding, its deletion) makes it sync; its
+			// status, written by the kubelet itself or by a controller,
+			// does not.
+			if before, ok := old.(*corev1.Pod); !ok || specOrMetaChanged(before, obj.(*corev1.Pod)) {
+				enqueue(obj)
+			}
+		},
 	}); err != nil {
 		return nil, err
 	}
-	// A ConfigMap or Secret that appears may be what a waiting Pod of its
-	// namespace lacks.
-	sourceAdded := cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+	// A ConfigMap or Secret that appears, or gains a key, may be what a
+	// waiting Pod of its namespace lacks.
+	sourceChanged := func(obj any) {
 		o, ok := obj.(metav1.Object)
 		if !ok {
 			return
 		}
 		pods, _ := v.pods.Pods(o.GetNamespace()).List(labels.Everything())
 		for _, p := range pods {
-			if waitsForVolumes(p) {
-				enqueue(p)
+			if waitsForVolumes(p) && configErrors(p) == 0 {
+				enqueue(p) // its volumes; a container config is retried as the kubelet does
 			}
 		}
-	}}
+	}
+	sourceAdded := cache.ResourceEventHandlerFuncs{AddFunc: sourceChanged, UpdateFunc: func(_, obj any) { sourceChanged(obj) }}
 	for _, inf := range []cache.SharedIndexInformer{v.factory.Core().V1().ConfigMaps().Informer(), v.factory.Core().V1().Secrets().Informer()} {
 		if _, err := inf.AddEventHandler(sourceAdded); err != nil {
 			return nil, err
@@ -156,7 +172,8 @@ func (v *Volumes) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer v.queue.Done(key)
-	if err := v.sync(ctx, key); err != nil && ctx.Err() == nil {
+	retry, err := v.sync(ctx, key)
+	if err != nil && ctx.Err() == nil {
 		// A write refused or lost (a Pod changed in between): look again,
 		// as the kubelet's sync loop does, and say so in the log.
 		v.log.Error(err, "failed to sync the Pod's volumes; trying again", "pod", key.String())
@@ -164,14 +181,29 @@ func (v *Volumes) processNext(ctx context.Context) bool {
 		return true
 	}
 	v.queue.Forget(key)
+	if retry > 0 {
+		v.queue.AddAfter(key, retry)
+	}
 	return true
 }
 
-// waitsForVolumes reports whether a Pod is bound and its sandbox not yet
-// reported ready: the volume manager's Pods.
+// kubeletBackOffPeriod is how long a kubelet waits before it syncs again a
+// Pod whose sync failed (a container it could not create), with a jitter
+// of half of it (k8s.io/kubernetes pkg/kubelet/kubelet.go backOffPeriod,
+// pkg/kubelet/pod_workers.go completeWork). A ConfigMap or Secret that
+// appears does not make it sync sooner.
+const kubeletBackOffPeriod = 10 * time.Second
+
+// waitsForVolumes reports whether a Pod is bound and its containers not
+// yet started: its sandbox not reported ready (its volumes), or a
+// container that could not be created (CreateContainerConfigError). These
+// are the volume manager's Pods.
 func waitsForVolumes(p *corev1.Pod) bool {
 	if p.Spec.NodeName == "" || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodPending {
 		return false
+	}
+	if configErrors(p) > 0 {
+		return true
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReadyToStartContainers && c.Status == corev1.ConditionTrue {
@@ -181,43 +213,113 @@ func waitsForVolumes(p *corev1.Pod) bool {
 	return true
 }
 
-func (v *Volumes) sync(ctx context.Context, key types.NamespacedName) error {
+// specOrMetaChanged reports whether an update of a Pod changed more than
+// its status (k8s.io/kubernetes pkg/kubelet/config/config.go
+// checkAndUpdatePod: the spec, labels, annotations, deletion).
+func specOrMetaChanged(before, after *corev1.Pod) bool {
+	return !equality.Semantic.DeepEqual(before.Spec, after.Spec) ||
+		!maps.Equal(before.Labels, after.Labels) || !maps.Equal(before.Annotations, after.Annotations) ||
+		!equality.Semantic.DeepEqual(before.DeletionTimestamp, after.DeletionTimestamp)
+}
+
+// createContainerConfigError is the reason of a container the kubelet
+// could not create.
+const createContainerConfigError = "CreateContainerConfigError"
+
+// configErrors counts the Pod's containers (init containers included) that
+// wait in CreateContainerConfigError.
+func configErrors(p *corev1.Pod) int {
+	n := 0
+	for _, cs := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
+		if cs.State.Waiting != nil && cs.State.Waiting.Reason == createContainerConfigError {
+			n++
+		}
+	}
+	return n
+}
+
+// reported reports whether the Pod's statuses say what failures say: each
+// of those containers waits in CreateContainerConfigError with its
+// message, and no other does.
+func reported(p *corev1.Pod, failures []ContainerFailure) bool {
+	if configErrors(p) != len(failures) {
+		return false
+	}
+	for _, f := range failures {
+		statuses := p.Status.ContainerStatuses
+		if f.Init {
+			statuses = p.Status.InitContainerStatuses
+		}
+		i := slices.IndexFunc(statuses, func(cs corev1.ContainerStatus) bool { return cs.Name == f.Name })
+		if i < 0 || statuses[i].State.Waiting == nil || statuses[i].State.Waiting.Reason != createContainerConfigError || statuses[i].State.Waiting.Message != f.Message {
+			return false
+		}
+	}
+	return true
+}
+
+// sync looks at a Pod's volumes and containers and reports what its
+// kubelet would; retry is when to look again without a change of the Pod
+// (a container it could not create).
+func (v *Volumes) sync(ctx context.Context, key types.NamespacedName) (retry time.Duration, err error) {
 	pod, err := v.pods.Pods(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
-		return nil
+		return 0, nil
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if !waitsForVolumes(pod) {
-		return nil
+		return 0, nil
 	}
 	node, err := v.nodes.Get(pod.Spec.NodeName)
 	if err != nil {
-		return err // a node the cache has not seen yet: look again
+		return 0, err // a node the cache has not seen yet: look again
 	}
 	if !managed(node) {
 		// A real node, whose own kubelet mounts the volumes, or a
 		// simulated one whose kubelet is down (a node step's notReady or
 		// unreachable).
-		return nil
+		return 0, nil
 	}
-	failures := MissingVolumeSources(pod, v.lookup)
 	now := metav1.Now().Rfc3339Copy()
-	if len(failures) == 0 {
-		return v.patchStatus(ctx, pod, map[string]any{"conditions": []corev1.PodCondition{{
+	if failures := VolumeSetUpErrors(pod, v); len(failures) > 0 {
+		if containerCreating(pod) {
+			return 0, nil // reported already; a new source makes it look again
+		}
+		for _, f := range failures {
+			if err := v.event(ctx, pod, "", "FailedMount", f, now); err != nil {
+				return 0, err
+			}
+		}
+		return 0, v.patchStatus(ctx, pod, waitingStatus(pod, now))
+	}
+	containers := ContainerFailures(pod, v)
+	if len(containers) == 0 {
+		status := map[string]any{"conditions": []corev1.PodCondition{{
 			Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue, LastTransitionTime: now,
-		}}})
+		}}}
+		if configErrors(pod) > 0 {
+			// The source came: a kubelet's next sync creates the
+			// containers (KWOK's pod-ready stage, which this lets match).
+			creating := waitingStatus(pod, now)
+			status["containerStatuses"] = creating["containerStatuses"]
+			if inits, ok := creating["initContainerStatuses"]; ok {
+				status["initContainerStatuses"] = inits
+			}
+		}
+		return 0, v.patchStatus(ctx, pod, status)
 	}
-	if containerCreating(pod) {
-		return nil // reported already; a new source makes it look again
+	retry = wait.Jitter(kubeletBackOffPeriod, 0.5)
+	if reported(pod, containers) {
+		return retry, nil // the kubelet's event is counted, not written again
 	}
-	for _, f := range failures {
-		if err := v.event(ctx, pod, f, now); err != nil {
-			return err
+	for _, f := range containers {
+		if err := v.event(ctx, pod, f.FieldPath(), "Failed", "Error: "+f.Message, now); err != nil {
+			return 0, err
 		}
 	}
-	return v.patchStatus(ctx, pod, waitingStatus(pod, now))
+	return retry, v.patchStatus(ctx, pod, configErrorStatus(pod, containers, now))
 }
 
 // managed reports whether KWOK plays the node's kubelet: the node carries
@@ -230,50 +332,75 @@ func managed(node *corev1.Node) bool {
 // kwokNodes selects the labels of the nodes KWOK manages.
 var kwokNodes = labels.SelectorFromSet(labels.Set{fakegpu.KwokNodeLabel: fakegpu.KwokNodeLabelValue, fakegpu.ManagedByLabel: fakegpu.ManagedByValue})
 
-// lookup reports whether the ConfigMap ("configmap") or Secret ("secret")
-// exists in namespace.
-func (v *Volumes) lookup(kind, namespace, name string) bool {
-	var err error
-	switch kind {
-	case "configmap":
-		_, err = v.cms.ConfigMaps(namespace).Get(name)
-	case "secret":
-		_, err = v.secrets.Secrets(namespace).Get(name)
-	}
-	return err == nil
+// ConfigMap and Secret read the informers' caches: Sources.
+func (v *Volumes) ConfigMap(namespace, name string) (*corev1.ConfigMap, error) {
+	return v.cms.ConfigMaps(namespace).Get(name)
 }
 
-// MissingVolumeSources returns, for each volume of the Pod whose ConfigMap
-// or Secret source (direct or projected) does not exist and is not
-// optional, the kubelet's FailedMount message:
+func (v *Volumes) Secret(namespace, name string) (*corev1.Secret, error) {
+	return v.secrets.Secrets(namespace).Get(name)
+}
+
+// VolumeSetUpErrors returns, for each volume of the Pod the kubelet cannot
+// set up, its FailedMount message:
 //
 //	MountVolume.SetUp failed for volume "config" : configmap "trainer-config" not found
 //
-// exists reports whether a "configmap" or "secret" of the namespace exists.
-// A PersistentVolumeClaim is not looked at: the scheduler does not bind a
-// Pod whose claim is missing or unbound.
-func MissingVolumeSources(pod *corev1.Pod, exists func(kind, namespace, name string) bool) []string {
+// A ConfigMap or Secret source (direct or projected) that is missing and
+// not optional fails its volume, and so does an item whose key the object
+// lacks (the volume plugins' MakePayload: "configmap references
+// non-existent config key: KEY", "references non-existent secret key:
+// KEY"), unless the source is optional. A projected volume names every
+// source that failed. A PersistentVolumeClaim is not looked at: the
+// scheduler does not bind a Pod whose claim is missing or unbound.
+func VolumeSetUpErrors(pod *corev1.Pod, src Sources) []string {
 	var messages []string
-	missing := func(kind, name string, optional *bool) error {
-		if (optional != nil && *optional) || exists(kind, pod.Namespace, name) {
-			return nil
+	configMap := func(name string, items []corev1.KeyToPath, optional *bool) error {
+		cm, err := src.ConfigMap(pod.Namespace, name)
+		if err != nil {
+			if apierrors.IsNotFound(err) && isTrue(optional) {
+				return nil
+			}
+			return err
 		}
-		return fmt.Errorf("%s %q not found", kind, name)
+		for _, it := range items {
+			_, inData := cm.Data[it.Key]
+			_, inBinary := cm.BinaryData[it.Key]
+			if !inData && !inBinary && !isTrue(optional) {
+				return fmt.Errorf("configmap references non-existent config key: %s", it.Key)
+			}
+		}
+		return nil
+	}
+	secret := func(name string, items []corev1.KeyToPath, optional *bool) error {
+		s, err := src.Secret(pod.Namespace, name)
+		if err != nil {
+			if apierrors.IsNotFound(err) && isTrue(optional) {
+				return nil
+			}
+			return err
+		}
+		for _, it := range items {
+			if _, ok := s.Data[it.Key]; !ok && !isTrue(optional) {
+				return fmt.Errorf("references non-existent secret key: %s", it.Key)
+			}
+		}
+		return nil
 	}
 	for _, vol := range pod.Spec.Volumes {
 		var errs []error
 		switch {
 		case vol.ConfigMap != nil:
-			errs = append(errs, missing("configmap", vol.ConfigMap.Name, vol.ConfigMap.Optional))
+			errs = append(errs, configMap(vol.ConfigMap.Name, vol.ConfigMap.Items, vol.ConfigMap.Optional))
 		case vol.Secret != nil:
-			errs = append(errs, missing("secret", vol.Secret.SecretName, vol.Secret.Optional))
+			errs = append(errs, secret(vol.Secret.SecretName, vol.Secret.Items, vol.Secret.Optional))
 		case vol.Projected != nil:
-			for _, s := range vol.Projected.Sources {
+			for _, p := range vol.Projected.Sources {
 				switch {
-				case s.ConfigMap != nil:
-					errs = append(errs, missing("configmap", s.ConfigMap.Name, s.ConfigMap.Optional))
-				case s.Secret != nil:
-					errs = append(errs, missing("secret", s.Secret.Name, s.Secret.Optional))
+				case p.ConfigMap != nil:
+					errs = append(errs, configMap(p.ConfigMap.Name, p.ConfigMap.Items, p.ConfigMap.Optional))
+				case p.Secret != nil:
+					errs = append(errs, secret(p.Secret.Name, p.Secret.Items, p.Secret.Optional))
 				}
 			}
 		}
@@ -341,14 +468,15 @@ func (v *Volumes) patchStatus(ctx context.Context, pod *corev1.Pod, status map[s
 	return err
 }
 
-// event records a FailedMount event as the Pod's kubelet does.
-func (v *Volumes) event(ctx context.Context, pod *corev1.Pod, message string, now metav1.Time) error {
+// event records a Warning event of the Pod, or of one of its containers
+// (fieldPath), as its kubelet does.
+func (v *Volumes) event(ctx context.Context, pod *corev1.Pod, fieldPath, reason, message string, now metav1.Time) error {
 	e := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: pod.Name + ".", Namespace: pod.Namespace},
 		InvolvedObject: corev1.ObjectReference{
-			Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, ResourceVersion: pod.ResourceVersion,
+			Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, ResourceVersion: pod.ResourceVersion, FieldPath: fieldPath,
 		},
-		Reason:         "FailedMount",
+		Reason:         reason,
 		Message:        message,
 		Type:           corev1.EventTypeWarning,
 		Source:         corev1.EventSource{Component: "kubelet", Host: pod.Spec.NodeName},
