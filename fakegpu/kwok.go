@@ -60,7 +60,7 @@ var (
 	// closed, not lost, so the shorter grace loses nothing the default
 	// guards against; it lets a scenario that takes a node unreachable end
 	// in about 30 s instead of a minute, for 2.5 times as many renewals
-	// (docs/speed.md).
+	// (docs/performance.md).
 	FastHeartbeat = Heartbeat{NodeLeaseDurationSeconds: 16, NodeMonitorGracePeriod: 20 * time.Second}
 )
 

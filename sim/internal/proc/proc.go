@@ -167,7 +167,7 @@ func (p *Process) WaitUntil(ctx context.Context, interval time.Duration, check f
 // 100%, up to a soft limit per process of an eighth of the machine's
 // memory, at least 1 GiB (MemoryLimit), past which it collects sooner. On
 // the corpus the cluster's processes spent 18% less CPU (71 s against 58 s
-// in one run, docs/speed.md); what they do does not depend on it.
+// in one run, docs/performance.md); what they do does not depend on it.
 func GC() []string {
 	return []string{"GOGC=400", "GOMEMLIMIT=" + strconv.FormatInt(MemoryLimit(), 10)}
 }
@@ -178,7 +178,7 @@ func GC() []string {
 // fixed limit made the collector of a process whose live heap grew toward
 // it run ever more often: the API server of a 1,000-node fleet, at a 1 GiB
 // limit, spent half as much CPU again per job as at 100 nodes
-// (docs/speed.md); an eighth leaves a process's heap room to grow with the
+// (docs/performance.md); an eighth leaves a process's heap room to grow with the
 // cluster while the processes of a cluster, together, stay well within
 // the machine.
 func MemoryLimit() int64 { return memoryLimit() }
