@@ -23,12 +23,15 @@ var (
 	commitID = regexp.MustCompile(`(?:^|[\s(,;:'"` + "`" + `])([0-9a-f]{7,40})\b`)
 	// issueNumber is this project's issue by number.
 	issueNumber = regexp.MustCompile(`(?i)\bissues? [0-9]+\b`)
+	// date is a day a figure was measured on (a timestamp in an example
+	// output, 2026-11-22T02:31:06Z, is not one).
+	date = regexp.MustCompile(`\b20[0-9]{2}-[0-9]{2}-[0-9]{2}\b`)
 )
 
 // TestNoCommitIDsOrIssueNumbers: the README and the user pages name no
-// commit and no issue of this project: a figure's commit and date are data
-// for the benchmark log (bench/results.jsonl), and a page says what holds
-// now.
+// commit, no issue of this project and no day: a figure's commit and date
+// are data for the benchmark log (bench/results.jsonl), and a page says
+// what holds now.
 func TestNoCommitIDsOrIssueNumbers(t *testing.T) {
 	pages := []string{"README.md"}
 	m, err := filepath.Glob("../docs/*.md")
@@ -54,6 +57,9 @@ func TestNoCommitIDsOrIssueNumbers(t *testing.T) {
 			}
 			if n := issueNumber.FindString(line); n != "" {
 				t.Errorf("%s:%d: %q: name what the issue brought, not its number", page, i+1, n)
+			}
+			if d := date.FindString(line); d != "" {
+				t.Errorf("%s:%d: %s: say what holds now, and how to check it; dated figures go to the benchmark log", page, i+1, d)
 			}
 		}
 	}
