@@ -212,3 +212,22 @@ func configErrorStatus(pod *corev1.Pod, failures []ContainerFailure, now metav1.
 	}
 	return status
 }
+
+// MissingPullSecrets are the Pod's image pull secrets that do not exist
+// (k8s.io/kubernetes pkg/kubelet/kubelet_pods.go getPullSecretsForPod): a
+// kubelet records a Warning event FailedToRetrieveImagePullSecret naming
+// them and pulls the images all the same, so the Pod starts (no image is
+// pulled here: one a registry refuses without them is beyond the
+// simulation). An entry without a name is left out, as the kubelet does.
+func MissingPullSecrets(pod *corev1.Pod, src Sources) []string {
+	var out []string
+	for _, ref := range pod.Spec.ImagePullSecrets {
+		if ref.Name == "" {
+			continue
+		}
+		if _, err := src.Secret(pod.Namespace, ref.Name); err != nil {
+			out = append(out, ref.Name)
+		}
+	}
+	return out
+}

@@ -107,3 +107,13 @@ func TestContainerFailures(t *testing.T) {
 		t.Error("the statuses configErrorStatus wrote are not taken as reported")
 	}
 }
+
+// TestMissingPullSecrets: the missing ones, in order, an empty name left out.
+func TestMissingPullSecrets(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Spec: corev1.PodSpec{
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "registry"}, {Name: "present"}, {Name: ""}, {Name: "mirror"}},
+	}}
+	if diff := cmp.Diff([]string{"registry", "mirror"}, MissingPullSecrets(pod, sources)); diff != "" {
+		t.Errorf("missing (-want +got):\n%s", diff)
+	}
+}

@@ -213,6 +213,17 @@ func waitsForVolumes(p *corev1.Pod) bool {
 	return true
 }
 
+// sandboxReady reports whether the Pod's PodReadyToStartContainers
+// condition is True: its volumes were mounted at an earlier sync.
+func sandboxReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReadyToStartContainers {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 // specOrMetaChanged reports whether an update of a Pod changed more than
 // its status (k8s.io/kubernetes pkg/kubelet/config/config.go
 // checkAndUpdatePod: the spec, labels, annotations, deletion).
@@ -293,6 +304,15 @@ func (v *Volumes) sync(ctx context.Context, key types.NamespacedName) (retry tim
 			}
 		}
 		return 0, v.patchStatus(ctx, pod, waitingStatus(pod, now))
+	}
+	if missing := MissingPullSecrets(pod, v); len(missing) > 0 && !sandboxReady(pod) {
+		// Once, at the sync that mounted the volumes, where a kubelet
+		// reads them (and again at each later sync, which it counts on
+		// the same event).
+		msg := fmt.Sprintf("Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(missing, ", "))
+		if err := v.event(ctx, pod, "", "FailedToRetrieveImagePullSecret", msg, now); err != nil {
+			return 0, err
+		}
 	}
 	containers := ContainerFailures(pod, v)
 	if len(containers) == 0 {
