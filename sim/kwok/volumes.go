@@ -305,14 +305,17 @@ func (v *Volumes) sync(ctx context.Context, key types.NamespacedName) (retry tim
 		}
 		return 0, v.patchStatus(ctx, pod, waitingStatus(pod, now))
 	}
-	if missing := MissingPullSecrets(pod, v); len(missing) > 0 && !sandboxReady(pod) {
-		// Once, at the sync that mounted the volumes, where a kubelet
-		// reads them (and again at each later sync, which it counts on
-		// the same event).
-		msg := fmt.Sprintf("Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(missing, ", "))
-		if err := v.event(ctx, pod, "", "FailedToRetrieveImagePullSecret", msg, now); err != nil {
-			return 0, err
+	// The pull secrets are read at the sync that mounted the volumes (and
+	// at each later one, which a kubelet counts on the same event): the
+	// event is written once that sync's status is, so a status refused
+	// and tried again does not write it twice.
+	pullSecretsRead := func() error {
+		missing := MissingPullSecrets(pod, v)
+		if len(missing) == 0 || sandboxReady(pod) {
+			return nil
 		}
+		msg := fmt.Sprintf("Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(missing, ", "))
+		return v.event(ctx, pod, "", "FailedToRetrieveImagePullSecret", msg, now)
 	}
 	containers := ContainerFailures(pod, v)
 	if len(containers) == 0 {
@@ -328,7 +331,10 @@ func (v *Volumes) sync(ctx context.Context, key types.NamespacedName) (retry tim
 				status["initContainerStatuses"] = inits
 			}
 		}
-		return 0, v.patchStatus(ctx, pod, status)
+		if err := v.patchStatus(ctx, pod, status); err != nil {
+			return 0, err
+		}
+		return 0, pullSecretsRead()
 	}
 	retry = wait.Jitter(kubeletBackOffPeriod, 0.5)
 	if reported(pod, containers) {
@@ -339,7 +345,10 @@ func (v *Volumes) sync(ctx context.Context, key types.NamespacedName) (retry tim
 			return 0, err
 		}
 	}
-	return retry, v.patchStatus(ctx, pod, configErrorStatus(pod, containers, now))
+	if err := v.patchStatus(ctx, pod, configErrorStatus(pod, containers, now)); err != nil {
+		return 0, err
+	}
+	return retry, pullSecretsRead()
 }
 
 // managed reports whether KWOK plays the node's kubelet: the node carries
