@@ -35,6 +35,9 @@ type decoder struct {
 	errs Errors
 	// notes are what lint says of a valid file (validator.notef).
 	notes Errors
+	// warnings are what the machine lacks to run a valid file
+	// (validator.warnf).
+	warnings Errors
 	// pos is the value node of each field path ("spec.steps[2].actor"); keys
 	// is the key node of each path that is a mapping entry.
 	pos, keys map[string]*yaml.Node

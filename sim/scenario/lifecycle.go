@@ -86,7 +86,9 @@ func (v *validator) upgrade(path string, c *v1alpha1.ComponentAction) {
 	} else if _, err := releases.LookupTrainer(c.To); err != nil {
 		v.errorf(join(path, "to"), "%v", err)
 	} else if v.built != nil {
-		if err := v.built(c.To); err != nil {
+		if err := v.built(c.To); err != nil && v.unbuiltWarns {
+			v.warnf(join(path, "to"), "%v", err)
+		} else if err != nil {
 			v.errorf(join(path, "to"), "%v", err)
 		}
 	}

@@ -25,6 +25,9 @@ type File struct {
 	// Notes say what the file leaves implicit and how it is taken (a
 	// Trainer range its fields imply), with file:line:col like errors.
 	Notes Errors
+	// Warnings are what this machine lacks to run the file (a release
+	// not built, with Options.UnbuiltWarns): lint warns, run refuses.
+	Warnings Errors
 	// FixturesDir is the directory its setup[].path entries were found
 	// in; empty when it names none.
 	FixturesDir string
@@ -39,9 +42,14 @@ type Options struct {
 	// TrainerBuilt, when set, says whether a Trainer release's managers
 	// are built where a run would look for them: nil, or why not (naming
 	// the make target that builds them). An upgrade step to a release it
-	// refuses is a problem at the step's to. Unset: releases are checked
-	// by name only.
+	// refuses is a problem at the step's to (a warning with UnbuiltWarns).
+	// Unset: releases are checked by name only.
 	TrainerBuilt func(version string) error
+	// UnbuiltWarns makes a release TrainerBuilt refuses a warning of the
+	// file (File.Warnings) rather than a problem: what the machine lacks,
+	// not what the file gets wrong. lint sets it, so that it passes on a
+	// clone before 'make assets'; run does not.
+	UnbuiltWarns bool
 }
 
 // LoadPaths loads every *.yaml / *.yml file named or found (recursively,
@@ -71,7 +79,7 @@ func LoadPaths(paths []string, opts Options) ([]*File, error) {
 			errs = append(errs, readError(path, err))
 			continue
 		}
-		f, d, sc := load(path, data, fx, opts.TrainerBuilt)
+		f, d, sc := load(path, data, fx, opts)
 		// Names are compared whenever the file decoded, so that a
 		// duplicate is reported along with the file's other problems.
 		if sc != nil && sc.Metadata.Name != "" {
@@ -109,7 +117,7 @@ func LoadFile(path string, opts Options) (*File, error) {
 // Load decodes data as if read from path (used by the fuzz target and
 // tests). The error, if any, is an *Errors.
 func Load(path string, data []byte, opts Options) (*File, error) {
-	f, d, _ := load(path, data, &fixtures{dir: opts.FixturesDir}, opts.TrainerBuilt)
+	f, d, _ := load(path, data, &fixtures{dir: opts.FixturesDir}, opts)
 	return f, asError(d.errs)
 }
 
@@ -117,7 +125,7 @@ func Load(path string, data []byte, opts Options) (*File, error) {
 // no problem, the decoder with the problems and positions either way, and
 // the decoded scenario whenever the structure was sound enough to decode,
 // for the checks across files.
-func load(path string, data []byte, fx *fixtures, built func(string) error) (_ *File, _ *decoder, decoded *v1alpha1.Scenario) {
+func load(path string, data []byte, fx *fixtures, opts Options) (_ *File, _ *decoder, decoded *v1alpha1.Scenario) {
 	path = cleanPath(path)
 	d := newDecoder(path)
 	defer func() {
@@ -144,13 +152,13 @@ func load(path string, data []byte, fx *fixtures, built func(string) error) (_ *
 		d.errorf(root, "", "internal error: failed to decode the checked document: %v", err)
 		return nil, d, nil
 	}
-	(&validator{d: d, sc: &sc, fixtures: fx, built: built}).validate()
+	(&validator{d: d, sc: &sc, fixtures: fx, built: opts.TrainerBuilt, unbuiltWarns: opts.UnbuiltWarns}).validate()
 	d.addSchemaErrors(schemaErrs)
 	d.placeholders(tree)
 	if len(d.errs) > 0 {
 		return nil, d, &sc
 	}
-	f := &File{Path: path, Scenario: &sc, Notes: d.notes}
+	f := &File{Path: path, Scenario: &sc, Notes: d.notes, Warnings: d.warnings}
 	if fx.resolved && fx.err == nil {
 		f.FixturesDir = fx.dir
 	}

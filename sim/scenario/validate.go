@@ -38,6 +38,8 @@ type validator struct {
 	down map[string]string
 	// built: Options.TrainerBuilt.
 	built func(version string) error
+	// unbuiltWarns: Options.UnbuiltWarns.
+	unbuiltWarns bool
 }
 
 // stepRef is what update.from needs to know of a step or concurrent write.
@@ -55,11 +57,21 @@ func (v *validator) errorf(path, format string, args ...any) {
 // notef records a note at path: something the scenario leaves implicit
 // that lint says, not a problem.
 func (v *validator) notef(path, format string, args ...any) {
+	v.d.notes = append(v.d.notes, v.at(path, format, args...))
+}
+
+// warnf records a warning at path: something this machine lacks to run
+// the file, not a problem of the file.
+func (v *validator) warnf(path, format string, args ...any) {
+	v.d.warnings = append(v.d.warnings, v.at(path, format, args...))
+}
+
+func (v *validator) at(path, format string, args ...any) *Error {
 	n := &Error{File: v.d.file, Field: path, Message: fmt.Sprintf(format, args...)}
 	if node := v.d.node(path); node != nil {
 		n.Line, n.Column = node.Line, node.Column
 	}
-	v.d.notes = append(v.d.notes, n)
+	return n
 }
 
 func (v *validator) validate() {

@@ -30,11 +30,12 @@ missing required fields, the wrong apiVersion or kind, scenario names that are
 not unique, unknown actors, node profiles and fixtures, update.from naming a
 step that is not an earlier one, steps that combine fields they cannot (two
 writes, force without apply, expectError without a write), and invalid patch
-bodies and regular expressions, and an upgrade step to a Trainer release whose
-managers this checkout has not built ('make assets' builds them). A file lint
-accepts, run accepts, and the other way round.
+bodies and regular expressions. A file lint accepts, run accepts, and the other
+way round, on a machine that has built what the file runs.
 
-It also warns, without failing, about the optional editor schema line:
+It warns, without failing, about an upgrade step to a Trainer release whose
+managers this checkout has not built ('make assets' builds them; run refuses
+the file until then), and about the optional editor schema line:
 
   # yaml-language-server: $schema=<relative path to sim/apis/v1alpha1/scenario.schema.json>
 
@@ -80,7 +81,7 @@ func lint(streams Streams, paths []string, fixturesDir string) error {
 	// LoadPaths finds the same files and reports the paths it cannot read;
 	// FindFiles is only needed here for the list, to check schema lines.
 	found, _ := scenario.FindFiles(paths)
-	files, err := scenario.LoadPaths(paths, scenario.Options{FixturesDir: fixturesDir, TrainerBuilt: sim.TrainerBuilt})
+	files, err := scenario.LoadPaths(paths, scenario.Options{FixturesDir: fixturesDir, TrainerBuilt: sim.TrainerBuilt, UnbuiltWarns: true})
 	var problems []*scenario.Error
 	var errs *scenario.Errors
 	switch {
@@ -98,6 +99,9 @@ func lint(streams Streams, paths []string, fixturesDir string) error {
 		if w := scenario.CheckSchemaLine(path, data); w != nil {
 			warnings = append(warnings, w)
 		}
+	}
+	for _, f := range files {
+		warnings = append(warnings, f.Warnings...)
 	}
 	order := map[string]int{}
 	for i, path := range found {
