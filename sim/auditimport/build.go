@@ -392,7 +392,7 @@ func (b *builder) statusWait(name string, fields []string, at int, next *write, 
 	}
 	who, _ := last.ev.user()
 	b.n++
-	exp := v1alpha1.ObjectExpectation{Target: v1alpha1.Target{Kind: trainJobKind, Name: name}}
+	exp := v1alpha1.ObjectExpectation{Target: v1alpha1.Target{Kind: trainJobKind, Name: name}, Reached: true}
 	stepName := fmt.Sprintf("%d: TrainJob %s's %s as %s last left it before the next write%s", b.n, name, strings.Join(fields, " and "), who, why)
 	if len(statuses) == 1 {
 		exp.Match = v1alpha1.Object{"status": status}

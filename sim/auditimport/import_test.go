@@ -1319,3 +1319,41 @@ func TestImportWhatTheLogDoesNotHold(t *testing.T) {
 		t.Errorf("with neither the nodes nor the bindings, placeholders at %v, want one for the nodes the Pods ran on", got)
 	}
 }
+
+// TestImportStatusMovedOn: the README's example recorded while the Trainer
+// lagged (its status write after the resume reported no Job active yet;
+// the one that reported the Job active came after the third manager's
+// write and is not in the log, as in a log cut at the incident). The wait
+// before that write asks for the status the log shows and for the Pods to
+// run, and on replay the Trainer reports the Job active before the Pods
+// run: the status must only have been reached, or the wait demands a
+// moment at which both held, which never comes.
+func TestImportStatusMovedOn(t *testing.T) {
+	res, err := Import([]string{"testdata/examples-status-moved-on.audit.log"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wait *v1alpha1.Step
+	for i, st := range res.Scenario.Spec.Steps {
+		if st.Expect != nil && st.Expect.Pods != nil && i+1 < len(res.Scenario.Spec.Steps) && res.Scenario.Spec.Steps[i+1].ExpectError != nil {
+			wait = &res.Scenario.Spec.Steps[i]
+		}
+	}
+	if wait == nil {
+		t.Fatalf("no wait for the Pods before the refused write in %v", stepNames(res.Scenario.Spec.Steps))
+	}
+	kinds := map[string]bool{}
+	for _, o := range wait.Expect.Objects {
+		kinds[o.Target.Kind] = true
+		if !o.Reached {
+			t.Errorf("step %q: the wait for %s %s's status asks that it still holds when the Pods run; want reached", wait.Name, o.Target.Kind, o.Target.Name)
+		}
+	}
+	if !kinds["TrainJob"] || !kinds["JobSet"] {
+		t.Errorf("step %q waits for %v, want the TrainJob's status and the JobSet's", wait.Name, kinds)
+	}
+	jobs, _ := nested(map[string]any(wait.Expect.Objects[0].Match), "status", "jobsStatus").([]any)
+	if len(jobs) != 1 || nested(jobs[0], "active") != float64(0) {
+		t.Errorf("step %q expects jobs %v, want the 0 active the log's last status before the write has", wait.Name, jobs)
+	}
+}

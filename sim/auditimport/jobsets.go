@@ -102,7 +102,7 @@ func (b *builder) jobSetBefore(w *write) *v1alpha1.ObjectExpectation {
 			statuses = laterStatus(statuses, earlier, s.status)
 		}
 	}
-	exp := &v1alpha1.ObjectExpectation{Target: v1alpha1.Target{APIVersion: jobSetAPIVersion, Kind: "JobSet", Name: w.name}}
+	exp := &v1alpha1.ObjectExpectation{Target: v1alpha1.Target{APIVersion: jobSetAPIVersion, Kind: "JobSet", Name: w.name}, Reached: true}
 	if len(statuses) == 1 {
 		exp.Match = v1alpha1.Object{"status": statuses[0]}
 		return exp

@@ -101,6 +101,27 @@ func Replayed(trips []*Trip, replay results.Run) {
 	}
 }
 
+// ReplayedShaken is a trip for each shaken replay of each import (simctl
+// run --shake of the imports): its original with that run as the replay,
+// so that an import whose replay depends on the recording's timing
+// differs under the delays of some seed. A trip without a shaken replay
+// is one too, without a replay.
+func ReplayedShaken(trips []*Trip, shaken results.Run) []*Trip {
+	var out []*Trip
+	for _, t := range trips {
+		n := len(out)
+		for i := range shaken.Scenarios {
+			if sc := &shaken.Scenarios[i]; t.Err == nil && sc.Shake != nil && sc.Shake.Of == t.Original.Namespace {
+				out = append(out, &Trip{Original: t.Original, File: t.File, Replay: sc})
+			}
+		}
+		if len(out) == n {
+			out = append(out, &Trip{Original: t.Original, File: t.File, Err: t.Err})
+		}
+	}
+	return out
+}
+
 // Agrees reports whether the replay kept the original's verdict and ended
 // with each runtimePatches entry owned by the same field managers.
 func (t *Trip) Agrees() bool {
@@ -128,11 +149,20 @@ func (t *Trip) Difference() string {
 	case t.Replay == nil:
 		return fmt.Sprintf("no replay: %s", name)
 	case t.Replay.Passed != t.Original.Passed:
-		return fmt.Sprintf("differs: %s: the original passed=%t, the replay passed=%t: %s", name, t.Original.Passed, t.Replay.Passed, firstLine(t.Replay.Failure))
+		return fmt.Sprintf("differs: %s: the original passed=%t, the replay passed=%t%s: %s", name, t.Original.Passed, t.Replay.Passed, shakenBy(t.Replay), firstLine(t.Replay.Failure))
 	case !t.Agrees():
-		return fmt.Sprintf("differs: %s: the original ended with the entries owned as [%s], the replay as [%s]", name, ownersOf(&t.Original), ownersOf(t.Replay))
+		return fmt.Sprintf("differs: %s: the original ended with the entries owned as [%s], the replay%s as [%s]", name, ownersOf(&t.Original), shakenBy(t.Replay), ownersOf(t.Replay))
 	}
 	return ""
+}
+
+// shakenBy says which seed's delays a shaken replay ran with and how to
+// run it again; "" for a plain replay.
+func shakenBy(replay *results.Scenario) string {
+	if replay.Shake == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (shaken with seed %d: %s)", replay.Shake.Seed, replay.Shake.Replay)
 }
 
 func firstLine(s string) string {

@@ -54,3 +54,28 @@ func TestNotInTheLog(t *testing.T) {
 		t.Errorf("run with a view: %q", why)
 	}
 }
+
+// TestReplayedShaken: each shaken run of an import is a trip of its own,
+// and one that differs says the seed and the command that runs it again;
+// an import with no shaken run is a trip without a replay.
+func TestReplayedShaken(t *testing.T) {
+	original := results.Scenario{Name: "s", Namespace: "s-1a2b3c", Passed: true}
+	other := results.Scenario{Name: "t", Namespace: "t-4d5e6f", Passed: true}
+	shaken := results.Run{Scenarios: []results.Scenario{
+		{Name: "s-1a2b3c", Passed: true, Shake: &results.Shake{Of: "s-1a2b3c", Seed: 100, Replay: "simctl run --shake-seed 100 s.yaml"}},
+		{Name: "s-1a2b3c", Passed: false, Failure: "step 4: not true within 30s", Shake: &results.Shake{Of: "s-1a2b3c", Seed: 101, Replay: "simctl run --shake-seed 101 s.yaml"}},
+	}}
+	trips := ReplayedShaken([]*Trip{{Original: original}, {Original: other}}, shaken)
+	if len(trips) != 3 {
+		t.Fatalf("%d trips, want 3 (two shaken runs of s, none of t)", len(trips))
+	}
+	if !trips[0].Agrees() {
+		t.Errorf("seed 100's replay passed as the original did: %s", trips[0].Difference())
+	}
+	if d := trips[1].Difference(); trips[1].Agrees() || !strings.Contains(d, "shaken with seed 101: simctl run --shake-seed 101 s.yaml") {
+		t.Errorf("seed 101's replay failed: want a difference naming the seed and its command, got %q", d)
+	}
+	if trips[2].Agrees() || !strings.Contains(trips[2].Difference(), "no replay: t") {
+		t.Errorf("t has no shaken run: want no replay, got %q", trips[2].Difference())
+	}
+}

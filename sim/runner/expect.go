@@ -120,6 +120,7 @@ func (s *scenarioRun) expect(ctx context.Context, e *v1alpha1.Expect) (string, s
 	defer deadline.Stop()
 	poll := time.NewTicker(safetyPollInterval)
 	defer poll.Stop()
+	defer s.trackReached(e)()
 	for {
 		msg, diff := s.checkOnce(ctx, e, s.fresh(ctx))
 		if msg == "" {
@@ -333,6 +334,9 @@ func schedulingNote(p *corev1.Pod) string {
 
 func (s *scenarioRun) checkObject(ctx context.Context, want *v1alpha1.ObjectExpectation, cached bool) (string, string) {
 	t := want.Target
+	if want.Reached && s.hasReached(want) {
+		return "", ""
+	}
 	got, err := s.read(ctx, t, cached)
 	if want.Absent {
 		if apierrors.IsNotFound(err) {
@@ -346,7 +350,11 @@ func (s *scenarioRun) checkObject(ctx context.Context, want *v1alpha1.ObjectExpe
 	if err != nil {
 		return fmt.Sprintf("failed to get %s %s: %v", t.Kind, t.Name, err), ""
 	}
-	return objectMismatch(want, got.Object)
+	msg, diff := objectMismatch(want, got.Object)
+	if msg != "" && want.Reached {
+		msg += ", nor did it in any state since the step began to check it"
+	}
+	return msg, diff
 }
 
 // objectMismatch is how obj fails want's match and matchAny, with the

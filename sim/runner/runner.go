@@ -700,8 +700,11 @@ type scenarioRun struct {
 	// trainJobWritten: a write went to a TrainJob since tookTrainJobWrite
 	// last asked; guarded by mu.
 	trainJobWritten bool
-	breakdown       results.Breakdown
-	mu              sync.Mutex
+	// reaches are the reached object expectations being checked
+	// (trackReached); guarded by mu.
+	reaches   map[*v1alpha1.ObjectExpectation]*reach
+	breakdown results.Breakdown
+	mu        sync.Mutex
 }
 
 // NamespaceName derives a unique, valid namespace from a name: the name

@@ -283,6 +283,8 @@ type watcher struct {
 	delivered map[string]*unstructured.Unstructured
 	// podChanges counts the Pod changes seen (podViews).
 	podChanges uint64
+	// reaches are the reached expectations being checked, by objectKey.
+	reaches map[string][]*reach
 
 	mu       sync.Mutex
 	step     string
@@ -337,6 +339,7 @@ func (w *watcher) accept(kind string, old, obj *unstructured.Unstructured) (*uns
 			}
 		}
 		w.delivered[key] = obj
+		w.reachGiven(key, obj.Object)
 	}
 	if kind == "Pod" {
 		w.podChanges++

@@ -316,6 +316,12 @@ var invalid = map[string][]string{
 		`testdata/invalid-expect.yaml:22:17: spec.steps[2].expect.objects[1].absent: absent cannot be combined with match, matchAny or exact`,
 		`testdata/invalid-expect.yaml:26:19: spec.steps[3].expect.noOverlaps: invalid TrainJob name "LLM job": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
 	},
+	"invalid-reached.yaml": {
+		`testdata/invalid-reached.yaml:16:18: spec.steps[0].expect.objects[1].reached: reached needs every change of the object, which simctl watches only of Event (v1), Job (batch/v1), JobSet (jobset.x-k8s.io/v1alpha2), Pod (v1), PodGroup (scheduling.x-k8s.io/v1alpha1), TrainJob (trainer.kubeflow.org/v1alpha1)`,
+		`testdata/invalid-reached.yaml:18:18: spec.steps[0].expect.objects[2].reached: reached needs a state to have reached: match or matchAny`,
+		`testdata/invalid-reached.yaml:21:18: spec.steps[0].expect.objects[3].reached: reached needs every change of the object, which simctl watches only in the scenario's namespace: leave target.namespace out`,
+		`testdata/invalid-reached.yaml:24:18: spec.steps[0].expect.objects[4].reached: reached needs every change of the object, which simctl watches only of Event (v1), Job (batch/v1), JobSet (jobset.x-k8s.io/v1alpha2), Pod (v1), PodGroup (scheduling.x-k8s.io/v1alpha1), TrainJob (trainer.kubeflow.org/v1alpha1)`,
+	},
 	"invalid-owners.yaml": {
 		"testdata/invalid-owners.yaml:11:9: spec.steps[0].expect.owners[0].target.name: must not be empty",
 		`testdata/invalid-owners.yaml:12:16: spec.steps[0].expect.owners[0].field: invalid path "spec.runtimePatches[manager=kueue.x-k8s.io/manager": missing ]`,

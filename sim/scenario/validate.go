@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -487,6 +488,29 @@ func (v *validator) target(path string, t v1alpha1.Target) {
 	}
 }
 
+// reached checks an object expectation with reached: a state to match,
+// of an object the watches deliver every change of.
+func (v *validator) reached(path string, o v1alpha1.ObjectExpectation) {
+	apiVersion := cmp.Or(o.Target.APIVersion, v1alpha1.DefaultAPIVersions[o.Target.Kind])
+	switch watched, ok := v1alpha1.WatchedKinds[o.Target.Kind]; {
+	case o.Absent || o.Match == nil && len(o.MatchAny) == 0:
+		v.errorf(join(path, "reached"), "reached needs a state to have reached: match or matchAny")
+	case !ok || watched != apiVersion:
+		v.errorf(join(path, "reached"), "reached needs every change of the object, which simctl watches only of %s", watchedKinds())
+	case o.Target.Namespace != "":
+		v.errorf(join(path, "reached"), "reached needs every change of the object, which simctl watches only in the scenario's namespace: leave target.namespace out")
+	}
+}
+
+// watchedKinds lists v1alpha1.WatchedKinds for a message.
+func watchedKinds() string {
+	var kinds []string
+	for _, k := range slices.Sorted(maps.Keys(v1alpha1.WatchedKinds)) {
+		kinds = append(kinds, k+" ("+v1alpha1.WatchedKinds[k]+")")
+	}
+	return strings.Join(kinds, ", ")
+}
+
 // writeTarget checks the target of a patch or a delete: a name, or else a
 // selector with at least one label.
 func (v *validator) writeTarget(path string, t v1alpha1.Target) {
@@ -779,6 +803,9 @@ var expectationChecks = map[string]func(v *validator, path string, e *v1alpha1.E
 				}
 			default:
 				v.exact(join(op, "exact"), o.Exact, "match", o.Match)
+			}
+			if o.Reached {
+				v.reached(op, o)
 			}
 		}
 	},

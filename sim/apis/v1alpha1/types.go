@@ -1126,6 +1126,29 @@ type ObjectExpectation struct {
 	// Absent asserts that the object does not exist.
 	// +optional
 	Absent bool `json:"absent,omitempty"`
+	// Reached: the object need only have matched (match, matchAny) at
+	// some moment since the step began to check it, in any of the states
+	// the watches delivered, not still at the end: a state a controller
+	// passes on its way to the next, in a step that waits for other
+	// things too (its Pods to run) which may come after it has moved on.
+	// For the kinds in WatchedKinds, in the scenario's namespace. simctl
+	// import writes it on the states a log shows the components had
+	// reached before a manager's write.
+	// +optional
+	Reached bool `json:"reached,omitempty"`
+}
+
+// WatchedKinds are the kinds whose every change simctl watches in a
+// scenario's namespace, by apiVersion: those an object expectation may
+// ask to have reached a state (ObjectExpectation.Reached), and whose
+// changes the timeline shows.
+var WatchedKinds = map[string]string{
+	"TrainJob": "trainer.kubeflow.org/v1alpha1",
+	"JobSet":   "jobset.x-k8s.io/v1alpha2",
+	"Job":      "batch/v1",
+	"Pod":      "v1",
+	"Event":    "v1",
+	"PodGroup": "scheduling.x-k8s.io/v1alpha1",
 }
 
 // EventExpectation asserts that an event was recorded in the scenario's
