@@ -12,9 +12,13 @@ BIN_DIR := $(PROJECT_DIR)/bin
 
 CONTROLPLANE_MOD := $(PROJECT_DIR)/hack/controlplane
 KWOK_MOD := $(PROJECT_DIR)/hack/kwok
+KUBEMARK_MOD := $(PROJECT_DIR)/hack/kubemark
 K8S_VERSION := $(shell sed -n 's/^require k8s.io\/kubernetes v//p;s/^\tk8s.io\/kubernetes v\([^ ]*\).*/\1/p' $(CONTROLPLANE_MOD)/go.mod | head -n1)
 ASSETS_DIR := $(BIN_DIR)/k8s/$(K8S_VERSION)
 ASSETS := $(addprefix $(ASSETS_DIR)/,kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
+# The hollow kubelet of node groups with kubelet: hollow (hack/kubemark:
+# kubemark's, at the control plane's Kubernetes release); not make run's.
+HOLLOW_NODE := $(ASSETS_DIR)/hollow-node
 K8S_LDFLAGS := -s -w \
 	-X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(K8S_VERSION))) \
@@ -90,7 +94,7 @@ MAKE_START := $(shell date +%s)
 # The other releases count only for goals that build them (not make run's).
 RELEASES_WANTED := $(TRAINER)$(filter-out run smoke up shake soak run-assets build,$(or $(MAKECMDGOALS),assets))
 ASSET_STEPS = $(ASSETS_DIR)/kube-apiserver $(ASSETS_DIR)/etcd $(ASSETS_DIR)/kwok $(COMPONENT_BINS) \
-	$(if $(RELEASES_WANTED),$(TRAINER_RELEASE_BINS))
+	$(if $(RELEASES_WANTED),$(TRAINER_RELEASE_BINS) $(HOLLOW_NODE))
 ASSETS_TO_BUILD := $(filter-out $(wildcard $(ASSET_STEPS)),$(ASSET_STEPS))
 elapsed = t=$$(( $$(date +%s) - $(MAKE_START) )); printf '[%dm%02ds] %s\n' $$((t / 60)) $$((t % 60)) "$(1)"
 progress = @t=$$(( $$(date +%s) - $(MAKE_START) )); \
@@ -103,7 +107,7 @@ progress = @t=$$(( $$(date +%s) - $(MAKE_START) )); \
 ASSET_GO_BUILD = CGO_ENABLED=0 $(GO) build -trimpath
 
 .PHONY: assets
-assets: run-assets $(TRAINER_RELEASE_BINS) ## Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok into bin/k8s/<version>/, Kueue into bin/kueue/ (what make run needs: first), then the other Trainer releases' managers into bin/trainer/ and bin/jobset/; prints a line per build with the time so far.
+assets: run-assets $(TRAINER_RELEASE_BINS) $(HOLLOW_NODE) ## Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok into bin/k8s/<version>/, Kueue into bin/kueue/ (what make run needs: first), then the other Trainer releases' managers into bin/trainer/ and bin/jobset/ and the hollow kubelet; prints a line per build with the time so far.
 	@$(if $(ASSETS_TO_BUILD),$(call elapsed,assets built ($(words $(ASSETS_TO_BUILD)) builds)))
 
 # run-assets are the binaries the default corpus needs (make run, make shake):
@@ -122,6 +126,11 @@ $(ASSETS_DIR)/etcd: $(CONTROLPLANE_MOD)/go.mod
 	@mkdir -p $(ASSETS_DIR)
 	$(call progress,building etcd from the Go module proxy)
 	cd $(CONTROLPLANE_MOD) && $(ASSET_GO_BUILD) -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
+
+$(HOLLOW_NODE): $(KUBEMARK_MOD)/go.mod $(KUBEMARK_MOD)/main.go
+	@mkdir -p $(ASSETS_DIR)
+	$(call progress,building the hollow kubelet (kubemark's) v$(K8S_VERSION) from the Go module proxy)
+	cd $(KUBEMARK_MOD) && $(ASSET_GO_BUILD) -ldflags '$(K8S_LDFLAGS)' -o $@ .
 
 $(ASSETS_DIR)/kwok: $(KWOK_MOD)/go.mod
 	@mkdir -p $(ASSETS_DIR)
@@ -269,6 +278,16 @@ test-paths: assets $(GINKGO) ## Run the e2e specs of the other paths: other Trai
 	@rm -f reports/roundtrip/differences.txt
 	$(GINKGO) -p --procs=$(E2E_PROCS) --label-filter=$(OTHER_PATHS) --timeout 40m ./sim/e2e \
 		|| { cat reports/roundtrip/differences.txt 2>/dev/null; exit 1; }
+
+# make test-kubelet runs the kubelet differential (label kubelet-differential
+# in sim/e2e): the corpus's scenarios with kubelet behaviour on simctl's
+# simulated kubelet and on hollow kubelets (the kubelet's own code), side by
+# side; a verdict that differs fails it, printed last.
+.PHONY: test-kubelet
+test-kubelet: assets $(GINKGO) ## The kubelet differential: scenarios/kubelet/ and every scenario with a lifecycle rule or kubelet step on the simulated kubelet and on hollow kubelets; fails on a verdict that differs.
+	@rm -f reports/kubelet/differences.txt
+	$(GINKGO) -v --label-filter=kubelet-differential --timeout 20m ./sim/e2e \
+		|| { cat reports/kubelet/differences.txt 2>/dev/null; exit 1; }
 
 .PHONY: test-kind
 test-kind: assets kind-images ## The kind suite: the corpus on kind against envtest (same verdicts), a SIGKILLed kind run cleaned, bad input.

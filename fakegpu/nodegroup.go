@@ -97,7 +97,20 @@ type NodeGroup struct {
 	// NamePrefix names the Nodes <NamePrefix>-<i>, i counting from 0. Empty
 	// means the profile name.
 	NamePrefix string `json:"namePrefix,omitempty"`
+	// Kubelet is what plays the nodes' kubelet: KubeletSimulated (empty
+	// too) or KubeletHollow. Nodes builds the same nodes either way; the
+	// cluster starts them.
+	Kubelet string `json:"kubelet,omitempty"`
 }
+
+// The kubelets a node group's nodes may have (NodeGroup.Kubelet).
+const (
+	// KubeletSimulated: KWOK and simctl's simulated kubelet (sim/kwok).
+	KubeletSimulated = "simulated"
+	// KubeletHollow: a hollow kubelet per node, the kubelet's own code over
+	// a fake container runtime (envtest only).
+	KubeletHollow = "hollow"
+)
 
 // Nodes builds the group's Nodes, named <prefix>-0 .. <prefix>-<Count-1>.
 //

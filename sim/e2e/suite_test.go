@@ -56,8 +56,9 @@ func TestE2E(t *testing.T) {
 	suiteConfig, reporterConfig := GinkgoConfiguration()
 	if suiteConfig.LabelFilter == "" {
 		// go test ./sim/e2e, as make test runs it: the contract's specs.
-		// make test-paths gives -ginkgo.label-filter=other-paths.
-		suiteConfig.LabelFilter = "!" + otherPaths
+		// make test-paths gives -ginkgo.label-filter=other-paths, make
+		// test-kubelet kubelet-differential.
+		suiteConfig.LabelFilter = "!" + otherPaths + " && !" + kubeletDifferential
 	}
 	RunSpecs(t, "trainersim e2e suite", suiteConfig, reporterConfig)
 }

@@ -36,6 +36,11 @@ type Pool struct {
 // server's TaintNodesByCondition admission plugin puts on every new node).
 // It returns the names of the nodes it created, even on error.
 func (p *Pool) Add(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, error) {
+	for _, g := range groups {
+		if g.Kubelet == fakegpu.KubeletHollow {
+			return nil, fmt.Errorf("node group %s: hollow kubelets run on clusters simctl starts with envtest only; this cluster's nodes are KWOK's", g.NamePrefix)
+		}
+	}
 	nodes, err := fakegpu.BuildNodes(groups)
 	if err != nil {
 		return nil, err
@@ -69,7 +74,7 @@ func (p *Pool) Add(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, e
 	if err != nil {
 		return names, err
 	}
-	if err := p.watchSchedulable(ctx, names); err != nil {
+	if err := p.WaitSchedulable(ctx, names); err != nil {
 		return names, fmt.Errorf("nodes did not become ready: %w", err)
 	}
 	return names, nil
@@ -95,12 +100,12 @@ func (p *Pool) Remove(ctx context.Context, names []string) error {
 // createWorkers is how many node creates Add sends at once.
 const createWorkers = 8
 
-// watchSchedulable waits, node after node, until each named node is
-// schedulable (schedulable): it reads the node, and one that is not yet
-// is watched from there until it is, so that the wait ends with the
+// WaitSchedulable waits, node after node, until each named node is
+// schedulable (schedulable): it lists the node, and one that is not yet
+// (or not registered yet) is watched from there until it is, so that the wait ends with the
 // node-lifecycle controller's update rather than at the next poll. A
 // kwok this process runs that exits fails the wait at once.
-func (p *Pool) watchSchedulable(ctx context.Context, names []string) error {
+func (p *Pool) WaitSchedulable(ctx context.Context, names []string) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if p.Kwok != nil {
@@ -113,18 +118,24 @@ func (p *Pool) watchSchedulable(ctx context.Context, names []string) error {
 		}()
 	}
 	for _, name := range names {
-		n := &corev1.Node{}
-		if err := p.Client.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+		// Listed rather than read: a node a kubelet registers itself
+		// (a hollow one) may not be there yet, and the list's
+		// resourceVersion is where its watch starts either way.
+		var list corev1.NodeList
+		if err := p.Client.List(ctx, &list, client.MatchingFields{"metadata.name": name}); err != nil {
 			return errors.Join(err, context.Cause(ctx))
 		}
-		if schedulable(n) == nil {
+		rv, last := list.ResourceVersion, fmt.Errorf("node %s is not registered yet", name)
+		if len(list.Items) == 1 {
+			rv, last = list.Items[0].ResourceVersion, schedulable(&list.Items[0])
+		}
+		if last == nil {
 			continue
 		}
-		watcher, err := p.Client.Watch(ctx, &corev1.NodeList{}, client.MatchingFields{"metadata.name": name}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: n.ResourceVersion}})
+		watcher, err := p.Client.Watch(ctx, &corev1.NodeList{}, client.MatchingFields{"metadata.name": name}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
 		if err != nil {
 			return fmt.Errorf("failed to watch node %s: %w", name, err)
 		}
-		last := schedulable(n)
 		for last != nil {
 			select {
 			case ev, ok := <-watcher.ResultChan():

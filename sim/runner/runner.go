@@ -752,6 +752,7 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 			Labels:     g.Labels,
 			Taints:     taints,
 			NamePrefix: s.groupPrefix(i),
+			Kubelet:    g.Kubelet,
 		}, s.ns))
 	}
 	// The namespace's default ServiceAccount and lifecycle policy and the

@@ -316,6 +316,13 @@ var invalid = map[string][]string{
 		`testdata/invalid-expect.yaml:22:17: spec.steps[2].expect.objects[1].absent: absent cannot be combined with match, matchAny or exact`,
 		`testdata/invalid-expect.yaml:26:19: spec.steps[3].expect.noOverlaps: invalid TrainJob name "LLM job": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
 	},
+	"invalid-hollow.yaml": {
+		`testdata/invalid-hollow.yaml:10:14: spec.nodes[0].kubelet: hollow kubelets are processes simctl starts beside the API server, which only envtest does: declare spec.clusters.only: [envtest] with the reason`,
+		`testdata/invalid-hollow.yaml:13:14: spec.nodes[1].kubelet: unknown kubelet "real": must be simulated or hollow`,
+		`testdata/invalid-hollow.yaml:14:3: spec.lifecycle: spec.nodes[0] is hollow: a hollow kubelet's containers run until deleted and it renews its own node's Lease, so lifecycle rules have no effect on its Pods; leave the group simulated`,
+		`testdata/invalid-hollow.yaml:22:5: spec.steps[0].kubelet: spec.nodes[0] is hollow: a hollow kubelet's containers run until deleted and it renews its own node's Lease, so a kubelet step cannot act on its Pods; leave the group simulated`,
+		`testdata/invalid-hollow.yaml:27:5: spec.steps[1].node: spec.nodes[0] is hollow: a hollow kubelet's containers run until deleted and it renews its own node's Lease, so a node step cannot act on its nodes; leave the group simulated`,
+	},
 	"invalid-reached.yaml": {
 		`testdata/invalid-reached.yaml:16:18: spec.steps[0].expect.objects[1].reached: reached needs every change of the object, which simctl watches only of Event (v1), Job (batch/v1), JobSet (jobset.x-k8s.io/v1alpha2), Pod (v1), PodGroup (scheduling.x-k8s.io/v1alpha1), TrainJob (trainer.kubeflow.org/v1alpha1)`,
 		`testdata/invalid-reached.yaml:18:18: spec.steps[0].expect.objects[2].reached: reached needs a state to have reached: match or matchAny`,

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/fieldpath"
 )
@@ -139,6 +140,29 @@ func (v *validator) nodeGroup(path string, ng v1alpha1.NodeGroup) {
 	for i, t := range ng.Taints {
 		if t.Key == "" {
 			v.errorf(join(index(join(path, "taints"), i), "key"), "must not be empty")
+		}
+	}
+	if ng.Kubelet == fakegpu.KubeletHollow {
+		v.hollow(join(path, "kubelet"))
+	}
+}
+
+// hollow checks a node group of hollow kubelets, at path: simctl starts
+// them with envtest, and their fake runtime runs every container until it
+// is deleted, which no lifecycle rule, kubelet step or node step changes;
+// each of those is a problem where it is written.
+func (v *validator) hollow(path string) {
+	v.needsEnvtest(path, "hollow kubelets are processes simctl starts beside the API server, which only envtest does")
+	why := fmt.Sprintf("%s is hollow: a hollow kubelet's containers run until deleted and it renews its own node's Lease, so", strings.TrimSuffix(path, ".kubelet"))
+	if len(v.sc.Spec.Lifecycle) > 0 {
+		v.errorf("spec.lifecycle", "%s lifecycle rules have no effect on its Pods; leave the group simulated", why)
+	}
+	for i, st := range v.sc.Spec.Steps {
+		switch {
+		case st.Kubelet != nil:
+			v.errorf(join(index("spec.steps", i), "kubelet"), "%s a kubelet step cannot act on its Pods; leave the group simulated", why)
+		case st.Node != nil:
+			v.errorf(join(index("spec.steps", i), "node"), "%s a node step cannot act on its nodes; leave the group simulated", why)
 		}
 	}
 }

@@ -477,6 +477,17 @@ type NodeGroup struct {
 	// Taints are added to the profile's taints.
 	// +optional
 	Taints []Taint `json:"taints,omitempty"`
+	// Kubelet is what plays the nodes' kubelet. simulated (the default):
+	// KWOK and simctl's simulated kubelet, which run Pods through the
+	// scenario's lifecycle rules and kubelet steps. hollow: a hollow
+	// kubelet per node, the kubelet's own code over a fake container
+	// runtime (kubemark's), whose answers (container states, their
+	// messages, events, readiness) are a kubelet's; its containers run
+	// until deleted, so a scenario with hollow nodes has no lifecycle
+	// rules, kubelet steps or node steps. Envtest only (spec.clusters).
+	// +enum=simulated;hollow
+	// +optional
+	Kubelet string `json:"kubelet,omitempty"`
 }
 
 // Taint is a node taint.

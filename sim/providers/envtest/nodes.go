@@ -2,10 +2,12 @@ package envtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -90,15 +92,43 @@ func (e *Environment) startNodes(ctx context.Context, bin string) error {
 	return nil
 }
 
-// AddNodes creates simulated nodes on a started environment and waits until
-// each is Ready and schedulable. It returns their names.
+// AddNodes creates nodes on a started environment and waits until each is
+// Ready and schedulable: simulated ones (KWOK's), and hollow ones for the
+// groups that ask for them (hollow.go). It returns their names, the
+// simulated nodes' first.
 func (e *Environment) AddNodes(ctx context.Context, groups []fakegpu.NodeGroup) ([]string, error) {
-	return e.nodes.Add(ctx, groups)
+	var simulated, hollow []fakegpu.NodeGroup
+	for _, g := range groups {
+		if g.Kubelet == fakegpu.KubeletHollow {
+			hollow = append(hollow, g)
+		} else {
+			simulated = append(simulated, g)
+		}
+	}
+	if len(hollow) == 0 {
+		return e.nodes.Add(ctx, groups)
+	}
+	var kwokNames, hollowNames []string
+	g, gctx := errgroup.WithContext(ctx)
+	if len(simulated) > 0 {
+		g.Go(func() (err error) {
+			kwokNames, err = e.nodes.Add(gctx, simulated)
+			return err
+		})
+	}
+	g.Go(func() (err error) {
+		hollowNames, err = e.addHollowNodes(gctx, hollow)
+		return err
+	})
+	err := g.Wait()
+	return append(kwokNames, hollowNames...), err
 }
 
-// RemoveNodes deletes simulated nodes without waiting.
+// RemoveNodes deletes nodes without waiting for them to go; a hollow
+// node's kubelet is stopped first.
 func (e *Environment) RemoveNodes(ctx context.Context, names []string) error {
-	return e.nodes.Remove(ctx, names)
+	rest, err := e.removeHollowNodes(ctx, names)
+	return errors.Join(err, e.nodes.Remove(ctx, rest))
 }
 
 // managedNodes lists the nodes KWOK manages.

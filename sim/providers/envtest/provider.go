@@ -159,6 +159,9 @@ type Environment struct {
 	scheme            *apiruntime.Scheme
 	client            client.WithWatch
 	processes         []*proc.Process
+	// hollow are the hollow kubelets (hollow.go) by node name; guarded
+	// by mu.
+	hollow map[string]*proc.Process
 	// releaseProcesses are the Trainer's and JobSet's managers of a
 	// release that runs as processes; guarded by mu.
 	releaseProcesses []*proc.Process
