@@ -289,6 +289,16 @@ test-kubelet: assets $(GINKGO) ## The kubelet differential: scenarios/kubelet/ a
 	$(GINKGO) -v --label-filter=kubelet-differential --timeout 20m ./sim/e2e \
 		|| { cat reports/kubelet/differences.txt 2>/dev/null; exit 1; }
 
+# make test-roundtrip-shaken is the corpus's round trip with the imports
+# replayed shaken too (label roundtrip-shaken in sim/e2e); imports that hold
+# only in their recording's timing fail it today (docs/record.md), so CI does
+# not run it yet.
+.PHONY: test-roundtrip-shaken
+test-roundtrip-shaken: assets $(GINKGO) ## The corpus's round trip with every import replayed plain and shaken (a mirrored pair of seeds); differences printed last.
+	@rm -f reports/roundtrip-shaken/differences.txt
+	$(GINKGO) --label-filter=roundtrip-shaken --timeout 40m ./sim/e2e \
+		|| { cat reports/roundtrip-shaken/differences.txt 2>/dev/null; exit 1; }
+
 .PHONY: test-kind
 test-kind: assets kind-images ## The kind suite: the corpus on kind against envtest (same verdicts), a SIGKILLed kind run cleaned, bad input.
 	$(GO) test -tags kind ./sim/kinde2e/ -timeout 60m -ginkgo.v \

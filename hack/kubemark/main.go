@@ -4,7 +4,7 @@
 // plane, the kubelet's own code (pod workers, the volume manager and the
 // ConfigMap, Secret, projected and downward API volume plugins, the
 // environment's resolution, image pull secrets, node status, its Lease)
-// over kubemark's fake container runtime, with three changes that make it
+// over kubemark's fake container runtime, with changes that make it
 // answer as a kubelet does where kubemark does not need to:
 //
 //   - events go to the API server (kubemark records none: its recorder is
@@ -13,7 +13,9 @@
 //     reports every container ready, waiting or not);
 //   - the node's CPU and memory are the profile's (kubemark's fake cAdvisor
 //     reports 1 core and 3.75 GiB); GPUs are extended resources, as a
-//     device plugin registers them.
+//     device plugin registers them;
+//   - no kubelet server (kubemark's listens on 0.0.0.0): nothing asks a
+//     hollow kubelet for logs, exec or metrics.
 //
 // Its containers run until deleted: the fake runtime neither pulls nor
 // ends them (docs/fidelity.md).
@@ -52,7 +54,7 @@ func main() {
 	)
 	flag.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the node's identity (system:node:NAME, group system:nodes)")
 	flag.StringVar(&name, "name", "", "node name")
-	flag.IntVar(&port, "kubelet-port", 0, "port of the kubelet's server, on 127.0.0.1")
+	flag.IntVar(&port, "kubelet-port", 10250, "the port the node reports for its kubelet (its server does not run: nothing here asks it for logs, exec or metrics)")
 	flag.IntVar(&maxPods, "max-pods", 110, "pods the node takes")
 	flag.StringVar(&labels, "node-labels", "", "labels the node registers with: k=v,...")
 	flag.StringVar(&taints, "register-with-taints", "", "taints the node registers with: k=v:Effect,...")
@@ -68,8 +70,8 @@ func main() {
 }
 
 func run(kubeconfig, name string, port, maxPods int, labels, taints, extended, cpu, memory string) error {
-	if kubeconfig == "" || name == "" || port == 0 {
-		return errors.New("--kubeconfig, --name and --kubelet-port are required")
+	if kubeconfig == "" || name == "" {
+		return errors.New("--kubeconfig and --name are required")
 	}
 	nodeLabels, err := pairs(labels)
 	if err != nil {
@@ -113,7 +115,9 @@ func run(kubeconfig, name string, port, maxPods int, labels, taints, extended, c
 		NodeName: name, KubeletPort: port, MaxPods: maxPods,
 		NodeLabels: nodeLabels, RegisterWithTaints: registerTaints,
 	})
-	c.Address = "127.0.0.1" // kubemark's 0.0.0.0: nothing but loopback here
+	// No server: nothing asks a hollow kubelet for logs, exec or metrics,
+	// and a port per node would be one more thing to find free.
+	c.EnableServer = false
 	// The Lease every 10 s and the status every 10 s as a kubelet's
 	// defaults; the heartbeat's client times out as kubemark's does.
 	heartbeatConfig := *config

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -807,7 +808,9 @@ func (b *builder) finalExpectation(writes []*write) *v1alpha1.Step {
 	last := map[string]*write{}
 	for _, w := range writes {
 		if w.kind == trainJobKind && w.ev.ResponseStatus != nil && w.ev.ResponseStatus.Code < 300 && (w.ev.Verb == "delete" || len(w.ev.ResponseObject) > 0) {
-			last[w.name] = w
+			if prev := last[w.name]; prev == nil || !storedBefore(w, prev) {
+				last[w.name] = w
+			}
 		}
 	}
 	var objects []v1alpha1.ObjectExpectation
@@ -853,6 +856,21 @@ func (b *builder) finalExpectation(writes []*write) *v1alpha1.Step {
 		Name:   fmt.Sprintf("%d: the TrainJobs end as the log leaves them, their entries owned as there", b.n),
 		Expect: &v1alpha1.Expect{Objects: objects, Owners: owners},
 	}
+}
+
+// storedBefore reports whether write w's answer holds an earlier state of
+// its object than write o's: a lower resourceVersion. The log is in the
+// order the server completed the writes, which is not always the order it
+// stored them in: a status write of the Trainer's stored before a
+// manager's change of the spec can be answered after it, with the spec as
+// it was (kueue-preemption-clears-entry's clear, recorded in a round
+// trip: the Trainer's status patch answered 2 ms later held Kueue's entry
+// as it was before the clear). False when either resourceVersion is not a
+// number (a delete's answer).
+func storedBefore(w, o *write) bool {
+	a, errA := strconv.ParseUint(w.rv, 10, 64)
+	b, errB := strconv.ParseUint(o.rv, 10, 64)
+	return errA == nil && errB == nil && a < b
 }
 
 // entryOwners expects runtimePatches entry e of target owned by the field

@@ -1357,3 +1357,29 @@ func TestImportStatusMovedOn(t *testing.T) {
 		t.Errorf("step %q expects jobs %v, want the 0 active the log's last status before the write has", wait.Name, jobs)
 	}
 }
+
+// TestFinalStateByResourceVersion: the TrainJob's last state is the answer
+// with the highest resourceVersion, not the one the log has last: a
+// no-op status write of the Trainer's, read before a manager's clear of
+// Kueue's entry and answered after it, holds the entry as it was.
+func TestFinalStateByResourceVersion(t *testing.T) {
+	answer := func(rv, entry string) *write {
+		ev := &event{}
+		data := `{"verb":"patch","responseStatus":{"code":200},"responseObject":{"metadata":{"resourceVersion":"` + rv + `"},"spec":{"runtimePatches":[{"manager":"kueue.x-k8s.io/manager","trainingRuntimeSpec":{"template":{"spec":{"replicatedJobs":` + entry + `}}}}]}}}`
+		if err := json.Unmarshal([]byte(data), ev); err != nil {
+			t.Fatal(err)
+		}
+		return &write{kind: trainJobKind, name: "llm", ev: ev, rv: rv}
+	}
+	cleared := answer("1199", `[]`)
+	stale := answer("1198", `[{"name":"node"}]`)
+	b := &builder{res: &Result{}, trainJobs: []string{"llm"}}
+	step := b.finalExpectation([]*write{cleared, stale})
+	if step == nil {
+		t.Fatal("no final step")
+	}
+	jobs := nested(map[string]any(step.Expect.Objects[0].Match), "spec", "runtimePatches")
+	if got := fmt.Sprint(jobs); !strings.Contains(got, "replicatedJobs:[]") {
+		t.Errorf("final entries %s, want Kueue's cleared (resourceVersion 1199), not the no-op's older answer", got)
+	}
+}

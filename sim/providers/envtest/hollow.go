@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,8 +105,8 @@ func adminLabels(n *corev1.Node) map[string]string {
 }
 
 // hollowArgs are the hollow kubelet's arguments for node n as fakegpu builds
-// it, its kubeconfig and its server's port.
-func hollowArgs(n *corev1.Node, kubeconfig string, port int) []string {
+// it and its kubeconfig.
+func hollowArgs(n *corev1.Node, kubeconfig string) []string {
 	var labels, taints []string
 	for k, v := range n.Labels {
 		if k == fakegpu.KwokNodeLabel || k == corev1.LabelHostname || !kubeletMaySet(k) {
@@ -124,7 +123,6 @@ func hollowArgs(n *corev1.Node, kubeconfig string, port int) []string {
 	return []string{
 		"--name=" + n.Name,
 		"--kubeconfig=" + kubeconfig,
-		"--kubelet-port=" + strconv.Itoa(port),
 		"--max-pods=" + strconv.FormatInt(cmpOr(pods.Value(), 110), 10),
 		"--cpu=" + quantity(c, corev1.ResourceCPU, "1"),
 		"--memory=" + quantity(c, corev1.ResourceMemory, "4026531840"),
@@ -147,16 +145,6 @@ func quantity(c corev1.ResourceList, name corev1.ResourceName, fallback string) 
 	}
 	q := resource.MustParse(fallback)
 	return q.String()
-}
-
-// freePort is a port on 127.0.0.1 nothing listens on now.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // addHollowNodes starts a hollow kubelet for each node of groups and waits
@@ -185,14 +173,10 @@ func (e *Environment) addHollowNodes(ctx context.Context, groups []fakegpu.NodeG
 		if err := e.writeKubeconfig(envtest.User{Name: "system:node:" + n.Name, Groups: []string{"system:nodes"}}, kubeconfig); err != nil {
 			return names, err
 		}
-		port, err := freePort()
-		if err != nil {
-			return names, err
-		}
 		p := &proc.Process{
 			Name:    "hollow-node-" + n.Name,
 			Path:    bins[HollowNodeBinary],
-			Args:    hollowArgs(n, kubeconfig, port),
+			Args:    hollowArgs(n, kubeconfig),
 			LogPath: filepath.Join(e.LogDir(), "hollow-node-"+n.Name+".log"),
 		}
 		if err := p.Start(); err != nil {

@@ -18,8 +18,8 @@ func TestHollowArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := nodes[0]
-	args := strings.Join(hollowArgs(n, "/k", 10250), " ")
-	for _, want := range []string{"--name=" + n.Name, "--kubelet-port=10250", "nvidia.com/gpu=8", "pool=a", "trainersim.dev/profile=nvidia-h100-80gb", "nvidia.com/gpu=present:NoSchedule"} {
+	args := strings.Join(hollowArgs(n, "/k"), " ")
+	for _, want := range []string{"--name=" + n.Name, "nvidia.com/gpu=8", "pool=a", "trainersim.dev/profile=nvidia-h100-80gb", "nvidia.com/gpu=present:NoSchedule"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("args %s lack %s", args, want)
 		}
