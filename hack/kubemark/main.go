@@ -15,7 +15,9 @@
 //     reports 1 core and 3.75 GiB); GPUs are extended resources, as a
 //     device plugin registers them;
 //   - no kubelet server (kubemark's listens on 0.0.0.0): nothing asks a
-//     hollow kubelet for logs, exec or metrics.
+//     hollow kubelet for logs, exec or metrics;
+//   - the cluster DNS address of a kubeadm cluster (kubemark has none, and
+//     its kubelet warns MissingClusterDNS on every Pod).
 //
 // Its containers run until deleted: the fake runtime neither pulls nor
 // ends them (docs/fidelity.md).
@@ -118,6 +120,11 @@ func run(kubeconfig, name string, port, maxPods int, labels, taints, extended, c
 	// No server: nothing asks a hollow kubelet for logs, exec or metrics,
 	// and a port per node would be one more thing to find free.
 	c.EnableServer = false
+	// A kind cluster's kubelet has the cluster DNS Service's address
+	// (kubeadm's default); without one the kubelet warns MissingClusterDNS
+	// on every Pod of dnsPolicy ClusterFirst, which no cluster shows.
+	c.ClusterDNS = []string{"10.96.0.10"}
+	c.ClusterDomain = "cluster.local"
 	// The Lease every 10 s and the status every 10 s as a kubelet's
 	// defaults; the heartbeat's client times out as kubemark's does.
 	heartbeatConfig := *config
