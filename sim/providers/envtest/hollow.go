@@ -1,6 +1,7 @@
 package envtest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	kubeletapis "k8s.io/kubelet/pkg/apis"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -65,34 +67,23 @@ func hollowExtended(capacity corev1.ResourceList) []string {
 	return out
 }
 
-// kubeletLabels are the labels of the Kubernetes namespaces a kubelet may
-// set on its own node (k8s.io/kubelet/pkg/apis KubeletLabels; the
-// NodeRestriction admission plugin refuses the others).
-var kubeletLabels = []string{
-	corev1.LabelHostname, corev1.LabelTopologyZone, corev1.LabelTopologyRegion,
-	corev1.LabelFailureDomainBetaZone, corev1.LabelFailureDomainBetaRegion,
-	corev1.LabelInstanceType, corev1.LabelInstanceTypeStable,
-	corev1.LabelOSStable, corev1.LabelArchStable, "beta.kubernetes.io/os", "beta.kubernetes.io/arch",
-}
-
 // kubeletMaySet reports whether a kubelet may register its node with the
-// label key (k8s.io/kubelet/pkg/apis IsKubeletLabel): any label outside
-// the kubernetes.io and k8s.io namespaces, kubeletLabels, and those under
-// kubelet.kubernetes.io and node.kubernetes.io.
+// label key, as NodeRestriction decides it: any label outside the
+// kubernetes.io and k8s.io namespaces (the plugin's isKubernetesLabel, in
+// the API server's code, not a library), and in them those the kubelet's
+// own IsKubeletLabel allows.
 func kubeletMaySet(key string) bool {
 	ns, _, ok := strings.Cut(key, "/")
 	if !ok {
 		return true
 	}
 	under := func(domain string) bool { return ns == domain || strings.HasSuffix(ns, "."+domain) }
-	if !under("kubernetes.io") && !under("k8s.io") {
-		return true
-	}
-	return slices.Contains(kubeletLabels, key) || under("kubelet.kubernetes.io") || under("node.kubernetes.io")
+	return !under("kubernetes.io") && !under("k8s.io") || kubeletapis.IsKubeletLabel(key)
 }
 
 // adminLabels are the labels of node n as fakegpu builds it that its
-// kubelet may not set (kubeletMaySet): simctl sets them once it has
+// kubelet may not set (the kubelet's own IsKubeletLabel, which the
+// NodeRestriction admission plugin enforces): simctl sets them once it has
 // registered, as a cluster's admin or its node provisioning does.
 func adminLabels(n *corev1.Node) map[string]string {
 	out := map[string]string{}
@@ -123,20 +114,13 @@ func hollowArgs(n *corev1.Node, kubeconfig string) []string {
 	return []string{
 		"--name=" + n.Name,
 		"--kubeconfig=" + kubeconfig,
-		"--max-pods=" + strconv.FormatInt(cmpOr(pods.Value(), 110), 10),
+		"--max-pods=" + strconv.FormatInt(cmp.Or(pods.Value(), 110), 10),
 		"--cpu=" + quantity(c, corev1.ResourceCPU, "1"),
 		"--memory=" + quantity(c, corev1.ResourceMemory, "4026531840"),
 		"--node-labels=" + strings.Join(labels, ","),
 		"--register-with-taints=" + strings.Join(taints, ","),
 		"--extended-resources=" + strings.Join(hollowExtended(c), ","),
 	}
-}
-
-func cmpOr(v, fallback int64) int64 {
-	if v == 0 {
-		return fallback
-	}
-	return v
 }
 
 func quantity(c corev1.ResourceList, name corev1.ResourceName, fallback string) string {

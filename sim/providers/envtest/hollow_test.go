@@ -30,26 +30,20 @@ func TestHollowArgs(t *testing.T) {
 		}
 	}
 	admin := adminLabels(n)
-	if admin[fakegpu.ManagedByLabel] != fakegpu.ManagedByValue || !slicesHas(admin, "node-role.kubernetes.io/gpu") {
+	if _, role := admin["node-role.kubernetes.io/gpu"]; admin[fakegpu.ManagedByLabel] != fakegpu.ManagedByValue || !role {
 		t.Errorf("simctl's labels %v lack %s and the node role", admin, fakegpu.ManagedByLabel)
 	}
 }
 
-func slicesHas(m map[string]string, k string) bool {
-	_, ok := m[k]
-	return ok
-}
-
-// TestKubeletMaySet follows k8s.io/kubelet/pkg/apis IsKubeletLabel.
+// TestKubeletMaySet: labels outside the Kubernetes namespaces, and in them
+// those the kubelet's IsKubeletLabel allows; not the others.
 func TestKubeletMaySet(t *testing.T) {
-	may := []string{"pool", "nvidia.com/gpu.product", "kubernetes.io/os", "node.kubernetes.io/instance-type", "foo.node.kubernetes.io/x", "kubelet.kubernetes.io/y", "topology.kubernetes.io/zone"}
-	mayNot := []string{"app.kubernetes.io/managed-by", "node-role.kubernetes.io/gpu", "k8s.io/x", "example.k8s.io/y"}
-	for _, k := range may {
+	for _, k := range []string{"pool", "nvidia.com/gpu.product", "kubernetes.io/os", "node.kubernetes.io/instance-type", "foo.node.kubernetes.io/x", "kubelet.kubernetes.io/y", "topology.kubernetes.io/zone"} {
 		if !kubeletMaySet(k) {
 			t.Errorf("a kubelet may set %s", k)
 		}
 	}
-	for _, k := range mayNot {
+	for _, k := range []string{"app.kubernetes.io/managed-by", "node-role.kubernetes.io/gpu", "k8s.io/x", "example.k8s.io/y"} {
 		if kubeletMaySet(k) {
 			t.Errorf("NodeRestriction refuses a kubelet %s", k)
 		}
