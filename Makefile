@@ -272,9 +272,9 @@ test: assets $(CHECKOUTS) $(GINKGO) ## Run the unit tests, the corpus as e2e-fra
 
 # make test-paths runs the e2e specs of the paths make test leaves out (label
 # other-paths in sim/e2e): other Trainer releases, local checkouts, the corpus's
-# round trip, an import minimised.
+# round trip (its imports replayed plain and shaken), an import minimised.
 .PHONY: test-paths
-test-paths: assets $(GINKGO) ## Run the e2e specs of the other paths: other Trainer releases, TRAINER_DIR/KUEUE_DIR checkouts, the corpus's round trip (record, import, replay), minimize.
+test-paths: assets $(GINKGO) ## Run the e2e specs of the other paths: other Trainer releases, TRAINER_DIR/KUEUE_DIR checkouts, the corpus's round trip (record, import, replay plain and shaken), minimize.
 	@rm -f reports/roundtrip/differences.txt
 	$(GINKGO) -p --procs=$(E2E_PROCS) --label-filter=$(OTHER_PATHS) --timeout 40m ./sim/e2e \
 		|| { cat reports/roundtrip/differences.txt 2>/dev/null; exit 1; }
@@ -288,16 +288,6 @@ test-kubelet: assets $(GINKGO) ## The kubelet differential: scenarios/kubelet/ a
 	@rm -f reports/kubelet/differences.txt
 	$(GINKGO) -v --label-filter=kubelet-differential --timeout 20m ./sim/e2e \
 		|| { cat reports/kubelet/differences.txt 2>/dev/null; exit 1; }
-
-# make test-roundtrip-shaken is the corpus's round trip with the imports
-# replayed shaken too (label roundtrip-shaken in sim/e2e); imports that hold
-# only in their recording's timing fail it today (docs/record.md), so CI does
-# not run it yet.
-.PHONY: test-roundtrip-shaken
-test-roundtrip-shaken: assets $(GINKGO) ## The corpus's round trip with every import replayed plain and shaken (a mirrored pair of seeds); differences printed last.
-	@rm -f reports/roundtrip-shaken/differences.txt
-	$(GINKGO) --label-filter=roundtrip-shaken --timeout 40m ./sim/e2e \
-		|| { cat reports/roundtrip-shaken/differences.txt 2>/dev/null; exit 1; }
 
 .PHONY: test-kind
 test-kind: assets kind-images ## The kind suite: the corpus on kind against envtest (same verdicts), a SIGKILLed kind run cleaned, bad input.

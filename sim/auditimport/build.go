@@ -1,13 +1,14 @@
 package auditimport
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -39,6 +40,8 @@ type builder struct {
 	jobSets []jobSetStatus
 	// created are the namespace's JobSets and Jobs as they were made.
 	created []created
+	// stepWrites are the managers' writes by the name of their step.
+	stepWrites map[string][]*write
 }
 
 // build turns the writes, in the order the server completed them, into the
@@ -135,7 +138,7 @@ func (b *builder) build(writes []*write) error {
 			admissions = admissions[1:]
 		}
 		wait := b.componentsBefore(g[0], writes)
-		if js := b.jobSetBefore(g[0]); js != nil {
+		if js := b.jobSetBefore(g[0], writes); js != nil {
 			if wait == nil {
 				b.n++
 				wait = &v1alpha1.Step{Name: fmt.Sprintf("%d: JobSet %s's status is as its controller left it before the next write", b.n, g[0].name), Expect: &v1alpha1.Expect{}}
@@ -291,8 +294,8 @@ var podsRun = regexp.MustCompile(`; its \d+ Pod\(s\) run$`)
 
 // componentsBefore keeps the Trainer's part of the order: a step that
 // waits until the TrainJob's status is as the Trainer's last write of it
-// before w left it, in what w depends on; nil when w depends on none of
-// it, or the log has none.
+// before w left it, in what w and the writes after it depend on; nil when
+// the log has none.
 //
 //   - Before a write that carries a resourceVersion (an update from a
 //     read, a patch with a version), when the last write to the TrainJob
@@ -303,13 +306,25 @@ var podsRun = regexp.MustCompile(`; its \d+ Pod\(s\) run$`)
 //     refuses the change while its cache of the JobSet counts a Job
 //     active, and the jobs' counts the Trainer last reported are what its
 //     cache had (the JobSet's own status, jobSetBefore, may be ahead of
-//     it). Not when the write carries a resourceVersion of a manager's
-//     write that came after the Trainer's: no write of the Trainer came
-//     between them, and waiting for a later one would bring it between.
+//     it).
+//   - Before any other write but a delete, the jobs' counts too: they
+//     come down a chain (the Job controller, the JobSet controller, the
+//     Trainer) that lags on replay as it did on the cluster, by seconds
+//     when shaken. A write sent before the Trainer reported what the log
+//     shows it had reported puts the report after the write, where the
+//     log has none: Kueue's preemption sent before the Trainer reported
+//     the Pods of a resumed job active, and the wait before the next
+//     write for "none active" held on the report from before they ran;
+//     the Trainer's "active", then "none", came between that write and
+//     Kueue's update from its answer, refused 409
+//     (kueue-readmission-new-flavor's import, shaken).
 //
-// Before other writes the TrainJob's status decides nothing, and its
-// conditions depend on what the Trainer saw (Resumed only if it saw the
-// TrainJob suspended), which on replay may never come.
+// Not when the write carries a resourceVersion of a manager's write that
+// came after the Trainer's: no write of the Trainer came between them,
+// and waiting for a later one would bring it between. The conditions
+// only before a write that carries one: they depend on what the Trainer
+// saw (Resumed only if it saw the TrainJob suspended), which on replay
+// may never come.
 //
 // A controller may skip on replay a status it wrote on the cluster (it
 // reconciles to the latest state, and two changes seen together are one
@@ -318,7 +333,7 @@ var podsRun = regexp.MustCompile(`; its \d+ Pod\(s\) run$`)
 // it (matchAny, laterStatus): those that followed a later manager's write
 // cannot be reached before it on replay.
 func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
-	if w.kind != trainJobKind || w.ev.Verb == "create" {
+	if w.kind != trainJobKind || w.ev.Verb == "create" || w.ev.Verb == "delete" {
 		return nil
 	}
 	var fields []string
@@ -326,15 +341,10 @@ func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
 	if read {
 		fields = append(fields, "conditions")
 	}
-	if bytes.Contains(w.ev.RequestObject, []byte("runtimePatches")) {
-		fields = append(fields, "jobsStatus")
-	}
-	if len(fields) == 0 {
-		return nil
-	}
+	fields = append(fields, "jobsStatus")
 	at, lastAny := -1, -1
 	for i, o := range writes {
-		if o.kind == trainJobKind && o.name == w.name && o.rv != "" && !o.ev.Completed.After(w.ev.Received) && o != w {
+		if o.kind == trainJobKind && o.name == w.name && o.rv != "" && before(o, w) && o != w {
 			lastAny = i
 			if o.component || o.status {
 				at = i
@@ -367,6 +377,7 @@ func (b *builder) componentsBefore(w *write, writes []*write) *v1alpha1.Step {
 // status is accepted even when the TrainJob had it before writes[at].
 func (b *builder) statusWait(name string, fields []string, at int, next *write, writes []*write, why string) *v1alpha1.Step {
 	last := writes[at]
+	fields = telling(name, fields, at, writes)
 	status, ok := statusOf(last, fields)
 	if !ok {
 		return nil
@@ -378,13 +389,14 @@ func (b *builder) statusWait(name string, fields []string, at int, next *write, 
 		}
 	}
 	statuses := []map[string]any{status}
+	reactions := reactionsFrom(name, next, writes)
 	for _, o := range writes[at+1:] {
 		if o.kind != trainJobKind || o.name != name || !(o.component || o.status) {
 			continue
 		}
 		s, ok := statusOf(o, fields)
 		switch {
-		case !ok:
+		case !ok, !reactions.IsZero() && o.ev.Received.After(reactions):
 		case !o.ev.Received.After(next.ev.Received):
 			statuses = laterStatus(statuses, nil, s) // raced next
 		default:
@@ -393,7 +405,8 @@ func (b *builder) statusWait(name string, fields []string, at int, next *write, 
 	}
 	who, _ := last.ev.user()
 	b.n++
-	exp := v1alpha1.ObjectExpectation{Target: v1alpha1.Target{Kind: trainJobKind, Name: name}, Reached: true}
+	exp := v1alpha1.ObjectExpectation{Target: v1alpha1.Target{Kind: trainJobKind, Name: name}, Reached: true,
+		ReachedSince: b.sinceStep(name, func(o *write) bool { return before(o, last) })}
 	stepName := fmt.Sprintf("%d: TrainJob %s's %s as %s last left it before the next write%s", b.n, name, strings.Join(fields, " and "), who, why)
 	if len(statuses) == 1 {
 		exp.Match = v1alpha1.Object{"status": status}
@@ -404,6 +417,102 @@ func (b *builder) statusWait(name string, fields []string, at int, next *write, 
 		}
 	}
 	return &v1alpha1.Step{Name: stepName, Expect: &v1alpha1.Expect{Objects: []v1alpha1.ObjectExpectation{exp}}}
+}
+
+// sinceStep is the step of the last manager's write to TrainJob name that
+// came before a component's status (stored before it, as came says):
+// the status the wait is for followed it on the cluster, and on replay
+// may come before the wait's step begins (a Trainer on time where the
+// recording's lagged: it reported a resumed job's Pods active before the
+// SDK's next write where the recording reported them only after Kueue
+// preempted it, and a wait from its own step for "resumed, none active"
+// held 30 s; kueue-readmission-new-flavor's import, shaken), so the
+// wait's states count from that step's start (reachedSince). A write of
+// a concurrently group is not a step of spec.steps: the step before the
+// group stands for it. "" when there is none.
+func (b *builder) sinceStep(name string, came func(o *write) bool) string {
+	var since string
+	for _, st := range b.res.Scenario.Spec.Steps {
+		for _, w := range b.stepWrites[st.Name] {
+			if w.kind == trainJobKind && w.name == name && came(w) {
+				since = st.Name
+			}
+		}
+	}
+	return since
+}
+
+// before reports whether write o came before the manager's write next as
+// the waits before next keep it: stored before it (a lower
+// resourceVersion), or, when either has none (a refusal), answered before
+// next was received. A component's write answered after next was received
+// but stored before it was there when next was stored: the Trainer's
+// report of real-kueue-readmission-to-another-flavor's low job active,
+// which the scenario waits for before it creates the high job, was
+// answered 48 ms after the create was received, in a round trip of the
+// corpus; the import waited for the report before it, and a shaken replay
+// created the high job before the Trainer reported the low one active:
+// Kueue cleared its entry before the Trainer suspended the JobSet, the
+// order the scenario says keeps the low job's GPUs.
+func before(o, next *write) bool {
+	a, errA := strconv.ParseUint(o.rv, 10, 64)
+	b, errB := strconv.ParseUint(next.rv, 10, 64)
+	if errA == nil && errB == nil {
+		return a < b
+	}
+	return !o.ev.Completed.After(next.ev.Received)
+}
+
+// reactionsFrom is when the API server answered the first manager's write
+// to TrainJob name after next (zero: none): the components' statuses of it
+// received after that may be their reactions to the write, which on replay
+// cannot come before next, but can look like a state from before it that
+// the replay passed through and the recording did not. A wait before the
+// clear of Kueue's entry accepted the Trainer's "resumed, 1 active" that
+// the recording had after Kueue's readmission (and before the clear, only
+// "resumed, 0 active"); a replay whose Trainer had reported "resumed, 1
+// active" before the preemption passed that wait before the Trainer saw
+// the preemption (kueue-readmission-new-flavor's import, in the shaken
+// round trip). Statuses up to it are the components' own progress (Pods
+// that start, Jobs that end), which a replay can be further on with.
+func reactionsFrom(name string, next *write, writes []*write) time.Time {
+	for _, o := range writes {
+		if o != next && o.kind == trainJobKind && o.name == name && !o.component && !o.status && o.ev.Received.After(next.ev.Received) {
+			return o.ev.Completed
+		}
+	}
+	return time.Time{}
+}
+
+// telling returns fields, with the conditions added when the status
+// writes[at] left has in fields a value that a write of the component
+// before it had too: a wait on fields alone would hold on that earlier
+// state. After a resume and Kueue's preemption the jobs' counts are back
+// at one suspended, none active, as before the resume; a Trainer that had
+// yet to report the resumed job active (shaken, it lags by seconds) still
+// showed them when the import's wait for the preemption's report began,
+// and the write after went before the Trainer's reports of the
+// preemption, which came between it and the write sent from its answer,
+// refused 409 (kueue-readmission-new-flavor's import, in the shaken round
+// trip). The Suspended condition, which the Trainer sets from the spec
+// alone once it sees the preemption, tells the two apart.
+func telling(name string, fields []string, at int, writes []*write) []string {
+	if slices.Contains(fields, "conditions") {
+		return fields
+	}
+	status, ok := statusOf(writes[at], fields)
+	if !ok {
+		return fields
+	}
+	for _, o := range writes[:at] {
+		if o.kind != trainJobKind || o.name != name || !(o.component || o.status) {
+			continue
+		}
+		if s, ok := statusOf(o, fields); ok && reflect.DeepEqual(s, status) {
+			return append([]string{"conditions"}, fields...)
+		}
+	}
+	return fields
 }
 
 // admittedBefore keeps the order the log shows between Kueue's admission
@@ -418,7 +527,7 @@ func (b *builder) statusWait(name string, fields []string, at int, next *write, 
 func (b *builder) admittedBefore(name string, w *write, writes []*write) *v1alpha1.Step {
 	at := -1
 	for i, o := range writes {
-		if o.kind == trainJobKind && o.name == name && o.rv != "" && (o.component || o.status) && !o.ev.Completed.After(w.ev.Received) {
+		if o.kind == trainJobKind && o.name == name && o.rv != "" && (o.component || o.status) && before(o, w) {
 			if _, ok := statusOf(o, []string{"jobsStatus"}); ok {
 				at = i
 			}
@@ -612,6 +721,10 @@ func (b *builder) step(w *write, before []*write) (v1alpha1.Step, []v1alpha1.Ste
 		st.Name += fmt.Sprintf(", refused %d %s", s.Code, s.Reason)
 	}
 	w.step = st.Name
+	if b.stepWrites == nil {
+		b.stepWrites = map[string][]*write{}
+	}
+	b.stepWrites[st.Name] = append(b.stepWrites[st.Name], w)
 	b.res.Writes++
 	return st, reads, nil
 }

@@ -72,7 +72,7 @@ func jobSetStatusWrite(ev *event, namespace string) (jobSetStatus, bool) {
 // the JobSet is theirs, and before any other write the JobSet may be
 // further on replay than any status the log shows (its Jobs counted
 // active where on the cluster the manager's write came first).
-func (b *builder) jobSetBefore(w *write) *v1alpha1.ObjectExpectation {
+func (b *builder) jobSetBefore(w *write, writes []*write) *v1alpha1.ObjectExpectation {
 	if w.kind != trainJobKind || w.ev.Verb == "create" || !bytes.Contains(w.ev.RequestObject, []byte("runtimePatches")) {
 		return nil
 	}
@@ -92,9 +92,10 @@ func (b *builder) jobSetBefore(w *write) *v1alpha1.ObjectExpectation {
 		}
 	}
 	statuses := []map[string]any{b.jobSets[last].status}
+	reactions := reactionsFrom(w.name, w, writes)
 	for _, s := range b.jobSets[last+1:] {
 		switch {
-		case s.name != w.name:
+		case s.name != w.name, !reactions.IsZero() && s.received.After(reactions):
 		case !s.received.After(w.ev.Received):
 			// Raced w: accepted even as a status of before (statusWait).
 			statuses = laterStatus(statuses, nil, s.status)
@@ -102,7 +103,9 @@ func (b *builder) jobSetBefore(w *write) *v1alpha1.ObjectExpectation {
 			statuses = laterStatus(statuses, earlier, s.status)
 		}
 	}
-	exp := &v1alpha1.ObjectExpectation{Target: v1alpha1.Target{APIVersion: jobSetAPIVersion, Kind: "JobSet", Name: w.name}, Reached: true}
+	at := b.jobSets[last].at
+	exp := &v1alpha1.ObjectExpectation{Target: v1alpha1.Target{APIVersion: jobSetAPIVersion, Kind: "JobSet", Name: w.name}, Reached: true,
+		ReachedSince: b.sinceStep(w.name, func(o *write) bool { return !o.ev.Completed.After(at) })}
 	if len(statuses) == 1 {
 		exp.Match = v1alpha1.Object{"status": statuses[0]}
 		return exp

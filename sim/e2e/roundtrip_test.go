@@ -19,42 +19,26 @@ import (
 // when an import does not replay to its run's verdict, differences.txt,
 // which make test-paths prints last when it fails: a replay that fails once
 // is a harness bug to find, and its evidence must outlive the test. The log
-// (the largest part) is removed when every trip agrees. The shaken round
-// trip keeps its own in shakenRoundTripDir.
-const (
-	roundTripDir       = "../../reports/roundtrip"
-	shakenRoundTripDir = "../../reports/roundtrip-shaken"
-)
-
-// shakenRoundTrip labels the shaken round trip, make test-roundtrip-shaken's:
-// the imports that hold only in their recording's timing fail it today
-// (docs/record.md), so it gates nothing yet.
-const shakenRoundTrip = "roundtrip-shaken"
+// (the largest part) is removed when every trip agrees.
+const roundTripDir = "../../reports/roundtrip"
 
 // The corpus's round trip (docs/record.md): every scenario run of the
 // corpus, recorded with simctl run --audit-log, imported from the log
 // (as simctl import --namespace does) and replayed beside the rest of the
-// corpus (under load), keeps its verdict and ends with each entry owned as
-// the run's did (Trip.Agrees).
+// corpus (under load), plain and shaken (a mirrored pair of seeds, fixed
+// so that a red run replays: an import that holds only in the recording's
+// timing differs under some seed's delays), keeps its verdict and ends
+// with each entry owned as the run's did (Trip.Agrees).
 var _ = Describe("the corpus's round trip (simctl run --audit-log, import, replay)", Label(otherPaths), func() {
-	It("replays the import of every scenario run of the corpus to the run's verdict", func() {
-		roundTrip(roundTripDir, false)
-	})
-})
-
-// The same, and the imports replayed shaken as well (a mirrored pair of
-// seeds, fixed so that a red run replays): an import that holds only in the
-// recording's timing differs under some seed's delays.
-var _ = Describe("the corpus's round trip, shaken", Label(shakenRoundTrip), func() {
 	It("replays the import of every scenario run of the corpus to the run's verdict, plain and shaken", func() {
-		roundTrip(shakenRoundTripDir, true)
+		roundTrip(roundTripDir)
 	})
 })
 
 // roundTrip records the corpus, imports each run into dir and replays the
-// imports, and shaken too when shaken; it fails on a trip that does not
-// agree, with dir/differences.txt.
-func roundTrip(dir string, shaken bool) {
+// imports, plain and shaken; it fails on a trip that does not agree, with
+// dir/differences.txt.
+func roundTrip(dir string) {
 	simctl := buildSimctl()
 	Expect(os.RemoveAll(dir)).To(Succeed())
 	log, original, imported, replay := filepath.Join(dir, "log"), filepath.Join(dir, "original"), filepath.Join(dir, "imported"), filepath.Join(dir, "replay")
@@ -73,13 +57,10 @@ func roundTrip(dir string, shaken bool) {
 	session = startSimctl(simctl, "run", "--report-dir", replay, imported)
 	Eventually(session).WithTimeout(6*time.Minute).Should(Or(gexec.Exit(0), gexec.Exit(1)), "a replay that fails is a result")
 	auditimport.Replayed(trips, readReport(replay))
-	all := trips
-	if shaken {
-		shakenReplay := filepath.Join(dir, "replay-shaken")
-		session = startSimctl(simctl, "run", "--shake", "2", "--shake-seed", "100", "--report-dir", shakenReplay, imported)
-		Eventually(session).WithTimeout(12*time.Minute).Should(Or(gexec.Exit(0), gexec.Exit(1)), "a replay that fails is a result")
-		all = append(all, auditimport.ReplayedShaken(trips, readReport(shakenReplay))...)
-	}
+	shakenReplay := filepath.Join(dir, "replay-shaken")
+	session = startSimctl(simctl, "run", "--shake", "2", "--shake-seed", "100", "--report-dir", shakenReplay, imported)
+	Eventually(session).WithTimeout(12*time.Minute).Should(Or(gexec.Exit(0), gexec.Exit(1)), "a replay that fails is a result")
+	all := append(trips, auditimport.ReplayedShaken(trips, readReport(shakenReplay))...)
 
 	var differences []string
 	for _, t := range all {

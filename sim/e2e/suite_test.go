@@ -57,9 +57,8 @@ func TestE2E(t *testing.T) {
 	if suiteConfig.LabelFilter == "" {
 		// go test ./sim/e2e, as make test runs it: the contract's specs.
 		// make test-paths gives -ginkgo.label-filter=other-paths, make
-		// test-kubelet kubelet-differential, make test-roundtrip-shaken
-		// roundtrip-shaken.
-		suiteConfig.LabelFilter = "!" + otherPaths + " && !" + kubeletDifferential + " && !" + shakenRoundTrip
+		// test-kubelet kubelet-differential.
+		suiteConfig.LabelFilter = "!" + otherPaths + " && !" + kubeletDifferential
 	}
 	RunSpecs(t, "trainersim e2e suite", suiteConfig, reporterConfig)
 }

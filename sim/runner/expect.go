@@ -120,7 +120,7 @@ func (s *scenarioRun) expect(ctx context.Context, e *v1alpha1.Expect) (string, s
 	defer deadline.Stop()
 	poll := time.NewTicker(safetyPollInterval)
 	defer poll.Stop()
-	defer s.trackReached(e)()
+	defer s.trackReached(ctx, e, s.get)()
 	for {
 		msg, diff := s.checkOnce(ctx, e, s.fresh(ctx))
 		if msg == "" {

@@ -517,9 +517,11 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 			// must not keep requests waiting).
 			run.openGates(sc.Spec.Steps[i].Name)
 			run.openViews(sc.Spec.Steps[i].Name)
+			run.endReaches(&sc.Spec.Steps[i])
 			continue
 		}
 		run.watch.setStep(sc.Spec.Steps[i].Name)
+		run.reachFrom(ctx, sc.Spec.Steps[i].Name)
 		if err := run.startViews(ctx, sc.Spec.Steps[i].Name); err != nil {
 			res.Passed = false
 			res.Failure = fmt.Sprintf("step %q: %v", sc.Spec.Steps[i].Name, err)
@@ -701,8 +703,10 @@ type scenarioRun struct {
 	// last asked; guarded by mu.
 	trainJobWritten bool
 	// reaches are the reached object expectations being checked
-	// (trackReached); guarded by mu.
+	// (trackReached), or to be once their step comes (reachFrom), and
+	// reachEnds what ends each; guarded by mu.
 	reaches   map[*v1alpha1.ObjectExpectation]*reach
+	reachEnds map[*v1alpha1.ObjectExpectation]func()
 	breakdown results.Breakdown
 	mu        sync.Mutex
 }

@@ -202,6 +202,12 @@ var invalid = map[string][]string{
 		`testdata/invalid-gates.yaml:61:25: spec.steps[3].concurrently.writes[0].release.gate: gate "opened" is open since step "first" (spec.steps[0]), its until: this release holds nothing`,
 		`testdata/invalid-gates.yaml:64:25: spec.steps[3].concurrently.writes[1].release.gate: gate "ghost" holds a user's or an actor's requests: a release in a concurrently group waits for the API server's answer to what it lets through, which the audit log records for components only; give the gate a component`,
 	},
+	"invalid-reached-since.yaml": {
+		`testdata/invalid-reached-since.yaml:19:23: spec.steps[1].expect.objects[0].reachedSince: reachedSince is when reached begins to count: set reached: true`,
+		`testdata/invalid-reached-since.yaml:23:23: spec.steps[1].expect.objects[1].reachedSince: step "first" runs on some Trainer releases only (its trainer.versions): name a step every release runs`,
+		`testdata/invalid-reached-since.yaml:27:23: spec.steps[1].expect.objects[2].reachedSince: step "third" (spec.steps[2]) does not come before this one: reachedSince names an earlier step`,
+		`testdata/invalid-reached-since.yaml:31:23: spec.steps[1].expect.objects[3].reachedSince: no step is named "nowhere"`,
+	},
 	"invalid-component-steps.yaml": {
 		`testdata/invalid-component-steps.yaml:8:5: spec.steps[0].component: a component step acts on what simctl runs itself (the Trainer's and JobSet's managers in its process; Kueue's, kube-controller-manager's, kube-scheduler's and KWOK's processes), which only envtest does: declare spec.clusters.only: [envtest] with the reason`,
 		`testdata/invalid-component-steps.yaml:8:5: spec.steps[0].component: trainer runs: start follows a crash or a stop of it (restart stops it first)`,

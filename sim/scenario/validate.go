@@ -118,6 +118,7 @@ func (v *validator) validate() {
 	v.webhooks()
 	v.gates()
 	v.views()
+	v.reachedSince()
 }
 
 func (v *validator) metadata() {
@@ -523,6 +524,36 @@ func (v *validator) reached(path string, o v1alpha1.ObjectExpectation) {
 		v.errorf(join(path, "reached"), "reached needs every change of the object, which simctl watches only of %s", watchedKinds())
 	case o.Target.Namespace != "":
 		v.errorf(join(path, "reached"), "reached needs every change of the object, which simctl watches only in the scenario's namespace: leave target.namespace out")
+	}
+}
+
+// reachedSince checks each object expectation's reachedSince: with
+// reached, an earlier step of spec.steps that every Trainer release runs
+// (on a release that skips it the states would count from nowhere).
+func (v *validator) reachedSince() {
+	for i, st := range v.sc.Spec.Steps {
+		if st.Expect == nil {
+			continue
+		}
+		for j, o := range st.Expect.Objects {
+			if o.ReachedSince == "" {
+				continue
+			}
+			path := join(index(join(join(index("spec.steps", i), "expect"), "objects"), j), "reachedSince")
+			ref, ok := v.steps[o.ReachedSince]
+			switch {
+			case !o.Reached:
+				v.errorf(path, "reachedSince is when reached begins to count: set reached: true")
+			case !ok:
+				v.errorf(path, "no step is named %s", quote(o.ReachedSince))
+			case ref.path != index("spec.steps", ref.outer):
+				v.errorf(path, "step %s is a write of a concurrently group: name a step of spec.steps", quote(o.ReachedSince))
+			case ref.outer >= i:
+				v.errorf(path, "step %s (%s) does not come before this one: reachedSince names an earlier step", quote(o.ReachedSince), ref.path)
+			case v.sc.Spec.Steps[ref.outer].Trainer != nil:
+				v.errorf(path, "step %s runs on some Trainer releases only (its trainer.versions): name a step every release runs", quote(o.ReachedSince))
+			}
+		}
 	}
 }
 

@@ -1138,15 +1138,25 @@ type ObjectExpectation struct {
 	// +optional
 	Absent bool `json:"absent,omitempty"`
 	// Reached: the object need only have matched (match, matchAny) at
-	// some moment since the step began to check it, in any of the states
-	// the watches delivered, not still at the end: a state a controller
-	// passes on its way to the next, in a step that waits for other
-	// things too (its Pods to run) which may come after it has moved on.
+	// some moment since the step began to check it, in the state the API
+	// server had then or any later one the watches delivered, not still at
+	// the end: a state a controller passes on its way to the next, in a
+	// step that waits for other things too (its Pods to run) which may
+	// come after it has moved on. States older than the API server's when
+	// the step began, which a watch that lags delivers late, do not count.
 	// For the kinds in WatchedKinds, in the scenario's namespace. simctl
 	// import writes it on the states a log shows the components had
 	// reached before a manager's write.
 	// +optional
 	Reached bool `json:"reached,omitempty"`
+	// ReachedSince, with reached, is an earlier step of spec.steps from
+	// whose start the states count, instead of this step's: a state the
+	// object was in after that step began (not the one it had then),
+	// though it moved on before this step began. simctl import writes the
+	// step of the manager's write a status came after on the cluster: a
+	// controller may pass it sooner on replay, before the steps between.
+	// +optional
+	ReachedSince string `json:"reachedSince,omitempty"`
 }
 
 // WatchedKinds are the kinds whose every change simctl watches in a
