@@ -280,11 +280,12 @@ test-paths: assets $(GINKGO) ## Run the e2e specs of the other paths: other Trai
 		|| { cat reports/roundtrip/differences.txt 2>/dev/null; exit 1; }
 
 # make test-kubelet runs the kubelet differential (label kubelet-differential
-# in sim/e2e): the corpus's scenarios with kubelet behaviour on simctl's
-# simulated kubelet and on hollow kubelets (the kubelet's own code), side by
-# side; a verdict that differs fails it, printed last.
+# in sim/e2e): the corpus's scenarios with kubelet behaviour and the generated
+# refusal cases on simctl's simulated kubelet and on hollow kubelets (the
+# kubelet's own code), side by side; a verdict that differs fails it, printed
+# last.
 .PHONY: test-kubelet
-test-kubelet: assets $(GINKGO) ## The kubelet differential: scenarios/kubelet/ and every scenario with a lifecycle rule or kubelet step on the simulated kubelet and on hollow kubelets; fails on a verdict that differs.
+test-kubelet: assets $(GINKGO) ## The kubelet differential: scenarios/kubelet/, every scenario with a lifecycle rule or kubelet step and the generated refusal cases (sim/kubeletcases) on the simulated kubelet and on hollow kubelets; fails on a verdict that differs.
 	@rm -f reports/kubelet/differences.txt
 	$(GINKGO) -v --label-filter=kubelet-differential --timeout 20m ./sim/e2e \
 		|| { cat reports/kubelet/differences.txt 2>/dev/null; exit 1; }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/results"
+	"github.com/trainersim/trainersim/sim/kubeletcases"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 
@@ -43,12 +45,19 @@ var _ = Describe("the kubelet differential (simulated and hollow kubelets)", Lab
 		hollowDir := filepath.Join(kubeletDir, "hollow")
 		Expect(os.MkdirAll(hollowDir, 0o755)).To(Succeed())
 
-		files, err := scenario.LoadPaths([]string{"../../scenarios"}, scenario.Options{})
+		// The generated refusal cases (sim/kubeletcases) beside the corpus:
+		// each expects what a kubelet answers, so on either kubelet a
+		// case that fails is a difference too.
+		generatedDir := filepath.Join(kubeletDir, "generated")
+		Expect(os.MkdirAll(generatedDir, 0o755)).To(Succeed())
+		generated, err := kubeletcases.Write(generatedDir)
+		Expect(err).NotTo(HaveOccurred())
+		files, err := scenario.LoadPaths([]string{"../../scenarios", generatedDir}, scenario.Options{})
 		Expect(err).NotTo(HaveOccurred())
 		var originals []string
 		copies := map[string]string{} // the copy's name by the original's
 		for _, f := range files {
-			if !kubeletBehaviour(f) {
+			if !kubeletBehaviour(f) && !slices.Contains(generated, f.Path) {
 				continue
 			}
 			copyPath := filepath.Join(hollowDir, filepath.Base(f.Path))
@@ -62,8 +71,8 @@ var _ = Describe("the kubelet differential (simulated and hollow kubelets)", Lab
 			originals = append(originals, f.Path)
 			copies[f.Scenario.Metadata.Name] = f.Scenario.Metadata.Name + hollowSuffix
 		}
-		GinkgoWriter.Printf("comparing %d scenarios on both kubelets\n", len(copies))
-		Expect(len(copies)).To(BeNumerically(">=", 4), "the kubelet's family of scenarios/kubelet/ runs on hollow kubelets")
+		GinkgoWriter.Printf("comparing %d scenarios on both kubelets (%d generated refusal cases)\n", len(copies), len(generated))
+		Expect(len(copies)).To(BeNumerically(">=", 4+len(generated)), "the kubelet's family of scenarios/kubelet/ and the generated cases run on hollow kubelets")
 
 		report := filepath.Join(kubeletDir, "report")
 		session := startSimctl(simctl, append([]string{"run", "--report-dir", report, "--fixtures", "../../fixtures", hollowDir}, originals...)...)
@@ -82,6 +91,11 @@ var _ = Describe("the kubelet differential (simulated and hollow kubelets)", Lab
 			case simulated.Passed != real.Passed || simulated.Skipped != real.Skipped:
 				differences = append(differences, fmt.Sprintf("%s: passed=%t on simctl's simulated kubelet, passed=%t on hollow kubelets\n    simulated: %s\n    hollow:    %s",
 					original, simulated.Passed, real.Passed, firstLineOf(simulated.Failure), firstLineOf(real.Failure)))
+			case strings.HasPrefix(original, kubeletcases.Prefix) && !simulated.Passed:
+				// Both kubelets answered otherwise than the case says a
+				// kubelet does: the case is wrong, and checks nothing.
+				differences = append(differences, fmt.Sprintf("%s: the generated case fails on both kubelets (its expectation is not a kubelet's answer)\n    simulated: %s\n    hollow:    %s",
+					original, firstLineOf(simulated.Failure), firstLineOf(real.Failure)))
 			}
 		}
 		if len(differences) > 0 {
