@@ -16,6 +16,7 @@ package kwok
 // identity).
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -40,6 +41,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	configmapvolume "k8s.io/kubernetes/pkg/volume/configmap"
+	secretvolume "k8s.io/kubernetes/pkg/volume/secret"
+	"k8s.io/utils/ptr"
 
 	"github.com/trainersim/trainersim/fakegpu"
 )
@@ -376,60 +380,55 @@ func (v *Volumes) Secret(namespace, name string) (*corev1.Secret, error) {
 //	MountVolume.SetUp failed for volume "config" : configmap "trainer-config" not found
 //
 // A ConfigMap or Secret source (direct or projected) that is missing and
-// not optional fails its volume, and so does an item whose key the object
-// lacks (the volume plugins' MakePayload: "configmap references
-// non-existent config key: KEY", "references non-existent secret key:
-// KEY"), unless the source is optional. A projected volume names every
-// source that failed. A PersistentVolumeClaim is not looked at: the
+// not optional fails its volume, as the volume plugins' SetUp does; the
+// payload of one that exists (or is optional) is the plugins' own
+// MakePayload's (k8s.io/kubernetes pkg/volume/configmap and secret, the
+// control plane's release), which fails on an item whose key the object
+// lacks ("configmap references non-existent config key: KEY",
+// "references non-existent secret key: KEY") unless the source is
+// optional. A projected volume names every source that failed. A PersistentVolumeClaim is not looked at: the
 // scheduler does not bind a Pod whose claim is missing or unbound.
 func VolumeSetUpErrors(pod *corev1.Pod, src Sources) []string {
 	var messages []string
-	configMap := func(name string, items []corev1.KeyToPath, optional *bool) error {
+	// mode is a volume's defaultMode, which the API server defaults (0644)
+	// and MakePayload requires.
+	mode := func(m *int32) *int32 { return cmp.Or(m, ptr.To[int32](corev1.ConfigMapVolumeSourceDefaultMode)) }
+	configMap := func(name string, items []corev1.KeyToPath, optional *bool, defaultMode *int32) error {
 		cm, err := src.ConfigMap(pod.Namespace, name)
 		if err != nil {
-			if apierrors.IsNotFound(err) && isTrue(optional) {
-				return nil
+			if !apierrors.IsNotFound(err) || !isTrue(optional) {
+				return err
 			}
-			return err
+			cm = &corev1.ConfigMap{}
 		}
-		for _, it := range items {
-			_, inData := cm.Data[it.Key]
-			_, inBinary := cm.BinaryData[it.Key]
-			if !inData && !inBinary && !isTrue(optional) {
-				return fmt.Errorf("configmap references non-existent config key: %s", it.Key)
-			}
-		}
-		return nil
+		_, err = configmapvolume.MakePayload(items, cm, mode(defaultMode), isTrue(optional))
+		return err
 	}
-	secret := func(name string, items []corev1.KeyToPath, optional *bool) error {
+	secret := func(name string, items []corev1.KeyToPath, optional *bool, defaultMode *int32) error {
 		s, err := src.Secret(pod.Namespace, name)
 		if err != nil {
-			if apierrors.IsNotFound(err) && isTrue(optional) {
-				return nil
+			if !apierrors.IsNotFound(err) || !isTrue(optional) {
+				return err
 			}
-			return err
+			s = &corev1.Secret{}
 		}
-		for _, it := range items {
-			if _, ok := s.Data[it.Key]; !ok && !isTrue(optional) {
-				return fmt.Errorf("references non-existent secret key: %s", it.Key)
-			}
-		}
-		return nil
+		_, err = secretvolume.MakePayload(items, s, mode(defaultMode), isTrue(optional))
+		return err
 	}
 	for _, vol := range pod.Spec.Volumes {
 		var errs []error
 		switch {
 		case vol.ConfigMap != nil:
-			errs = append(errs, configMap(vol.ConfigMap.Name, vol.ConfigMap.Items, vol.ConfigMap.Optional))
+			errs = append(errs, configMap(vol.ConfigMap.Name, vol.ConfigMap.Items, vol.ConfigMap.Optional, vol.ConfigMap.DefaultMode))
 		case vol.Secret != nil:
-			errs = append(errs, secret(vol.Secret.SecretName, vol.Secret.Items, vol.Secret.Optional))
+			errs = append(errs, secret(vol.Secret.SecretName, vol.Secret.Items, vol.Secret.Optional, vol.Secret.DefaultMode))
 		case vol.Projected != nil:
 			for _, p := range vol.Projected.Sources {
 				switch {
 				case p.ConfigMap != nil:
-					errs = append(errs, configMap(p.ConfigMap.Name, p.ConfigMap.Items, p.ConfigMap.Optional))
+					errs = append(errs, configMap(p.ConfigMap.Name, p.ConfigMap.Items, p.ConfigMap.Optional, vol.Projected.DefaultMode))
 				case p.Secret != nil:
-					errs = append(errs, secret(p.Secret.Name, p.Secret.Items, p.Secret.Optional))
+					errs = append(errs, secret(p.Secret.Name, p.Secret.Items, p.Secret.Optional, vol.Projected.DefaultMode))
 				}
 			}
 		}
