@@ -20,11 +20,14 @@ import (
 //
 // What the watcher holds when the reach begins may be older than the
 // API server's state (a watch that lags under load gives a state late):
-// an import's wait for "active 0 once more" then held on the Trainer's
-// report from before the Pods ran, which it had left since, and the next
-// write went before the Trainer's (real-kueue-readmission-to-another-
-// flavor's import, shaken). So a reach begins at the API server's state,
-// and counts only states given with a later resourceVersion.
+// an import's wait for "none active once more" held on the Trainer's
+// report from before the Pods ran, the last state a lagging watch had
+// given when the step began, though the Trainer had reported them active
+// since (as the audit log's order shows), and the next
+// write went before the Trainer's report of the preemption
+// (kueue-readmission-new-flavor's import, shaken). So a reach begins at
+// the API server's state, and counts only states given with a later
+// resourceVersion.
 type reach struct {
 	key   string
 	match func(obj map[string]any) bool
