@@ -20,7 +20,7 @@ const module = "github.com/trainersim/trainersim/"
 // to its own floor or above is an arrow that runs back up.
 var floors = [][]string{
 	// 1: leaves: data, names, processes
-	{"fakegpu", "fixtures", "internal/golden", "hack/scalegen/fleet", "hack/benchlog", "sim/fieldpath", "sim/shake", "sim/probe", "sim/manifests",
+	{"fakegpu", "fixtures", "internal/golden", "hack/scalegen/fleet", "hack/benchlog", "sim/fieldpath", "sim/shake", "sim/probe", "sim/manifests", "sim/kubeletcases",
 		"sim/internal/checkout", "sim/internal/proc", "sim/internal/proclog", "sim/internal/smpmeta",
 		"sim/internal/trainerruntime", "sim/internal/storage", "docs", "scenarios", "sim/sime2e/example"},
 	// 2: the pinned releases, the result model, the gate server
