@@ -153,6 +153,36 @@ func TestMinimizeAWaitGoesWithItsWrite(t *testing.T) {
 	}
 }
 
+// TestMinimizeReachedSinceFollowsKeptSteps: a wait whose states count
+// since a write the search drops (an import's reachedSince) counts them
+// since the kept step before it, and the candidate lints and runs.
+func TestMinimizeReachedSinceFollowsKeptSteps(t *testing.T) {
+	sc := padded()
+	for i, st := range sc.Spec.Steps {
+		if st.Name == "the ending" {
+			sc.Spec.Steps[i].Expect.Objects = []v1alpha1.ObjectExpectation{{
+				Target: v1alpha1.Target{Kind: "TrainJob", Name: "llm"}, Match: v1alpha1.Object{"status": map[string]any{}},
+				Reached: true, ReachedSince: "noise-3",
+			}}
+		}
+	}
+	var runs []string
+	res, err := Minimize(context.Background(), sc, rule(needs, &runs), Options{NoFields: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if has(res.Scenario, "noise-3") {
+		t.Fatalf("noise-3 kept: %v", names(res.Scenario))
+	}
+	for _, st := range res.Scenario.Spec.Steps {
+		if st.Name == "the ending" {
+			if got := st.Expect.Objects[0].ReachedSince; got != "kueue-entry" {
+				t.Errorf("reachedSince %q, want kueue-entry, the kept step before the dropped noise-3", got)
+			}
+		}
+	}
+}
+
 func TestMinimizeAFailingScenario(t *testing.T) {
 	var runs []string
 	// It fails at noise-3 while kueue-entry is there.

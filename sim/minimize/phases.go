@@ -33,10 +33,39 @@ func (m *minimizer) steps(ctx context.Context) error {
 				c.Spec.Steps = append(c.Spec.Steps, st)
 			}
 		}
+		reachSinceKept(c, steps, drop)
 		dropUnusedActors(c)
 		return c
 	})
 	return err
+}
+
+// reachSinceKept points each reachedSince that names a dropped step at the
+// kept step before it (none: the expectation's own step): the states then
+// count from a little earlier, which holds whatever held before, where a
+// reference to a step no longer there would not lint. An import names the
+// write a status followed, which the writes a minimizer drops often are.
+func reachSinceKept(c *v1alpha1.Scenario, steps []v1alpha1.Step, drop map[int]bool) {
+	kept := map[string]string{} // a dropped step's name: the kept step before it
+	last := ""
+	for i, st := range steps {
+		if drop[i] {
+			kept[st.Name] = last
+			continue
+		}
+		last = st.Name
+	}
+	for i := range c.Spec.Steps {
+		e := c.Spec.Steps[i].Expect
+		if e == nil {
+			continue
+		}
+		for j := range e.Objects {
+			if to, ok := kept[e.Objects[j].ReachedSince]; ok {
+				e.Objects[j].ReachedSince = to
+			}
+		}
+	}
 }
 
 // stepGroups returns the groups of step indices steps may remove.
