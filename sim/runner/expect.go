@@ -334,8 +334,13 @@ func schedulingNote(p *corev1.Pod) string {
 
 func (s *scenarioRun) checkObject(ctx context.Context, want *v1alpha1.ObjectExpectation, cached bool) (string, string) {
 	t := want.Target
-	if want.Reached && s.hasReached(want) {
-		return "", ""
+	var unknown error
+	if want.Reached {
+		hit, err := s.hasReached(want)
+		if hit {
+			return "", ""
+		}
+		unknown = err
 	}
 	got, err := s.read(ctx, t, cached)
 	if want.Absent {
@@ -351,7 +356,11 @@ func (s *scenarioRun) checkObject(ctx context.Context, want *v1alpha1.ObjectExpe
 		return fmt.Sprintf("failed to get %s %s: %v", t.Kind, t.Name, err), ""
 	}
 	msg, diff := objectMismatch(want, got.Object)
-	if msg != "" && want.Reached {
+	switch {
+	case msg == "" || !want.Reached:
+	case unknown != nil:
+		msg += fmt.Sprintf("; whether it did in a state since the step began to check it is unknown: %v", unknown)
+	default:
 		msg += ", nor did it in any state since the step began to check it"
 	}
 	return msg, diff

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -40,6 +41,9 @@ type reach struct {
 	begun bool
 	floor uint64
 	given []map[string]any
+	// err is why the API server's state could not be read: the reach
+	// then counts no state, since none is known to be from after it.
+	err error
 }
 
 // reach starts recording whether kind/name matches. States given from
@@ -65,20 +69,21 @@ func (w *watcher) reach(kind, name string, match func(map[string]any) bool) (r *
 
 // begin sets the state r begins at, current, as the API server returned
 // it after reach (nil: the object did not exist), and counts the states
-// given since that are newer; current itself too when counted. known
-// false: the API server could not say; the watcher's own last state
-// stands for it.
-func (w *watcher) begin(r *reach, current *unstructured.Unstructured, known, counted bool) {
+// given since that are newer; current itself too when counted. err: the
+// API server could not say, and r counts no state (a state the watch
+// gives may be older than the API server's, and none is known newer).
+func (w *watcher) begin(r *reach, current *unstructured.Unstructured, err error, counted bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !known {
-		current = w.delivered[r.key]
+	r.begun = true
+	if err != nil {
+		r.err, r.given = err, nil
+		return
 	}
 	if current != nil {
 		r.floor, _ = strconv.ParseUint(current.GetResourceVersion(), 10, 64)
 		r.hit = r.hit || counted && r.match(current.Object)
 	}
-	r.begun = true
 	for _, obj := range r.given {
 		r.see(obj)
 	}
@@ -92,7 +97,7 @@ func (r *reach) see(obj map[string]any) {
 		r.given = append(r.given, obj)
 		return
 	}
-	if r.hit {
+	if r.hit || r.err != nil {
 		return
 	}
 	if r.floor > 0 {
@@ -112,11 +117,11 @@ func (w *watcher) reachGiven(key string, obj map[string]any) {
 	}
 }
 
-// reached reports whether r has matched.
-func (w *watcher) reached(r *reach) bool {
+// reached reports whether r has matched, or why it cannot say.
+func (w *watcher) reached(r *reach) (bool, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return r.hit
+	return r.hit, r.err
 }
 
 // trackReached starts a reach for each object expectation of e with
@@ -158,11 +163,11 @@ func (s *scenarioRun) startReach(ctx context.Context, want *v1alpha1.ObjectExpec
 	current, err := read(ctx, want.Target)
 	switch {
 	case apierrors.IsNotFound(err):
-		s.watch.begin(r, nil, true, counted)
+		s.watch.begin(r, nil, nil, counted)
 	case err != nil:
-		s.watch.begin(r, nil, false, counted)
+		s.watch.begin(r, nil, fmt.Errorf("failed to read %s %s as the reach began: %w", want.Target.Kind, want.Target.Name, err), counted)
 	default:
-		s.watch.begin(r, current, true, counted)
+		s.watch.begin(r, current, nil, counted)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -218,10 +223,14 @@ func (s *scenarioRun) reachFrom(ctx context.Context, step string) {
 }
 
 // hasReached reports whether want, an expectation trackReached tracks,
-// has matched since its step began to check it.
-func (s *scenarioRun) hasReached(want *v1alpha1.ObjectExpectation) bool {
+// has matched since its step began to check it, or why that is unknown
+// (the API server's state could not be read as it began).
+func (s *scenarioRun) hasReached(want *v1alpha1.ObjectExpectation) (bool, error) {
 	s.mu.Lock()
 	r := s.reaches[want]
 	s.mu.Unlock()
-	return r != nil && s.watch.reached(r)
+	if r == nil {
+		return false, nil
+	}
+	return s.watch.reached(r)
 }
