@@ -38,7 +38,7 @@ func toleratedGPUJob(ns string) *trainer.TrainJob {
 func newNamespace(ctx context.Context) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
 	Expect(k8s.Create(ctx, ns)).To(Succeed())
-	Expect(probe.WaitForDefaultServiceAccount(ctx, k8s, ns.Name)).To(Succeed())
+	Expect(probe.WaitForNamespaceReady(ctx, k8s, ns.Name)).To(Succeed())
 	DeferCleanup(func(ctx context.Context) {
 		// Free the GPUs for the next spec: delete the TrainJob's Pods now
 		// rather than waiting for the namespace's cascade.

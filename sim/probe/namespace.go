@@ -11,31 +11,44 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// serviceAccountPollInterval and ServiceAccountTimeout bound the wait for a
-// new namespace's default ServiceAccount.
+// namespacePollInterval and NamespaceTimeout bound the wait for a new
+// namespace's default ServiceAccount and kube-root-ca.crt.
 const (
-	serviceAccountPollInterval = 20 * time.Millisecond
-	// ServiceAccountTimeout is how long WaitForDefaultServiceAccount waits.
-	ServiceAccountTimeout = 30 * time.Second
+	namespacePollInterval = 20 * time.Millisecond
+	// NamespaceTimeout is how long WaitForNamespaceReady waits.
+	NamespaceTimeout = 30 * time.Second
 )
 
-// WaitForDefaultServiceAccount waits until the ServiceAccount controller has
-// made the namespace's default ServiceAccount. Until then the ServiceAccount
-// admission plugin refuses every Pod that names none (serviceaccount
-// "default" not found) and the Job controller backs off: a new namespace is
-// ready for Pods once it has one, which is what Kubernetes' own e2e
-// framework waits for.
-func WaitForDefaultServiceAccount(ctx context.Context, c client.Client, ns string) error {
-	key := client.ObjectKey{Namespace: ns, Name: "default"}
-	err := wait.PollUntilContextTimeout(ctx, serviceAccountPollInterval, ServiceAccountTimeout, true, func(ctx context.Context) (bool, error) {
-		err := c.Get(ctx, key, &corev1.ServiceAccount{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
+// rootCAConfigMap is the ConfigMap the root-CA publisher of the controller
+// manager makes in every namespace.
+const rootCAConfigMap = "kube-root-ca.crt"
+
+// WaitForNamespaceReady waits until the controller manager has made the
+// namespace's default ServiceAccount and published its kube-root-ca.crt,
+// which is what Kubernetes' own e2e framework waits for. Until the first,
+// the ServiceAccount admission plugin refuses every Pod that names none
+// (serviceaccount "default" not found) and the Job controller backs off;
+// every Pod's token volume projects the second, and a ResourceQuota made
+// before it refuses the publisher's create when it counts ConfigMaps.
+func WaitForNamespaceReady(ctx context.Context, c client.Client, ns string) error {
+	for _, o := range []struct {
+		kind, name string
+		obj        client.Object
+	}{
+		{"ServiceAccount", "default", &corev1.ServiceAccount{}},
+		{"ConfigMap", rootCAConfigMap, &corev1.ConfigMap{}},
+	} {
+		key := client.ObjectKey{Namespace: ns, Name: o.name}
+		err := wait.PollUntilContextTimeout(ctx, namespacePollInterval, NamespaceTimeout, true, func(ctx context.Context) (bool, error) {
+			err := c.Get(ctx, key, o.obj)
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return err == nil, err
+		})
+		if err != nil {
+			return fmt.Errorf("failed to see the %s %s of namespace %s within %s: %w", o.name, o.kind, ns, NamespaceTimeout, err)
 		}
-		return err == nil, err
-	})
-	if err != nil {
-		return fmt.Errorf("failed to see the default ServiceAccount of namespace %s within %s: %w", ns, ServiceAccountTimeout, err)
 	}
 	return nil
 }

@@ -759,11 +759,12 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 			Kubelet:    g.Kubelet,
 		}, s.ns))
 	}
-	// The namespace's default ServiceAccount and lifecycle policy and the
-	// nodes are independent: wait for them side by side.
+	// The namespace's default ServiceAccount, kube-root-ca.crt and
+	// lifecycle policy and the nodes are independent: wait for them side
+	// by side.
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		if err := probe.WaitForDefaultServiceAccount(gctx, c, s.ns); err != nil {
+		if err := probe.WaitForNamespaceReady(gctx, c, s.ns); err != nil {
 			return err
 		}
 		return s.lifecycle().Install(gctx, c)

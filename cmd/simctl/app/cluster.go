@@ -282,7 +282,7 @@ func stopCluster(c cluster.Cluster, err *error) {
 }
 
 // isolatedNamespace creates the namespace ns on c, isolated as a scenario's
-// is, waits for its default ServiceAccount, and adds groups as its own
+// is, waits for its default ServiceAccount and kube-root-ca.crt, and adds groups as its own
 // nodes (named <ns>-<profile>-<i>). It returns the nodes' names, also on
 // error, for their removal.
 func isolatedNamespace(ctx context.Context, c cluster.Cluster, ns string, groups []fakegpu.NodeGroup) ([]string, error) {
@@ -291,7 +291,7 @@ func isolatedNamespace(ctx context.Context, c cluster.Cluster, ns string, groups
 	if err := c.Client().Create(ctx, obj); err != nil {
 		return nil, fmt.Errorf("failed to create namespace %s: %w", ns, err)
 	}
-	if err := probe.WaitForDefaultServiceAccount(ctx, c.Client(), ns); err != nil {
+	if err := probe.WaitForNamespaceReady(ctx, c.Client(), ns); err != nil {
 		return nil, err
 	}
 	groups = slices.Clone(groups)

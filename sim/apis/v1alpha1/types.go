@@ -121,7 +121,9 @@ type ScenarioSpec struct {
 	CrashLoopBackOff *CrashLoopBackOff `json:"crashLoopBackOff,omitempty"`
 	// Setup objects are created, as the harness admin, before the first
 	// step: runtimes, ServiceAccounts, PersistentVolumeClaims, ...
-	// Namespaced objects without a namespace go into the scenario's own.
+	// Namespaced objects without a namespace go into the scenario's own,
+	// created once it has its default ServiceAccount and kube-root-ca.crt
+	// (what Kubernetes' e2e framework waits for).
 	// +optional
 	Setup []SetupObject `json:"setup,omitempty"`
 	// Actors are the named managers that write in steps.
