@@ -10,36 +10,16 @@ GO ?= go
 BENCH_BASE ?= 3b4e95a
 BIN_DIR := $(PROJECT_DIR)/bin
 
+# The nested modules of hack/ pin what `make assets` builds (hack/assets,
+# sim/assetbuild, which simctl assets shares): hack/controlplane the Kubernetes
+# control plane, hack/kwok KWOK, hack/kubemark the hollow kubelet, and
+# hack/trainer/<version>/, hack/jobset/<version>/ and hack/kueue/<version>/ the
+# other Trainer releases (--trainer VERSION), the JobSets they pin and Kueue.
 CONTROLPLANE_MOD := $(PROJECT_DIR)/hack/controlplane
 KWOK_MOD := $(PROJECT_DIR)/hack/kwok
-KUBEMARK_MOD := $(PROJECT_DIR)/hack/kubemark
 K8S_VERSION := $(shell sed -n 's/^require k8s.io\/kubernetes v//p;s/^\tk8s.io\/kubernetes v\([^ ]*\).*/\1/p' $(CONTROLPLANE_MOD)/go.mod | head -n1)
-ASSETS_DIR := $(BIN_DIR)/k8s/$(K8S_VERSION)
-ASSETS := $(addprefix $(ASSETS_DIR)/,kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
-# The hollow kubelet of node groups with kubelet: hollow (hack/kubemark:
-# kubemark's, at the control plane's Kubernetes release); not make run's.
-HOLLOW_NODE := $(ASSETS_DIR)/hollow-node
-K8S_LDFLAGS := -s -w \
-	-X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
-	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(K8S_VERSION))) \
-	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) \
-	-X k8s.io/client-go/pkg/version.gitVersion=v$(K8S_VERSION)
-
-# The other Trainer releases simctl runs (--trainer VERSION): each has a nested
-# module hack/trainer/<version>/ that requires that release, and the JobSet
-# release its go.mod pins has one in hack/jobset/<version>/ (built with JobSet's
-# own dependencies, as its image is). `make assets` builds the managers into
-# bin/trainer/<version>/ and bin/jobset/<version>/: the binaries a cluster runs
-# in their images.
 TRAINER_RELEASES := $(notdir $(wildcard $(PROJECT_DIR)/hack/trainer/v*))
-JOBSET_RELEASES := $(notdir $(wildcard $(PROJECT_DIR)/hack/jobset/v*))
-TRAINER_RELEASE_BINS := $(foreach v,$(TRAINER_RELEASES),$(BIN_DIR)/trainer/$(v)/trainer-controller-manager) \
-	$(foreach v,$(JOBSET_RELEASES),$(BIN_DIR)/jobset/$(v)/jobset)
-
-# Components a run may add (--with NAME, spec.components): Kueue, from the
-# nested module hack/kueue/<version>/, built into bin/kueue/<version>/.
 KUEUE_RELEASES := $(notdir $(wildcard $(PROJECT_DIR)/hack/kueue/v*))
-COMPONENT_BINS := $(foreach v,$(KUEUE_RELEASES),$(BIN_DIR)/kueue/$(v)/kueue)
 # The release simctl runs (releases.KueueVersion): the one the kind provider
 # installs from its manifests (fixtures/install/kueue.yaml) and image.
 KUEUE_VERSION := $(shell sed -n 's/^const KueueVersion = "\(v[^"]*\)"$$/\1/p' $(PROJECT_DIR)/sim/releases/versions.go)
@@ -87,69 +67,27 @@ help: ## Show the targets.
 
 ##@ Set-up
 
-# Progress of a set-up: each build prints the time since this make started and
-# which of the builds this make has to do it is ("[4m10s, 2 of 4] building
-# ..."). The three Kubernetes binaries are one go build, one step.
 MAKE_START := $(shell date +%s)
-# The other releases count only for goals that build them (not make run's).
-RELEASES_WANTED := $(TRAINER)$(filter-out run smoke up shake soak run-assets build,$(or $(MAKECMDGOALS),assets))
-ASSET_STEPS = $(ASSETS_DIR)/kube-apiserver $(ASSETS_DIR)/etcd $(ASSETS_DIR)/kwok $(COMPONENT_BINS) \
-	$(if $(RELEASES_WANTED),$(TRAINER_RELEASE_BINS) $(HOLLOW_NODE))
-ASSETS_TO_BUILD := $(filter-out $(wildcard $(ASSET_STEPS)),$(ASSET_STEPS))
 elapsed = t=$$(( $$(date +%s) - $(MAKE_START) )); printf '[%dm%02ds] %s\n' $$((t / 60)) $$((t % 60)) "$(1)"
-progress = @t=$$(( $$(date +%s) - $(MAKE_START) )); \
-	n=$$(echo "$(ASSETS_TO_BUILD)" | tr ' ' '\n' | grep -n -x -F "$@" | cut -d: -f1); \
-	printf '[%dm%02ds, %s of %d] %s\n' $$((t / 60)) $$((t % 60)) "$${n:-1}" $(words $(ASSETS_TO_BUILD)) "$(1)"
 
-# Every component is a static binary (CGO_ENABLED=0, as upstream builds them):
-# the kind node image's build of the same packages (hack/kind) then compiles
-# nothing again.
-ASSET_GO_BUILD = CGO_ENABLED=0 $(GO) build -trimpath
-
+# Each build is a go build in a copy of its module of hack/ (static, as
+# upstream builds them: the kind node image's build of the same packages,
+# hack/kind, then compiles nothing again); one that has not changed since it
+# last ran (bin/.builds/ keeps its key) does not run again.
 .PHONY: assets
-assets: run-assets $(TRAINER_RELEASE_BINS) $(HOLLOW_NODE) ## Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok into bin/k8s/<version>/, Kueue into bin/kueue/ (what make run needs: first), then the other Trainer releases' managers into bin/trainer/ and bin/jobset/ and the hollow kubelet; prints a line per build with the time so far.
-	@$(if $(ASSETS_TO_BUILD),$(call elapsed,assets built ($(words $(ASSETS_TO_BUILD)) builds)))
+assets: ## Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok into bin/k8s/<version>/, Kueue into bin/kueue/ (what make run needs: first), then the other Trainer releases' managers into bin/trainer/ and bin/jobset/ and the hollow kubelet; prints a line per build with the time so far and an estimate of what is left.
+	$(GO) run ./hack/assets --dir $(BIN_DIR) --all
 
 # run-assets are the binaries the default corpus needs (make run, make shake):
-# the control plane, KWOK and Kueue; the other releases' too when TRAINER names
+# the control plane, KWOK and Kueue; the other release's too when TRAINER names
 # one.
 .PHONY: run-assets
-run-assets: $(ASSETS) $(COMPONENT_BINS) $(if $(TRAINER),$(TRAINER_RELEASE_BINS))
+run-assets:
+	$(GO) run ./hack/assets --dir $(BIN_DIR) $(if $(TRAINER),--trainer $(TRAINER))
 
-$(ASSETS_DIR)/kube-apiserver $(ASSETS_DIR)/kube-controller-manager $(ASSETS_DIR)/kube-scheduler &: $(CONTROLPLANE_MOD)/go.mod
-	@mkdir -p $(ASSETS_DIR)
-	$(call progress,building kube-apiserver kube-controller-manager and kube-scheduler v$(K8S_VERSION) from the Go module proxy (one go build))
-	cd $(CONTROLPLANE_MOD) && $(ASSET_GO_BUILD) -ldflags '$(K8S_LDFLAGS)' -o $(ASSETS_DIR)/ \
-		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
-
-$(ASSETS_DIR)/etcd: $(CONTROLPLANE_MOD)/go.mod
-	@mkdir -p $(ASSETS_DIR)
-	$(call progress,building etcd from the Go module proxy)
-	cd $(CONTROLPLANE_MOD) && $(ASSET_GO_BUILD) -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
-
-$(HOLLOW_NODE): $(KUBEMARK_MOD)/go.mod $(KUBEMARK_MOD)/main.go
-	@mkdir -p $(ASSETS_DIR)
-	$(call progress,building the hollow kubelet (kubemark's) v$(K8S_VERSION) from the Go module proxy)
-	cd $(KUBEMARK_MOD) && $(ASSET_GO_BUILD) -ldflags '$(K8S_LDFLAGS)' -o $@ .
-
-$(ASSETS_DIR)/kwok: $(KWOK_MOD)/go.mod
-	@mkdir -p $(ASSETS_DIR)
-	$(call progress,building kwok from the Go module proxy)
-	cd $(KWOK_MOD) && $(ASSET_GO_BUILD) -ldflags '-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
-
-$(BIN_DIR)/trainer/%/trainer-controller-manager: $(PROJECT_DIR)/hack/trainer/%/go.mod
-	$(call progress,building the Trainer $* controller manager from the Go module proxy)
-	cd $(PROJECT_DIR)/hack/trainer/$* && $(ASSET_GO_BUILD) -ldflags '-s -w' -o $@ github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
-
-$(BIN_DIR)/jobset/%/jobset: $(PROJECT_DIR)/hack/jobset/%/go.mod
-	$(call progress,building the JobSet $* manager from the Go module proxy)
-	cd $(PROJECT_DIR)/hack/jobset/$* && $(ASSET_GO_BUILD) \
-		-ldflags '-s -w -X sigs.k8s.io/jobset/pkg/version.GitVersion=$*' -o $@ sigs.k8s.io/jobset
-
-$(BIN_DIR)/kueue/%/kueue: $(PROJECT_DIR)/hack/kueue/%/go.mod
-	$(call progress,building Kueue $* from the Go module proxy)
-	cd $(PROJECT_DIR)/hack/kueue/$* && $(ASSET_GO_BUILD) \
-		-ldflags '-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$*' -o $@ sigs.k8s.io/kueue/cmd/kueue
+# Kueue's manager alone (the kind images take its binary).
+$(BIN_DIR)/kueue/%/kueue:
+	$(GO) run ./hack/assets --dir $(BIN_DIR) --only kueue-$*
 
 $(GINKGO): go.mod
 	$(GO) build -o $@ github.com/onsi/ginkgo/v2/ginkgo
@@ -202,8 +140,8 @@ generate: ## Write the scenario schema, docs/scenario-reference.md and the corpu
 	$(GO) run ./hack/corpustable
 
 .PHONY: update
-update: generate ## Rewrite every generated file and golden file (schema, reference, corpus table, command pages, testdata/ goldens) from the code.
-	UPDATE_GOLDEN=1 $(GO) test ./fakegpu/ ./sim/explain/ ./sim/migrate/ ./reports/
+update: generate ## Rewrite every generated file and golden file (schema, reference, corpus table, command pages, testdata/ goldens, simctl's copies of hack/'s build modules) from the code.
+	UPDATE_GOLDEN=1 $(GO) test ./fakegpu/ ./sim/explain/ ./sim/migrate/ ./reports/ ./sim/assetbuild/
 	UPDATE_GOLDEN=1 $(GO) test ./cmd/simctl/app/ -run 'TestCommandPages'
 
 # golangci-lint, built from the version hack/lint/go.mod pins.

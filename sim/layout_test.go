@@ -28,7 +28,7 @@ var floors = [][]string{
 	// 3: the scenario format, the reports, the scenario webhooks, the assets
 	{"sim/apis/v1alpha1", "reports", "sim/webhooks", "sim/internal/assets"},
 	// 4: the seam, and the loader of scenario files
-	{"sim/cluster", "sim/scenario"},
+	{"sim/cluster", "sim/scenario", "sim/assetbuild"},
 	// 5: what providers share; explain, migrate and import over the format
 	{"sim/internal/startup", "sim/internal/kueue", "sim/internal/audit", "sim/policy", "sim/explain", "sim/migrate", "sim/auditimport", "sim/minimize"},
 	// 6: KWOK and its nodes; the runner, over the seam
@@ -40,7 +40,7 @@ var floors = [][]string{
 	// 9: the facade that picks a provider
 	{"sim"},
 	// 10, 11: the programs
-	{"sim/simginkgo", "sim/sime2e", "cmd/simctl/app", "hack/checkoutversion", "hack/corpustable", "hack/manifests", "hack/roundtrip", "hack/scalegen", "hack/schemagen", "hack/soak", "hack/upstream"},
+	{"sim/simginkgo", "sim/sime2e", "cmd/simctl/app", "hack/assets", "hack/checkoutversion", "hack/corpustable", "hack/manifests", "hack/roundtrip", "hack/scalegen", "hack/schemagen", "hack/soak", "hack/upstream"},
 	{"cmd/simctl"},
 }
 

@@ -86,8 +86,9 @@ Trainer and JobSet controllers and webhooks against it, and simulates GPU nodes
 with KWOK, so that a TrainJob with runtime patches becomes real Pods placed by
 the real scheduler.
 
-The control-plane binaries are built from source by 'make assets' into
-bin/k8s/<version>/; --assets or $KUBEBUILDER_ASSETS point elsewhere.`,
+The control-plane binaries are built from source by 'simctl assets' into the
+user's cache (trainersim/bin), or by 'make assets' into a checkout's bin/;
+--assets or $KUBEBUILDER_ASSETS point elsewhere.`,
 		Example: `  # a cluster with two H100 nodes and one CPU node, until Ctrl-C
   simctl up --kubeconfig /tmp/sim.kubeconfig
   kubectl --kubeconfig /tmp/sim.kubeconfig get nodes -L nvidia.com/gpu.product
@@ -104,6 +105,6 @@ bin/k8s/<version>/; --assets or $KUBEBUILDER_ASSETS point elsewhere.`,
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(ExitUsage, err) })
-	root.AddCommand(newRunCommand(streams), newLintCommand(streams), newNewCommand(streams), newExplainCommand(streams), newMigrateCommand(streams), newImportCommand(streams), newMinimizeCommand(streams), newUpCommand(streams), newSmokeCommand(streams), newCleanCommand(streams), newReportCommand(streams), newProfilesCommand(streams), newVersionCommand(streams))
+	root.AddCommand(newRunCommand(streams), newLintCommand(streams), newNewCommand(streams), newExplainCommand(streams), newMigrateCommand(streams), newImportCommand(streams), newMinimizeCommand(streams), newUpCommand(streams), newSmokeCommand(streams), newCleanCommand(streams), newReportCommand(streams), newProfilesCommand(streams), newVersionCommand(streams), newAssetsCommand(streams))
 	return root
 }

@@ -168,8 +168,8 @@ func TestMissingAssetsIsAClusterError(t *testing.T) {
 	if code != ExitCluster {
 		t.Errorf("exit code %d, want %d", code, ExitCluster)
 	}
-	if !strings.Contains(stderr, "run 'make assets'") {
-		t.Errorf("stderr %q does not tell to run make assets", stderr)
+	if !strings.Contains(stderr, "run 'simctl assets' (or 'make assets' in the trainersim checkout") {
+		t.Errorf("stderr %q does not tell to run simctl assets", stderr)
 	}
 }
 

@@ -62,14 +62,14 @@ func (f *clusterFlags) registerCluster(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.kindName, "kind-name", kind.DefaultKindName, "with --cluster kind: the kind cluster's name")
 	cmd.Flags().StringVar(&f.kindImage, "kind-node-image", kind.KindNodeImage, "with --cluster kind: the node image ('make kind-images' builds the default; kindest/node works where it can be pulled)")
 	cmd.Flags().StringVar(&f.assets, "assets", "",
-		"directory with kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok\n(default: $KUBEBUILDER_ASSETS, then bin/k8s/"+releases.KubernetesVersion+"/ as built by 'make assets')")
+		"directory with kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok\n(default: $KUBEBUILDER_ASSETS, then bin/k8s/"+releases.KubernetesVersion+"/ as built by 'make assets', then the user's cache\nas built by 'simctl assets')")
 	cmd.Flags().StringVar(&f.workDir, "work-dir", "",
 		"directory for kubeconfigs, certificates and component logs (default: a temporary directory removed on exit)")
 	cmd.Flags().DurationVar(&f.timeout, "start-timeout", cluster.DefaultStartTimeout, "how long the cluster may take to start")
 	cmd.Flags().StringSliceVar(&f.with, "with", nil,
-		"components to run besides the Trainer and JobSet: "+strings.Join(releases.Components, ", ")+" (Kueue "+releases.KueueVersion+": on envtest as a process 'make assets'\nbuilds, on kind as a Deployment from its manifests); simctl run adds those its scenarios ask for (spec.components).\nAn existing cluster (--kubeconfig) runs what it runs")
+		"components to run besides the Trainer and JobSet: "+strings.Join(releases.Components, ", ")+" (Kueue "+releases.KueueVersion+": on envtest as a process 'simctl assets'\nbuilds, on kind as a Deployment from its manifests); simctl run adds those its scenarios ask for (spec.components).\nAn existing cluster (--kubeconfig) runs what it runs")
 	cmd.Flags().StringVar(&f.trainer, "trainer", "",
-		"the Kubeflow Trainer release to run: "+strings.Join(releases.TrainerVersions(), ", ")+" (default "+releases.TrainerVersion+");\nthe JobSet its go.mod pins comes with it. "+releases.TrainerVersion+" runs in simctl's process, the others as processes\n'make assets' builds")
+		"the Kubeflow Trainer release to run: "+strings.Join(releases.TrainerVersions(), ", ")+" (default "+releases.TrainerVersion+");\nthe JobSet its go.mod pins comes with it. "+releases.TrainerVersion+" runs in simctl's process, the others as processes\n'simctl assets --all' builds")
 	cmd.Flags().StringVar(&f.trainerAs, "trainer-as", "",
 		"for a simctl built against a local Trainer checkout (make build TRAINER_DIR=...): the release vX.Y.Z the checkout\ndescends from, which it runs as newer than for version ranges (default: the release make found in its git\ntags or module version; a checkout without one must be given it)")
 }

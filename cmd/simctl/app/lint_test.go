@@ -205,7 +205,7 @@ func TestLintNote(t *testing.T) {
 // TestLintUpgradeNotBuilt: an upgrade to a release whose managers no bin/
 // above the working directory holds is what the machine lacks, not what the
 // file gets wrong: lint passes with a warning at the step's to that names
-// the make target (so that it passes on a clone before 'make assets'), and
+// what builds them (so that it passes on a clone before 'make assets'), and
 // run refuses the file with the same message before it starts a cluster.
 func TestLintUpgradeNotBuilt(t *testing.T) {
 	file, err := filepath.Abs("testdata/lint/upgrade/to-v2-2-1.yaml")
@@ -213,7 +213,9 @@ func TestLintUpgradeNotBuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(t.TempDir()) // no checkout above it, nor above the test binary
-	const message = "spec.steps[0].component.to: release binaries not found: run 'make assets' in the trainersim checkout; Trainer v2.2.1 needs bin/jobset/v0.11.1/jobset and bin/trainer/v2.2.1/trainer-controller-manager (in the working directory or a parent)\n"
+	cache := t.TempDir() // nor in the user's cache
+	t.Setenv("XDG_CACHE_HOME", cache)
+	message := "spec.steps[0].component.to: release binaries not found: run 'simctl assets --all' (or 'make assets' in the trainersim checkout); Trainer v2.2.1 needs bin/jobset/v0.11.1/jobset and bin/trainer/v2.2.1/trainer-controller-manager (in the working directory or a parent, or in " + filepath.Join(cache, "trainersim", "bin") + ")\n"
 	lintPasses(t, "1 scenario in 1 file: ok; 1 warning\n", file+":17:11: warning: "+message, file)
 
 	_, stderr, code := run(t, "run", "--assets", t.TempDir(), file)

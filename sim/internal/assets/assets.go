@@ -1,13 +1,15 @@
 // Package assets finds the binaries a cluster runs where `make assets`
-// builds them: the control plane and KWOK under bin/k8s/<version>/, the
-// other Trainer releases' and Kueue's managers under bin/, in the working
-// directory's checkout or the executable's.
+// and `simctl assets` (sim/assetbuild) build them: the
+// control plane and KWOK under bin/k8s/<version>/, the other Trainer
+// releases' and Kueue's managers under bin/, in the working directory's
+// checkout or the executable's, or in the user's cache (CacheDir).
 package assets
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -28,15 +30,59 @@ const (
 
 var controlPlane = []string{APIServer, Etcd, ControllerManager, Scheduler, Kwok}
 
+// HollowNode is the hollow kubelet's binary, in K8sDir.
+const HollowNode = "hollow-node"
+
+// K8sDir is the directory of the control plane's binaries, KWOK's and the
+// hollow kubelet's, relative to a bin directory.
+var K8sDir = path.Join("k8s", releases.KubernetesVersion)
+
+// TrainerBinary, JobSetBinary and KueueBinary are where a release's
+// manager is, relative to a bin directory.
+func TrainerBinary(version string) string {
+	return path.Join("trainer", version, "trainer-controller-manager")
+}
+
+// JobSetBinary: see TrainerBinary.
+func JobSetBinary(version string) string { return path.Join("jobset", version, "jobset") }
+
+// KueueBinary: see TrainerBinary.
+func KueueBinary(version string) string { return path.Join("kueue", version, "kueue") }
+
 // ErrMissing is returned by Start when a control-plane binary cannot be
 // found in any of the places the harness looks.
-var ErrMissing = errors.New("control-plane binaries not found: run 'make assets' in the trainersim checkout (or set KUBEBUILDER_ASSETS, or pass the directory with --assets)")
+var ErrMissing = errors.New("control-plane binaries not found: run 'simctl assets' (or 'make assets' in the trainersim checkout; or set KUBEBUILDER_ASSETS, or pass the directory with --assets)")
 
-// searchPath is the ordered list of directories to look in: the
-// configured directory, $KUBEBUILDER_ASSETS, then bin/k8s/<version>/ in the
+// CacheDir is where `simctl assets` builds by default, a bin directory:
+// trainersim/bin in the user's cache directory ($XDG_CACHE_HOME, else
+// ~/.cache); "" when there is none.
+func CacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "trainersim", "bin")
+}
+
+// binDirs are the bin directories to look in, nearest first: bin/ in the
 // working directory and each of its parents (so tests in sub-packages find
 // the binaries of the checkout they run in), then in the executable's
-// directory and its parents (bin/simctl run from anywhere).
+// directory and its parents (bin/simctl run from anywhere), then the
+// user's cache (a simctl installed with go install).
+func binDirs() []string {
+	var dirs []string
+	for _, dir := range checkout.Upward() {
+		dirs = append(dirs, filepath.Join(dir, "bin"))
+	}
+	if c := CacheDir(); c != "" {
+		dirs = append(dirs, c)
+	}
+	return dirs
+}
+
+// searchPath is the ordered list of directories to look in: the
+// configured directory, $KUBEBUILDER_ASSETS, then k8s/<version>/ in each
+// of binDirs.
 func searchPath(configured string) []string {
 	var dirs []string
 	if configured != "" {
@@ -45,8 +91,8 @@ func searchPath(configured string) []string {
 	if env := os.Getenv("KUBEBUILDER_ASSETS"); env != "" {
 		dirs = append(dirs, env)
 	}
-	for _, dir := range checkout.Upward() {
-		dirs = append(dirs, filepath.Join(dir, "bin", "k8s", releases.KubernetesVersion))
+	for _, dir := range binDirs() {
+		dirs = append(dirs, filepath.Join(dir, filepath.FromSlash(K8sDir)))
 	}
 	return dirs
 }
@@ -86,16 +132,17 @@ func Find(configured string, names ...string) (map[string]string, error) {
 
 // ErrReleaseMissing is returned by Start when a release's managers, or a
 // component's, were not built.
-var ErrReleaseMissing = fmt.Errorf("release binaries not found: run 'make assets' in the trainersim checkout")
+var ErrReleaseMissing = fmt.Errorf("release binaries not found: run 'simctl assets --all' (or 'make assets' in the trainersim checkout)")
 
 // FindReleaseBinaries finds each binary of want (by name, its path relative
-// to a checkout) in the working directory or one of its parents; what
-// names the binaries' owner in the error.
+// to a bin directory: TrainerBinary, KueueBinary...) in the first of
+// binDirs that has it; what names the binaries' owner in the error.
 func FindReleaseBinaries(want map[string]string, what string) (map[string]string, error) {
 	found := map[string]string{}
-	for _, dir := range checkout.Upward() {
+	dirs := binDirs()
+	for _, dir := range dirs {
 		for name, rel := range want {
-			if p := filepath.Join(dir, rel); found[name] == "" && proc.CheckExecutable(p) == nil {
+			if p := filepath.Join(dir, filepath.FromSlash(rel)); found[name] == "" && proc.CheckExecutable(p) == nil {
 				found[name] = p
 			}
 		}
@@ -103,12 +150,16 @@ func FindReleaseBinaries(want map[string]string, what string) (map[string]string
 	var missing []string
 	for name, rel := range want {
 		if found[name] == "" {
-			missing = append(missing, rel)
+			missing = append(missing, path.Join("bin", rel))
 		}
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return nil, fmt.Errorf("%w; %s needs %s (in the working directory or a parent)", ErrReleaseMissing, what, strings.Join(missing, " and "))
+		where := "in the working directory or a parent"
+		if c := CacheDir(); c != "" {
+			where += ", or in " + c
+		}
+		return nil, fmt.Errorf("%w; %s needs %s (%s)", ErrReleaseMissing, what, strings.Join(missing, " and "), where)
 	}
 	return found, nil
 }

@@ -91,7 +91,7 @@ func findKueue() (kueueSource, error) {
 		}
 		return kueueSource{bin: bin, fixtures: os.DirFS(c.Bin), version: kueueCheckoutVersion(c)}, nil
 	}
-	bins, err := assets.FindReleaseBinaries(map[string]string{"kueue": filepath.Join("bin", "kueue", releases.KueueVersion, "kueue")}, "Kueue "+releases.KueueVersion)
+	bins, err := assets.FindReleaseBinaries(map[string]string{"kueue": assets.KueueBinary(releases.KueueVersion)}, "Kueue "+releases.KueueVersion)
 	if err != nil {
 		return kueueSource{}, err
 	}

@@ -150,11 +150,12 @@ const (
 	binJobSetManager  = "jobset"
 )
 
-// releaseBinaries finds a release's two managers where `make assets` builds
-// them, bin/trainer/<version>/ and bin/jobset/<jobset version>/.
+// releaseBinaries finds a release's two managers where `make assets` and
+// `simctl assets` build them, bin/trainer/<version>/ and
+// bin/jobset/<jobset version>/.
 func releaseBinaries(r releases.Trainer) (map[string]string, error) {
 	return assets.FindReleaseBinaries(map[string]string{
-		binTrainerManager: filepath.Join("bin", "trainer", r.Version, binTrainerManager),
-		binJobSetManager:  filepath.Join("bin", "jobset", r.JobSet, binJobSetManager),
+		binTrainerManager: assets.TrainerBinary(r.Version),
+		binJobSetManager:  assets.JobSetBinary(r.JobSet),
 	}, "Trainer "+r.Version)
 }
