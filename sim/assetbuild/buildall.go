@@ -98,7 +98,7 @@ func BuildAll(ctx context.Context, o Options, out, errOut io.Writer) error {
 			if b.Current(dir) {
 				state = "built"
 			}
-			fmt.Fprintf(out, "%-16s %-8s %s (about %s cold)\n", b.Name, state, b.What, b.Cold)
+			fmt.Fprintf(out, "%-16s %-8s %s (about %s cold)\n", b.Name, state, b.What, about(b.Cold))
 		}
 		return nil
 	}
@@ -111,13 +111,13 @@ func BuildAll(ctx context.Context, o Options, out, errOut io.Writer) error {
 		}
 	}
 	if len(todo) == 0 {
-		fmt.Fprintf(out, "nothing to build: %s has the binaries of the %d builds\n", dir, len(plan))
+		fmt.Fprintf(out, "nothing to build: %s has the binaries of %s\n", dir, strings.Join(names(plan), ", "))
 		return nil
 	}
 	start := time.Now()
 	for i, b := range todo {
-		fmt.Fprintf(out, "[%s, %d of %d] building %s from the Go module proxy (about %s; %s left on 2 cores with empty Go caches)\n",
-			elapsed(time.Since(start)), i+1, len(todo), b.What, b.Cold, left)
+		fmt.Fprintf(out, "[%s, %d of %d] building %s from the Go module proxy (with empty Go caches on 2 cores about %s, %s to the last)\n",
+			elapsed(time.Since(start)), i+1, len(todo), b.What, about(b.Cold), about(left))
 		var goOut strings.Builder
 		w := io.Writer(&goOut)
 		if o.Verbose {
@@ -129,7 +129,7 @@ func BuildAll(ctx context.Context, o Options, out, errOut io.Writer) error {
 		}
 		left -= b.Cold
 	}
-	fmt.Fprintf(out, "[%s] %d builds into %s\n", elapsed(time.Since(start)), len(todo), dir)
+	fmt.Fprintf(out, "[%s] built into %s: %s\n", elapsed(time.Since(start)), dir, strings.Join(names(todo), ", "))
 	return nil
 }
 
@@ -137,4 +137,20 @@ func BuildAll(ctx context.Context, o Options, out, errOut io.Writer) error {
 func elapsed(d time.Duration) string {
 	s := int(d.Seconds())
 	return fmt.Sprintf("%dm%02ds", s/60, s%60)
+}
+
+// about prints an estimate: in seconds under a minute, else in minutes.
+func about(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	}
+	return fmt.Sprintf("%d min", int(d.Round(time.Minute).Minutes()))
+}
+
+func names(builds []Build) []string {
+	out := make([]string, len(builds))
+	for i, b := range builds {
+		out[i] = b.Name
+	}
+	return out
 }
