@@ -30,6 +30,7 @@ func main() {
 	flag.StringVar(&only, "only", "", "build only these builds (comma-separated)")
 	flag.BoolVar(&o.List, "list", false, "print each build and whether --dir has it")
 	flag.BoolVar(&o.Verbose, "v", false, "print what go prints")
+	flag.StringVar(&o.Modules, "modules", "hack", "the checkout's hack/, whose modules the builds run in")
 	flag.Parse()
 	o.Trainers, o.Only = split(trainers), split(only)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

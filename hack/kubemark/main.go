@@ -17,10 +17,13 @@
 //   - no kubelet server (kubemark's listens on 0.0.0.0): nothing asks a
 //     hollow kubelet for logs, exec or metrics;
 //   - the cluster DNS address of a kubeadm cluster (kubemark has none, and
-//     its kubelet warns MissingClusterDNS on every Pod).
+//     its kubelet warns MissingClusterDNS on every Pod);
+//   - an init container ends as it starts, exit code 0, as one whose
+//     command succeeds at once (kubemark's runtime runs it until the Pod is
+//     deleted, and the Pod never gets past initializing).
 //
-// Its containers run until deleted: the fake runtime neither pulls nor
-// ends them (docs/fidelity.md).
+// Its other containers run until deleted: the fake runtime neither pulls
+// nor ends them (docs/fidelity.md).
 package main
 
 import (
@@ -31,6 +34,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -38,8 +42,13 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientset "k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	apitest "k8s.io/cri-api/pkg/apis/testing"
 	remote "k8s.io/cri-client/pkg"
 	fakeremote "k8s.io/cri-client/pkg/fake"
 	"k8s.io/klog/v2"
@@ -161,13 +170,70 @@ func run(kubeconfig, name string, port, maxPods int, labels, taints, extended, c
 	}
 	hk := kubemark.NewHollowKubelet(f, c, client, heartbeatClient,
 		&machine{Fake: &cadvisortest.Fake{NodeName: name}, cores: int(cores.Value()), memory: uint64(mem.Value())},
-		runtime.ImageService, runtimeService, containerManager)
+		runtime.ImageService, &initContainersEnd{RuntimeService: runtimeService, fake: runtime.RuntimeService, pods: client.CoreV1()}, containerManager)
 	// The kubelet's own recorder (to the API server) and prober manager.
 	hk.KubeletDeps.Recorder = nil
 	hk.KubeletDeps.EventClient = client.CoreV1()
 	hk.KubeletDeps.ProbeManager = nil
 	go hk.Run(ctx)
 	<-ctx.Done()
+	return nil
+}
+
+// initContainersEnd is the runtime the kubelet talks to: kubemark's fake,
+// but for the init containers (not sidecars, which have restartPolicy
+// Always), which end as they start, exit code 0. The runtime knows a
+// container by its name and its Pod's, so which are init containers is
+// read from the Pod, as the node's kubelet may read it.
+type initContainersEnd struct {
+	internalapi.RuntimeService
+	fake *apitest.FakeRuntimeService
+	pods corev1client.PodsGetter
+
+	mu    sync.Mutex
+	inits map[string]bool // by container ID
+}
+
+func (r *initContainersEnd) CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
+	id, err := r.RuntimeService.CreateContainer(ctx, podSandboxID, config, sandboxConfig)
+	if err != nil {
+		return id, err
+	}
+	md := sandboxConfig.GetMetadata()
+	pod, err := r.pods.Pods(md.GetNamespace()).Get(ctx, md.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return id, fmt.Errorf("hollow-node: failed to read Pod %s/%s to tell its init containers: %w", md.GetNamespace(), md.GetName(), err)
+	}
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == config.GetMetadata().GetName() && string(pod.UID) == md.GetUid() && (c.RestartPolicy == nil || *c.RestartPolicy != v1.ContainerRestartPolicyAlways) {
+			r.mu.Lock()
+			if r.inits == nil {
+				r.inits = map[string]bool{}
+			}
+			r.inits[id] = true
+			r.mu.Unlock()
+		}
+	}
+	return id, nil
+}
+
+func (r *initContainersEnd) StartContainer(ctx context.Context, containerID string) error {
+	if err := r.RuntimeService.StartContainer(ctx, containerID); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	init := r.inits[containerID]
+	delete(r.inits, containerID)
+	r.mu.Unlock()
+	if init {
+		klog.V(2).InfoS("An init container ends as it starts", "containerID", containerID)
+		r.fake.Lock()
+		if c := r.fake.Containers[containerID]; c != nil {
+			c.State, c.ExitCode, c.Reason = runtimeapi.ContainerState_CONTAINER_EXITED, 0, "Completed"
+			c.FinishedAt = time.Now().UnixNano()
+		}
+		r.fake.Unlock()
+	}
 	return nil
 }
 

@@ -56,6 +56,10 @@ type Build struct {
 	Corpus bool
 	// Cold is about how long it takes on 2 cores with empty Go caches.
 	Cold time.Duration
+	// Sources, when set, holds the modules as hack/ does (a checkout's
+	// hack/: make assets builds what the checkout says); nil: the copies
+	// simctl carries.
+	Sources fs.FS
 }
 
 // k8sLdflags are the control plane's -ldflags: the version its binaries
@@ -139,7 +143,7 @@ const stampDir = ".builds"
 // again.
 func (b Build) Key() (string, error) {
 	h := sha256.New()
-	files, err := moduleFiles(b.Module)
+	files, err := b.moduleFiles()
 	if err != nil {
 		return "", err
 	}
@@ -178,7 +182,11 @@ func (b Build) Run(ctx context.Context, goTool, bin string, out io.Writer) error
 	if err != nil {
 		return err
 	}
-	files, err := moduleFiles(b.Module)
+	// go build runs in the module's copy: a relative bin would be its.
+	if bin, err = filepath.Abs(bin); err != nil {
+		return err
+	}
+	files, err := b.moduleFiles()
 	if err != nil {
 		return err
 	}
@@ -233,9 +241,32 @@ func goVersion() string {
 	return "1.26"
 }
 
-// moduleFiles are the files of the module under hack/ at dir, by their
-// names there.
-func moduleFiles(dir string) (map[string][]byte, error) {
+// moduleFiles are the files of b's module (go.mod, go.sum, Go files), by
+// their names in hack/.
+func (b Build) moduleFiles() (map[string][]byte, error) {
+	if b.Sources == nil {
+		return embeddedModule(b.Module)
+	}
+	entries, err := fs.ReadDir(b.Sources, b.Module)
+	if err != nil {
+		return nil, fmt.Errorf("no module hack/%s: %w", b.Module, err)
+	}
+	files := map[string][]byte{}
+	for _, e := range entries {
+		if n := e.Name(); !e.IsDir() && (n == "go.mod" || n == "go.sum" || strings.HasSuffix(n, ".go")) {
+			if files[n], err = fs.ReadFile(b.Sources, path.Join(b.Module, n)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if files["go.mod"] == nil {
+		return nil, fmt.Errorf("no module hack/%s: it has no go.mod", b.Module)
+	}
+	return files, nil
+}
+
+// embeddedModule is simctl's copy of the module at dir under hack/.
+func embeddedModule(dir string) (map[string][]byte, error) {
 	root := path.Join("modules", dir)
 	entries, err := fs.ReadDir(modules, root)
 	if err != nil {

@@ -49,7 +49,7 @@ func TestModulesCurrent(t *testing.T) {
 		if golden.Updating() {
 			continue
 		}
-		files, err := moduleFiles(dir)
+		files, err := embeddedModule(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,8 +99,8 @@ func TestPlan(t *testing.T) {
 
 // TestBuildKeyAndCurrent: a build is current once it has run into a bin
 // directory, not before, and not after its binary is gone; a build that
-// fails says which and leaves no stamp. The build itself is a real go
-// build of a module of this test's (kwok's would download for minutes).
+// fails says which and leaves no stamp. The build is etcd's, real (with
+// make assets' build cache warm, seconds).
 func TestBuildKeyAndCurrent(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -135,6 +135,19 @@ func TestBuildKeyAndCurrent(t *testing.T) {
 	}
 	if err := b.Run(context.Background(), "no-such-go-command", bin, io.Discard); err == nil || !strings.Contains(err.Error(), "not on PATH") {
 		t.Errorf("without go: %v", err)
+	}
+
+	// A real build, into a bin directory given relative to the working
+	// directory (go build runs elsewhere, in the module's copy).
+	t.Chdir(t.TempDir())
+	if err := b.Run(context.Background(), goTool, "rel-bin", io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !b.Current("rel-bin") {
+		t.Errorf("not current after its build")
+	}
+	if _, err := os.Stat(filepath.Join("rel-bin", filepath.FromSlash(b.Outputs[0]))); err != nil {
+		t.Errorf("the binary is not in the bin directory given: %v", err)
 	}
 
 	// What the stamp says and the binaries there decide, not the build.

@@ -32,6 +32,10 @@ type Options struct {
 	// Verbose passes go's output on as it builds; otherwise only a failed
 	// build's is.
 	Verbose bool
+	// Modules, when set, is a checkout's hack/, whose modules the builds
+	// run in instead of simctl's copies (make assets: what the checkout
+	// says, edited or not).
+	Modules string
 }
 
 // UsageError is an error in Options, not in a build.
@@ -71,6 +75,9 @@ func Select(o Options) ([]Build, error) {
 	}
 	var out []Build
 	for _, b := range plan {
+		if o.Modules != "" {
+			b.Sources = os.DirFS(o.Modules)
+		}
 		if len(o.Only) > 0 && slices.Contains(o.Only, b.Name) || len(o.Only) == 0 && (o.All || b.Corpus || want[b.Name]) {
 			out = append(out, b)
 		}
