@@ -80,7 +80,15 @@ func runCorpusViews(b *testing.B, files []*scenario.File, parallel int, views []
 	}
 	for _, sc := range results {
 		if !sc.Passed && sc.Skipped == "" {
-			b.Errorf("%s failed: %s", sc.Name, sc.Failure)
+			// The report is not kept: what the failed step saw goes
+			// with its failure.
+			var diffs []string
+			for _, st := range sc.Steps {
+				if st.Diff != "" {
+					diffs = append(diffs, st.Diff)
+				}
+			}
+			b.Errorf("%s failed: %s\n%s", sc.Name, sc.Failure, strings.Join(diffs, "\n"))
 		}
 	}
 	return run
