@@ -183,6 +183,11 @@ type processComponent struct {
 	start func(n int) (*proc.Process, error)
 	// ready returns nil once the process serves (its webhooks answer).
 	ready func(context.Context) error
+	// part, if set, is the component's part that runs in this process
+	// (KWOK's: the simulated kubelet's volume manager). It is started once
+	// the process is ready and stopped as soon as the process is down: a
+	// kubelet down writes nothing, its volume manager included.
+	part *inProcessPart
 
 	mu     sync.Mutex
 	p      *proc.Process // nil while it is down
@@ -205,7 +210,44 @@ func (c *processComponent) run(ctx context.Context) error {
 	if err := p.WaitUntil(ctx, startup.PollInterval, c.ready); err != nil {
 		return fmt.Errorf("%s did not start: %w", c.component, err)
 	}
+	if c.part != nil {
+		if err := c.part.start(ctx); err != nil {
+			return fmt.Errorf("%s did not start: %w", c.component, err)
+		}
+	}
 	return nil
+}
+
+// inProcessPart is the part of a process component that runs in this
+// process, started and stopped with it.
+type inProcessPart struct {
+	run func(context.Context) (stop func(), err error)
+
+	mu   sync.Mutex
+	stop func() // nil while it is down
+}
+
+// start runs the part.
+func (p *inProcessPart) start(ctx context.Context) error {
+	stop, err := p.run(ctx)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.stop = stop
+	p.mu.Unlock()
+	return nil
+}
+
+// halt stops the part if it runs and waits for it.
+func (p *inProcessPart) halt() {
+	p.mu.Lock()
+	stop := p.stop
+	p.stop = nil
+	p.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 }
 
 // act crashes, stops or starts c.
@@ -222,6 +264,9 @@ func (c *processComponent) act(ctx context.Context, action string) error {
 			p.Kill()
 		} else if err := p.Stop(stopTimeout); err != nil {
 			return err
+		}
+		if c.part != nil {
+			c.part.halt()
 		}
 		c.mu.Lock()
 		c.p = nil

@@ -61,19 +61,26 @@ func (e *Environment) startNodes(ctx context.Context, bin string) error {
 		}
 		return e.leasesRenewedSince(ctx, startedAt)
 	}
+	// The simulated kubelet's volume manager is KWOK's part in this
+	// process: down while KWOK is, started again with an empty cache.
+	cfg, err := e.componentConfig(identity.Kwok)
+	if err != nil {
+		return err
+	}
+	pc.part = &inProcessPart{run: func(ctx context.Context) (func(), error) {
+		v, err := kwok.StartVolumes(ctx, cfg, e.logger.WithName("kwok-volumes"))
+		if err != nil {
+			return nil, err
+		}
+		return v.Stop, nil
+	}}
+	e.volumes = pc.part
 	if err := pc.run(ctx); err != nil {
 		return err
 	}
 	e.mu.Lock()
 	e.processComponents = append(e.processComponents, pc)
 	e.mu.Unlock()
-	cfg, err := e.componentConfig(identity.Kwok)
-	if err != nil {
-		return err
-	}
-	if e.volumes, err = kwok.StartVolumes(ctx, cfg, e.logger.WithName("kwok-volumes")); err != nil {
-		return err
-	}
 	// Tell runs against this cluster (simctl run --kubeconfig) that its
 	// nodes have a kwok.
 	if e.lease, err = kwok.HoldLease(ctx, e.client, e.clock(), e.Versions(), nil); err != nil {

@@ -169,7 +169,8 @@ type Environment struct {
 	upgrades int
 	nodes    *kwok.Pool
 	lease    *kwok.Lease
-	volumes  *kwok.Volumes
+	// volumes is KWOK's volume manager, which runs while KWOK does.
+	volumes *inProcessPart
 	// managers are the Trainer's and JobSet's managers in this process,
 	// each as it runs now (lifecycle.go); guarded by mu.
 	managers []*inProcessManager
@@ -514,7 +515,7 @@ func (e *Environment) Stop() error {
 	}
 	e.setInProcessManagers(nil)
 	if e.volumes != nil {
-		e.volumes.Stop()
+		e.volumes.halt()
 		e.volumes = nil
 	}
 	if e.provisioner != nil {
