@@ -72,6 +72,11 @@ type Scenario struct {
 	Labels      map[string]string `json:"labels,omitempty"`
 	// Namespace the scenario ran in.
 	Namespace string `json:"namespace"`
+	// SecondCluster is true when the scenario ran on the run's second
+	// cluster, beside the first: it keeps every other run off the cluster
+	// it runs on (a component step; a gate or a partition of JobSet or the
+	// Trainer). Its components log to the work directory's second-cluster/.
+	SecondCluster bool `json:"secondCluster,omitempty"`
 	// Passed is true when every step passed.
 	Passed bool `json:"passed"`
 	// Skipped, when set, says why the scenario did not run on this cluster

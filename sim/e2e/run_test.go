@@ -129,6 +129,20 @@ var _ = Describe("simctl run", func() {
 		Expect(a.Started.Before(b.Started.Add(b.Duration)) && b.Started.Before(a.Started.Add(a.Duration))).To(BeTrue(), "scenarios did not overlap")
 	})
 
+	It("runs a scenario that keeps other runs off a cluster on a second cluster, beside the others", func() {
+		dir := GinkgoT().TempDir()
+		apart := "../../scenarios/components/scheduler-down-while-pods-wait.yaml"
+		session := start(apart, "testdata/parallel/fill-both-h100-a.yaml", "--report-dir", dir)
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
+		Expect(session.Out.Contents()).To(ContainSubstring("for the 1 runs that keep other runs off a cluster"))
+		second := map[string]bool{}
+		for _, sc := range readReport(dir).Scenarios {
+			Expect(sc.Passed).To(BeTrue(), "%s: %s", sc.Name, sc.Failure)
+			second[sc.Name] = sc.SecondCluster
+		}
+		Expect(second).To(Equal(map[string]bool{"components-scheduler-down-while-pods-wait": true, "fill-both-h100-a": false}))
+	})
+
 	It("on Ctrl-C writes the reports of the finished scenarios and leaves no process behind", func() {
 		dir := GinkgoT().TempDir()
 		session := start("testdata/interrupt", "--parallel", "2", "--report-dir", dir)

@@ -26,25 +26,29 @@ func TestComponentNeeds(t *testing.T) {
 		name        string
 		spec        v1alpha1.ScenarioSpec
 		read, write []string
+		apart       bool // RunsApart: it keeps every other run off the cluster
 	}{
-		{"plain", v1alpha1.ScenarioSpec{}, []string{"jobset", "trainer"}, nil},
-		{"with kueue", v1alpha1.ScenarioSpec{Components: []string{"kueue"}}, []string{"jobset", "kueue", "trainer"}, nil},
-		{"an actor's gate", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Actor: "sdk"}}}, []string{"jobset", "trainer"}, nil},
-		{"a gate on kueue", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{Component: "kueue"}}}, []string{"jobset", "trainer"}, []string{"kueue"}},
-		{"a gate on kueue's user", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{User: kueueUser}}}, []string{"jobset", "trainer"}, []string{"kueue"}},
-		{"a hold", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Webhooks: []v1alpha1.AdmissionWebhook{{Hold: &v1alpha1.WebhookHold{}}}}, []string{"jobset", "trainer"}, []string{"kueue"}},
-		{"gates on jobset and the trainer", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "jobset"}, {Component: "trainer"}}}, nil, []string{"jobset", "trainer"}},
-		{"a view of the trainer", v1alpha1.ScenarioSpec{Views: []v1alpha1.View{{Component: "trainer"}}}, []string{"jobset", "trainer"}, nil},
-		{"a partition of kueue", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Views: []v1alpha1.View{{Component: "kueue", Partition: "refuse"}}}, []string{"jobset", "trainer"}, []string{"kueue"}},
-		{"a partition of kwok", v1alpha1.ScenarioSpec{Views: []v1alpha1.View{{Component: "kwok", Partition: "unanswered"}}}, []string{"jobset"}, []string{"trainer"}},
-		{"a component step", v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Component: &v1alpha1.ComponentAction{Name: "jobset", Action: "crash"}}}}, []string{"trainer"}, []string{"jobset"}},
-		{"a crash of kube-controller-manager", v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Component: &v1alpha1.ComponentAction{Name: "kube-controller-manager", Action: "crash"}}}}, []string{"jobset"}, []string{"trainer"}},
-		{"an upgrade", v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Component: &v1alpha1.ComponentAction{Name: "trainer", Action: "upgrade", To: "v2.3.0"}}}}, nil, []string{"jobset", "trainer"}},
-		{"a gate on the job controller", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "kube-controller-manager/job-controller"}}}, []string{"jobset", "trainer"}, nil},
+		{"plain", v1alpha1.ScenarioSpec{}, []string{"jobset", "trainer"}, nil, false},
+		{"with kueue", v1alpha1.ScenarioSpec{Components: []string{"kueue"}}, []string{"jobset", "kueue", "trainer"}, nil, false},
+		{"an actor's gate", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Actor: "sdk"}}}, []string{"jobset", "trainer"}, nil, false},
+		{"a gate on kueue", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{Component: "kueue"}}}, []string{"jobset", "trainer"}, []string{"kueue"}, false},
+		{"a gate on kueue's user", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Gates: []v1alpha1.Gate{{User: kueueUser}}}, []string{"jobset", "trainer"}, []string{"kueue"}, false},
+		{"a hold", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Webhooks: []v1alpha1.AdmissionWebhook{{Hold: &v1alpha1.WebhookHold{}}}}, []string{"jobset", "trainer"}, []string{"kueue"}, false},
+		{"gates on jobset and the trainer", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "jobset"}, {Component: "trainer"}}}, nil, []string{"jobset", "trainer"}, true},
+		{"a view of the trainer", v1alpha1.ScenarioSpec{Views: []v1alpha1.View{{Component: "trainer"}}}, []string{"jobset", "trainer"}, nil, false},
+		{"a partition of kueue", v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Views: []v1alpha1.View{{Component: "kueue", Partition: "refuse"}}}, []string{"jobset", "trainer"}, []string{"kueue"}, false},
+		{"a partition of kwok", v1alpha1.ScenarioSpec{Views: []v1alpha1.View{{Component: "kwok", Partition: "unanswered"}}}, []string{"jobset"}, []string{"trainer"}, true},
+		{"a component step", v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Component: &v1alpha1.ComponentAction{Name: "jobset", Action: "crash"}}}}, []string{"trainer"}, []string{"jobset"}, true},
+		{"a crash of kube-controller-manager", v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Component: &v1alpha1.ComponentAction{Name: "kube-controller-manager", Action: "crash"}}}}, []string{"jobset"}, []string{"trainer"}, true},
+		{"an upgrade", v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Component: &v1alpha1.ComponentAction{Name: "trainer", Action: "upgrade", To: "v2.3.0"}}}}, nil, []string{"jobset", "trainer"}, true},
+		{"a gate on the job controller", v1alpha1.ScenarioSpec{Gates: []v1alpha1.Gate{{Component: "kube-controller-manager/job-controller"}}}, []string{"jobset", "trainer"}, nil, false},
 	} {
 		read, write := componentNeeds(planOf(tc.spec))
 		if !slices.Equal(read, tc.read) || !slices.Equal(write, tc.write) {
 			t.Errorf("%s: read %v, write %v; want %v, %v", tc.name, read, write, tc.read, tc.write)
+		}
+		if got := RunsApart(planOf(tc.spec)); got != tc.apart {
+			t.Errorf("%s: RunsApart %v, want %v", tc.name, got, tc.apart)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -59,16 +61,21 @@ func runCorpusViews(b *testing.B, files []*scenario.File, parallel int, views []
 	b.Helper()
 	ctx := context.Background()
 	begin := time.Now()
-	env, stop := startClusterViews(b, files, views)
+	// As simctl run starts them: a second cluster, side by side with the
+	// first, for the runs that keep other runs off a cluster.
+	envs, stop := startClustersViews(b, files, views)
 	defer stop()
 	run := corpusRun{start: time.Since(begin)}
-	before, cpuBefore := scrapeAPIServer(b, env), processCPU(b)
+	before, cpuBefore := scrapeAPIServers(b, envs), processCPU(b)
 	// As simctl run --report-dir reports/out: the cluster goes with the
 	// run, and the longest start first by the last make run's durations.
-	r := &Runner{Cluster: env, Parallel: parallel, Discarded: true, Durations: lastRunDurations(b)}
+	r := &Runner{Cluster: envs[0], Parallel: parallel, Discarded: true, Durations: lastRunDurations(b)}
+	if len(envs) > 1 {
+		r.Apart = envs[1]
+	}
 	results, complete := r.Run(ctx, files)
 	run.wall = time.Since(begin)
-	after, cpuAfter := scrapeAPIServer(b, env), processCPU(b)
+	after, cpuAfter := scrapeAPIServers(b, envs), processCPU(b)
 	run.peak = peakMemory(b)
 	run.apiCPU = after.cpu - before.cpu
 	run.requests = after.requests - before.requests
@@ -94,6 +101,62 @@ func runCorpusViews(b *testing.B, files []*scenario.File, parallel int, views []
 	return run
 }
 
+// startClustersViews starts the clusters simctl run starts for files,
+// side by side: one, and a second when some of their runs keep other runs
+// off a cluster (RunsApart) and others are left to run beside them. Its
+// components of views are viewable.
+func startClustersViews(b *testing.B, files []*scenario.File, views []string) (envs []*envtest.Environment, stop func()) {
+	b.Helper()
+	apart, rest := 0, 0
+	for _, p := range Plans(files, nil) {
+		if RunsApart(p) {
+			apart++
+		} else {
+			rest++
+		}
+	}
+	envs = []*envtest.Environment{newCorpusCluster(files, views)}
+	if apart > 0 && rest > 0 {
+		envs = append(envs, newCorpusCluster(files, views))
+	}
+	errs := make([]error, len(envs))
+	var wg sync.WaitGroup
+	for i, env := range envs {
+		wg.Go(func() { errs[i] = env.Start(context.Background()) })
+	}
+	wg.Wait()
+	stop = func() {
+		for _, env := range envs {
+			if err := env.Stop(); err != nil {
+				b.Error(err)
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		stop()
+		b.Fatal(err)
+	}
+	return envs, stop
+}
+
+// scrapeAPIServers is scrapeAPIServer of each cluster, summed.
+func scrapeAPIServers(b *testing.B, envs []*envtest.Environment) apiServerMetrics {
+	b.Helper()
+	sum := apiServerMetrics{byRequest: map[string]float64{}, conflicts: map[string]float64{}}
+	for _, env := range envs {
+		m := scrapeAPIServer(b, env)
+		sum.cpu += m.cpu
+		sum.requests += m.requests
+		for k, v := range m.byRequest {
+			sum.byRequest[k] += v
+		}
+		for k, v := range m.conflicts {
+			sum.conflicts[k] += v
+		}
+	}
+	return sum
+}
+
 // startCluster starts an envtest cluster with the components files ask
 // for (Kueue) and the heartbeat they need, as simctl run starts them; stop
 // stops it.
@@ -105,7 +168,7 @@ func startCluster(b *testing.B, files []*scenario.File) (env *envtest.Environmen
 // startClusterViews is startCluster with the components of views viewable.
 func startClusterViews(b *testing.B, files []*scenario.File, views []string) (env *envtest.Environment, stop func()) {
 	b.Helper()
-	env = &envtest.Environment{Components: WithComponents(nil, files, ""), Heartbeat: HeartbeatFor(files, ""), Views: views}
+	env = newCorpusCluster(files, views)
 	if err := env.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -114,6 +177,13 @@ func startClusterViews(b *testing.B, files []*scenario.File, views []string) (en
 			b.Fatal(err)
 		}
 	}
+}
+
+// newCorpusCluster is the envtest cluster simctl run starts for files
+// (Kueue when they ask for it, their heartbeat), its components of views
+// viewable; not started.
+func newCorpusCluster(files []*scenario.File, views []string) *envtest.Environment {
+	return &envtest.Environment{Components: WithComponents(nil, files, ""), Heartbeat: HeartbeatFor(files, ""), Views: views}
 }
 
 // lastRunDurations are the durations of the run make run left in

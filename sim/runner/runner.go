@@ -73,6 +73,11 @@ func DefaultParallel() int { return 3 * runtime.NumCPU() }
 type Runner struct {
 	// Cluster is a started cluster, shared by every scenario.
 	Cluster cluster.Cluster
+	// Apart, when set, is a second started cluster, like Cluster, for
+	// Run's plans that keep every other run off the cluster while they
+	// run (RunsApart): there they run one after another, beside the
+	// other runs on Cluster, instead of every other run waiting for them.
+	Apart cluster.Cluster
 	// Parallel is how many scenarios run at once. Zero: DefaultParallel.
 	Parallel int
 	// Durations are how long each file's runs took in an earlier run:
@@ -154,11 +159,31 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 			r.Watches = nil
 		}()
 	}
+	// Each cluster admits its own plans: the runs apart wait for each
+	// other only.
+	onApart := func(p Plan) bool { return r.Apart != nil && RunsApart(p) }
+	var here, there []Plan
+	for _, p := range plans {
+		if onApart(p) {
+			there = append(there, p)
+		} else {
+			here = append(here, p)
+		}
+	}
+	var apartWatches *Watches
+	if len(there) > 0 {
+		apartWatches = StartWatches(ctx, r.Apart.Config(), r.Apart.Client().RESTMapper())
+		defer apartWatches.Stop()
+	}
+	admHere, admThere := newAdmission(here, parallel), newAdmission(there, parallel)
 	byPlan := make([]*results.Scenario, len(plans))
-	adm := newAdmission(plans, parallel)
 	var wg sync.WaitGroup
 	for rank, i := range startOrder(plans, r.Durations) {
 		p := plans[i]
+		c, watches, adm := r.Cluster, r.Watches, admHere
+		if onApart(p) {
+			c, watches, adm = r.Apart, apartWatches, admThere
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -167,7 +192,8 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 			if !ok || ctx.Err() != nil {
 				return
 			}
-			res := r.RunPlan(ctx, p)
+			res := r.runPlan(ctx, p, c, watches)
+			res.SecondCluster = c == r.Apart
 			if ctx.Err() != nil {
 				return // interrupted: not finished
 			}
@@ -384,8 +410,24 @@ func skippedFor(sc *v1alpha1.Scenario, trainer string) string {
 }
 
 // RunPlan runs one scenario, in one order of its interleavings if it
-// explores them, to its end or its first failing step.
-func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
+// explores them, to its end or its first failing step, on Cluster.
+func (r *Runner) RunPlan(ctx context.Context, p Plan) results.Scenario {
+	return r.runPlan(ctx, p, r.Cluster, r.Watches)
+}
+
+// RunsApart reports whether a plan keeps every other run off the cluster
+// while it runs: its gates, component steps or partitions hold a
+// component every run uses (JobSet, the Trainer), or one whose absence
+// stops every run's Pods (componentNeeds). Run runs such plans on Apart
+// when it has one.
+func RunsApart(p Plan) bool {
+	_, write := componentNeeds(p)
+	return slices.ContainsFunc(write, func(c string) bool { return slices.Contains(everyRunUses, c) })
+}
+
+// runPlan is RunPlan on cluster c, whose watches are watches (nil: its
+// own, for this plan).
+func (r *Runner) runPlan(ctx context.Context, p Plan, c cluster.Cluster, watches *Watches) (res results.Scenario) {
 	f := p.File
 	sc := f.Scenario
 	res = results.Scenario{
@@ -416,35 +458,35 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 		replay := fmt.Sprintf("simctl run %s --run '^%s$' %s", seeds, regexp.QuoteMeta(sc.Metadata.Name), f.Path)
 		res.Shake = &results.Shake{Of: p.unshakenName(), Seed: sh.Seed, Index: sh.Index, Runs: sh.Of, MaxDelay: r.shakeMaxDelay(), Replay: replay}
 	}
-	if why := SkippedOn(sc, r.Cluster.Versions().Cluster, ""); why != "" {
+	if why := SkippedOn(sc, c.Versions().Cluster, ""); why != "" {
 		res.Skipped = why
 		return res
 	}
-	if usesKueue(sc) && r.Cluster.Versions().Kueue == "" {
+	if usesKueue(sc) && c.Versions().Kueue == "" {
 		res.Skipped = "needs component kueue, which this cluster does not run (simctl run starts it on the clusters it starts, envtest and kind, when a scenario asks for it; an existing cluster is used as it is, never installed into)"
 		return res
 	}
-	if _, ok := r.Cluster.(cluster.WebhookServing); len(sc.Spec.Webhooks) > 0 && !ok {
+	if _, ok := c.(cluster.WebhookServing); len(sc.Spec.Webhooks) > 0 && !ok {
 		res.Skipped = "declares webhooks, which this cluster cannot call (simctl serves them on the clusters it starts with envtest)"
 		return res
 	}
-	if _, ok := r.Cluster.(cluster.GateServing); len(sc.Spec.Gates) > 0 && !ok {
+	if _, ok := c.(cluster.GateServing); len(sc.Spec.Gates) > 0 && !ok {
 		res.Skipped = "declares gates, which this cluster cannot call (simctl serves them on the clusters it starts with envtest)"
 		return res
 	}
-	if why := lifecycleSkipped(sc, r.Cluster); why != "" {
+	if why := lifecycleSkipped(sc, c); why != "" {
 		res.Skipped = why
 		return res
 	}
-	if err := upgradesRefused(sc, r.Cluster); err != nil {
+	if err := upgradesRefused(sc, c); err != nil {
 		res.Failure = err.Error()
 		return res
 	}
-	if why := viewsSkipped(sc, r.Cluster); why != "" {
+	if why := viewsSkipped(sc, c); why != "" {
 		res.Skipped = why
 		return res
 	}
-	trainerVersion := r.Cluster.Versions().Trainer
+	trainerVersion := c.Versions().Trainer
 	if why := skippedFor(sc, trainerVersion); why != "" {
 		res.Skipped = why
 		return res
@@ -458,9 +500,8 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 	clk := r.clock()
 	defer func() { res.Duration = clk.Since(res.Started) }()
 
-	watches := r.Watches
 	if watches == nil {
-		watches = r.startWatches(ctx)
+		watches = StartWatches(ctx, c.Config(), c.Client().RESTMapper())
 		defer func() {
 			// The teardown looks at the watches' Pods: done before
 			// they stop.
@@ -468,7 +509,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 			watches.Stop()
 		}()
 	}
-	run := &scenarioRun{runner: r, clock: clk, cluster: r.Cluster, sc: sc, fixturesDir: p.File.FixturesDir, interleaving: p.Interleaving, shake: p.Shake, shaken: res.Shake, objects: map[string]map[string]any{}, watches: watches, profiles: map[string]string{}, podViewsByObj: map[*unstructured.Unstructured]*podView{}, written: map[string]uint64{}}
+	run := &scenarioRun{runner: r, clock: clk, cluster: c, sc: sc, fixturesDir: p.File.FixturesDir, interleaving: p.Interleaving, shake: p.Shake, shaken: res.Shake, objects: map[string]map[string]any{}, watches: watches, profiles: map[string]string{}, podViewsByObj: map[*unstructured.Unstructured]*podView{}, written: map[string]uint64{}}
 	defer func() { res.Breakdown = run.breakdown }()
 	run.ns = NamespaceName(sc.Metadata.Name)
 	res.Namespace = run.ns
@@ -488,7 +529,7 @@ func (r *Runner) RunPlan(ctx context.Context, p Plan) (res results.Scenario) {
 	// Runs before cleanup: the namespace's deletion is not the scenario's.
 	defer func() { res.Timeline = run.timeline(res.Setup, res.Steps) }()
 	defer func() {
-		if against := behaviourChange(sc, r.Cluster.Versions()); against != "" && !res.Passed {
+		if against := behaviourChange(sc, c.Versions()); against != "" && !res.Passed {
 			res.BehaviourChange = against
 			res.Failure = "behaviour change of " + against + ": " + res.Failure
 		}

@@ -51,6 +51,9 @@ type runFlags struct {
 	// auditDir is --audit-log: the recorded run's audit log goes to
 	// auditDir/audit.log.
 	auditDir string
+	// oneCluster is --one-cluster: no second cluster for the runs that
+	// keep other runs off a cluster.
+	oneCluster bool
 }
 
 func newRunCommand(streams Streams) *cobra.Command {
@@ -114,7 +117,11 @@ The runs start longest first, by the durations of an earlier run: the one
 --report-dir holds (a CI job that keeps its report directory gets it for free),
 or --shard-durations'; without one, by the timers each scenario waits on.
 Runs that must have a component to themselves (a component step, a gate on
-it) start before all.
+it) start before all. Those that keep every other run off the cluster (a
+component step; a gate or a partition of JobSet or the Trainer) run, one
+after another, on a second cluster started beside the first, while the
+others run on the first: on envtest, at a --parallel above 1, unless --keep,
+--audit-log or --one-cluster ask for one cluster.
 
 --audit-log DIR records the run's requests in DIR/audit.log: who wrote what,
 with the bodies and answers a scenario can be rebuilt from (docs/record.md).
@@ -159,6 +166,7 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
 	fl.DurationVar(&f.shakeMaxDelay, "shake-max-delay", shake.DefaultMaxDelay, "the longest delay --shake adds to one write")
 	fl.StringVar(&f.shard, "shard", "", "run the K-th of N slices of the selected scenarios (K/N, 1/3 say): one per CI machine, balanced by\n--shard-durations, merged afterwards with 'simctl report --merge'")
 	fl.StringVar(&f.shardDurations, "shard-durations", "", "with --shard: the --report-dir (or its report.jsonl or report.json) of an earlier run, whose\nscenarios' durations balance the slices (default: every run weighs the same)")
+	fl.BoolVar(&f.oneCluster, "one-cluster", false, "run every scenario on one cluster: no second cluster for the runs that keep other runs off a cluster")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
 	fl.BoolVar(&f.cluster.unisolated, "unisolated", false, "with --kubeconfig, on a cluster that serves no MutatingAdmissionPolicy: run anyway, one scenario at a time,\nat the risk of scenario Pods landing on the cluster's own nodes")
 	f.cluster.registerCluster(cmd)
@@ -295,10 +303,35 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	default:
 		fmt.Fprintf(streams.Out, "%d scenarios (%d runs: interleavings) from %s\n", len(files), runs, strings.Join(paths, " "))
 	}
+	// The runs that keep every other run off the cluster run on a second
+	// one, started beside the first.
+	var apart cluster.Cluster
+	var apartErr error
+	apartRuns := runsApart(plans, f, o)
+	apartStarted := make(chan struct{})
+	if apartRuns > 0 {
+		apart = sim.NewCluster(apartOptions(o))
+		go func() {
+			defer close(apartStarted)
+			apartErr = apart.Start(ctx)
+		}()
+		defer func() {
+			<-apartStarted // stopped once its start has returned
+			stopCluster(apart, &err)
+		}()
+	}
 	env, err := startCluster(ctx, streams.Out, o)
 	defer stopCluster(env, &err)
 	if err != nil {
 		return err
+	}
+	if apart != nil {
+		since := time.Now()
+		<-apartStarted
+		if apartErr != nil {
+			return withCode(ExitCluster, fmt.Errorf("failed to start the second cluster, for the %d runs that keep other runs off a cluster (--one-cluster runs them on one): %w", apartRuns, apartErr))
+		}
+		fmt.Fprintf(streams.Out, "second cluster ready (%s after the first) for the %d runs that keep other runs off a cluster (component steps; gates and partitions of JobSet or the Trainer)\n", time.Since(since).Round(10*time.Millisecond), apartRuns)
 	}
 	v := env.Versions()
 	run.Cluster, run.KubernetesVersion, run.TrainerVersion, run.JobSetVersion, run.KueueVersion = v.Cluster, v.Kubernetes, v.Trainer, v.JobSet, v.Kueue
@@ -338,6 +371,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 
 	r := &runner.Runner{
 		Cluster:         env,
+		Apart:           apart,
 		Parallel:        parallel,
 		Durations:       durations,
 		ScenarioTimeout: f.timeout,
@@ -415,6 +449,43 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 		return withCode(ExitFailed, fmt.Errorf("the run left scenarios' objects behind: %w", leftovers))
 	}
 	return nil
+}
+
+// runsApart counts the plans that run on a second cluster (runner.Runner.Apart):
+// those that keep every other run off the cluster while they run
+// (runner.RunsApart) and are not skipped, when some other plan is left to
+// run beside them, on a cluster simctl starts and discards with envtest, at
+// a --parallel above 1, without --one-cluster. A kept cluster, a recorded
+// audit log and a run of one scenario at a time are one cluster's.
+func runsApart(plans []runner.Plan, f runFlags, o sim.ClusterOptions) int {
+	if f.oneCluster || f.keep || o.ClusterName() != cluster.Envtest || o.AuditLog != "" || f.parallel == 1 {
+		return 0
+	}
+	trainer := cmp.Or(o.Trainer, releases.CompiledTrainerVersion(o.TrainerAs))
+	n, rest := 0, 0
+	for _, p := range plans {
+		switch {
+		case runner.SkippedOn(p.File.Scenario, cluster.Envtest, trainer) != "":
+		case runner.RunsApart(p):
+			n++
+		default:
+			rest++
+		}
+	}
+	if rest == 0 {
+		return 0
+	}
+	return n
+}
+
+// apartOptions are the options of the second cluster: the first's, in a
+// work directory of its own, writing no kubeconfig and printing nothing.
+func apartOptions(o sim.ClusterOptions) sim.ClusterOptions {
+	o.Progress, o.KubeconfigOut = nil, ""
+	if o.WorkDir != "" {
+		o.WorkDir = filepath.Join(o.WorkDir, "second-cluster")
+	}
+	return o
 }
 
 // refuseSkippedEverywhere refuses a run of which no scenario can run on

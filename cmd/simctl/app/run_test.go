@@ -10,6 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/trainersim/trainersim/results"
+	"github.com/trainersim/trainersim/sim"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/runner"
+	"github.com/trainersim/trainersim/sim/scenario"
 )
 
 func TestPrintScenario(t *testing.T) {
@@ -81,5 +85,42 @@ func TestPrintStepWarnings(t *testing.T) {
 		"          create TrainJob ns/b as kueue-admission: HTTP 201\n"
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("output mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestRunsApart: the runs that keep other runs off a cluster get a second
+// cluster only when simctl starts and discards an envtest one, at a
+// --parallel above 1, with another run left to run beside them, and
+// neither --keep, --audit-log nor --one-cluster asks for one cluster; a
+// run skipped on the cluster needs none.
+func TestRunsApart(t *testing.T) {
+	file := func(name string, spec v1alpha1.ScenarioSpec) *scenario.File {
+		return &scenario.File{Path: name + ".yaml", Scenario: &v1alpha1.Scenario{Metadata: v1alpha1.Metadata{Name: name}, Spec: spec}}
+	}
+	crash := v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Component: &v1alpha1.ComponentAction{Name: "kube-scheduler", Action: "crash"}}}}
+	old := crash
+	old.Trainer = &v1alpha1.Trainer{Versions: "<v2.0.0"}
+	apart, plain, skipped := file("apart", crash), file("plain", v1alpha1.ScenarioSpec{}), file("skipped", old)
+	envtest := sim.ClusterOptions{}
+	for _, tc := range []struct {
+		name  string
+		files []*scenario.File
+		f     runFlags
+		o     sim.ClusterOptions
+		want  int
+	}{
+		{"beside another run", []*scenario.File{apart, plain, apart}, runFlags{}, envtest, 2},
+		{"alone", []*scenario.File{apart}, runFlags{}, envtest, 0},
+		{"skipped", []*scenario.File{skipped, plain}, runFlags{}, envtest, 0},
+		{"--one-cluster", []*scenario.File{apart, plain}, runFlags{oneCluster: true}, envtest, 0},
+		{"--keep", []*scenario.File{apart, plain}, runFlags{keep: true}, envtest, 0},
+		{"--parallel 1", []*scenario.File{apart, plain}, runFlags{parallel: 1}, envtest, 0},
+		{"--audit-log", []*scenario.File{apart, plain}, runFlags{}, sim.ClusterOptions{AuditLog: "/tmp/audit.log"}, 0},
+		{"--kubeconfig", []*scenario.File{apart, plain}, runFlags{}, sim.ClusterOptions{Kubeconfig: "/tmp/kubeconfig"}, 0},
+		{"kind", []*scenario.File{apart, plain}, runFlags{}, sim.ClusterOptions{Provider: sim.ClusterKind}, 0},
+	} {
+		if got := runsApart(runner.Plans(tc.files, nil), tc.f, tc.o); got != tc.want {
+			t.Errorf("%s: %d runs apart, want %d", tc.name, got, tc.want)
+		}
 	}
 }
