@@ -78,6 +78,10 @@ type Runner struct {
 	// run (RunsApart): there they run one after another, beside the
 	// other runs on Cluster, instead of every other run waiting for them.
 	Apart cluster.Cluster
+	// ApartDone, when set, is called once, from Run, when every plan it
+	// runs on Apart has ended, if the cluster is Discarded (nothing of
+	// those plans is left to do on it): its caller may stop it then.
+	ApartDone func()
 	// Parallel is how many scenarios run at once. Zero: DefaultParallel.
 	Parallel int
 	// Durations are how long each file's runs took in an earlier run:
@@ -171,9 +175,20 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 		}
 	}
 	var apartWatches *Watches
+	var apartLeft sync.WaitGroup
 	if len(there) > 0 {
 		apartWatches = StartWatches(ctx, r.Apart.Config(), r.Apart.Client().RESTMapper())
-		defer apartWatches.Stop()
+		apartLeft.Add(len(there))
+		apartEnded := make(chan struct{})
+		defer func() { <-apartEnded }()
+		go func() {
+			defer close(apartEnded)
+			apartLeft.Wait()
+			apartWatches.Stop()
+			if r.ApartDone != nil && r.Discarded {
+				r.ApartDone()
+			}
+		}()
 	}
 	admHere, admThere := newAdmission(here, parallel), newAdmission(there, parallel)
 	byPlan := make([]*results.Scenario, len(plans))
@@ -187,6 +202,9 @@ func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Sce
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if c == r.Apart {
+				defer apartLeft.Done()
+			}
 			leave, ok := adm.enter(ctx, p, rank)
 			defer leave()
 			if !ok || ctx.Err() != nil {

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -179,8 +180,19 @@ func fleetIdle(b *testing.B, env *envtest.Environment) idleFleet {
 // (the harness, with the in-process Trainer and JobSet) and of each
 // process it started, by command name.
 func peakMemory(b *testing.B) map[string]uint64 {
-	out := map[string]uint64{}
-	for _, p := range ownProcesses(b) {
+	b.Helper()
+	ps, err := listOwnProcesses()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sumByName(peaksByPID(ps))
+}
+
+// peaksByPID is the peak resident memory (VmHWM) of each of ps that is
+// still there, by pid, with its name.
+func peaksByPID(ps []ownProcess) map[int]namedBytes {
+	out := map[int]namedBytes{}
+	for _, p := range ps {
 		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid))
 		if err != nil {
 			continue // exited
@@ -188,9 +200,29 @@ func peakMemory(b *testing.B) map[string]uint64 {
 		for line := range strings.SplitSeq(string(data), "\n") {
 			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 				kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-				out[p.name] += kb * 1024
+				out[p.pid] = namedBytes{p.name, kb * 1024}
 			}
 		}
+	}
+	return out
+}
+
+// namedBytes is a process's name and a size.
+type namedBytes struct {
+	name  string
+	bytes uint64
+}
+
+// sumByName sums sizes by process name, the last of snaps that has a pid
+// counting for it.
+func sumByName(snaps ...map[int]namedBytes) map[string]uint64 {
+	last := map[int]namedBytes{}
+	for _, snap := range snaps {
+		maps.Copy(last, snap)
+	}
+	out := map[string]uint64{}
+	for _, p := range last {
+		out[p.name] += p.bytes
 	}
 	return out
 }
