@@ -169,10 +169,11 @@ var _ = Describe("simctl run killed with SIGKILL while a component is down", fun
 	It("leaves no process of the cluster behind and keeps the scenarios that finished", func() {
 		simctl := buildSimctl()
 		dir := GinkgoT().TempDir()
-		// The Trainer's crash runs first (it keeps the Trainer to itself),
-		// then Kueue's: simctl kills Kueue's process, and while it is down
-		// (its first job's Pods being deleted) simctl is killed.
-		session, err := gexec.Start(exec.Command(simctl, "run",
+		// On one cluster the Trainer's crash runs first (it keeps the
+		// Trainer to itself), then Kueue's: simctl kills Kueue's process,
+		// and while it is down (its first job's Pods being deleted) simctl
+		// is killed.
+		session, err := gexec.Start(exec.Command(simctl, "run", "--one-cluster",
 			"../../scenarios/components/trainer-crashes-before-its-status-write.yaml",
 			"../../scenarios/components/kueue-down-while-a-job-is-queued.yaml",
 			"--report-dir", dir), GinkgoWriter, GinkgoWriter)
