@@ -33,8 +33,8 @@ whose go.mod, flags and binaries have not changed since it last ran does not
 run again: a second call builds nothing. In a checkout, 'make assets' does
 the same into bin/.
 
-On 2 cores with empty Go caches the corpus's builds take about 15 minutes,
---all about 25 (most of it downloading and compiling Kubernetes and Kueue);
+On 2 cores with empty Go caches the corpus's builds take about 10 minutes,
+--all about 18 (most of it downloading and compiling Kubernetes and Kueue);
 with a warm Go build cache, a minute or two.
 
 Exit codes: 0 built (or nothing to build), 1 a build failed (go's output
