@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"fmt"
 	"path/filepath"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -70,5 +71,5 @@ var _ = Describe("every component acts as its own user", func() {
 		err = componentClient(identity.Scheduler).Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "not-the-schedulers-"}})
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the scheduler created a namespace: %v", err)
 		Expect(err.Error()).To(ContainSubstring(`User "system:kube-scheduler" cannot create resource "namespaces"`))
-	})
+	}, NodeTimeout(time.Minute)) // two refusals: a write left unanswered fails here, not at the suite's timeout
 })

@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -110,6 +111,21 @@ func (r *Registry) Serve(component string, upstream *rest.Config) (*Proxy, error
 			// Only the component's own certificate is passed on as its.
 			http.Error(w, "Unauthorized: a certificate other than "+component+"'s", http.StatusUnauthorized)
 			return
+		}
+		if req.Body != nil && req.Body != http.NoBody {
+			// The request's body read whole before it goes on: with
+			// HTTP/2 on both sides, when the API server answers before
+			// it reads the body (a refusal by authorization does) and
+			// the proxy passes the answer on while the body is still
+			// being read from the component, Go's HTTP/2 server at
+			// times never ends the response: the component waits for
+			// its body for good. TestProxyRefusedBeforeTheBody.
+			body, err := io.ReadAll(req.Body)
+			if err != nil {
+				http.Error(w, "failed to read the request's body: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		proxy.ServeHTTP(w, req)
 	})
