@@ -30,7 +30,7 @@ var floors = [][]string{
 	// 4: the seam, and the loader of scenario files
 	{"sim/cluster", "sim/scenario", "sim/assetbuild"},
 	// 5: what providers share; explain, migrate and import over the format
-	{"sim/internal/startup", "sim/internal/kueue", "sim/internal/audit", "sim/policy", "sim/explain", "sim/migrate", "sim/auditimport", "sim/minimize"},
+	{"sim/internal/startup", "sim/internal/kueue", "sim/internal/audit", "sim/policy", "sim/explain", "sim/migrate", "sim/auditimport", "sim/minimize", "sim/explore"},
 	// 6: KWOK and its nodes; the runner, over the seam
 	{"sim/kwok", "sim/runner", "sim/internal/controlplane"},
 	// 7, 8: the providers (kind runs scenarios through a kubeconfig one);

@@ -50,9 +50,9 @@ func (m *minimizer) fieldsOf(ctx context.Context, b body) error {
 				units = append(units, i)
 			}
 		}
-		base := clone(m.cur)
+		base := m.cur.Clone()
 		keep, err := m.ddmin(ctx, units, func(keep []int) *v1alpha1.Scenario {
-			c := clone(base)
+			c := base.Clone()
 			tree := b.get(c)
 			var left []int
 			for i := range kids {

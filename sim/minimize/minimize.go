@@ -153,9 +153,9 @@ func Minimize(ctx context.Context, sc *v1alpha1.Scenario, test Test, o Options) 
 	if o.MaxRuns <= 0 {
 		o.MaxRuns = DefaultMaxRuns
 	}
-	m := &minimizer{test: test, o: o, cache: map[[32]byte]bool{}, cur: clone(sc)}
+	m := &minimizer{test: test, o: o, cache: map[[32]byte]bool{}, cur: sc.Clone()}
 	m.res.Before = SizeOf(sc)
-	out, err := test(ctx, []*v1alpha1.Scenario{clone(sc)})
+	out, err := test(ctx, []*v1alpha1.Scenario{sc.Clone()})
 	if err != nil {
 		return nil, err
 	}
@@ -320,19 +320,6 @@ func without(c, chunk []int) []int {
 		}
 	}
 	return out
-}
-
-// clone deep-copies a scenario through JSON, as it is written to a file.
-func clone(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
-	data, err := json.Marshal(sc)
-	if err != nil {
-		panic(fmt.Sprintf("a scenario that does not marshal: %v", err)) // every field is JSON
-	}
-	var out v1alpha1.Scenario
-	if err := json.Unmarshal(data, &out); err != nil {
-		panic(fmt.Sprintf("a scenario that does not unmarshal: %v", err))
-	}
-	return &out
 }
 
 // key identifies a candidate: its JSON (maps' keys sorted), hashed.

@@ -15,7 +15,7 @@ import (
 func (m *minimizer) steps(ctx context.Context) error {
 	m.phase = "steps"
 	groups := m.stepGroups()
-	base := clone(m.cur)
+	base := m.cur.Clone()
 	_, err := m.ddmin(ctx, indices(len(groups)), func(keep []int) *v1alpha1.Scenario {
 		drop := map[int]bool{}
 		for g, steps := range groups {
@@ -25,7 +25,7 @@ func (m *minimizer) steps(ctx context.Context) error {
 				}
 			}
 		}
-		c := clone(base)
+		c := base.Clone()
 		steps := c.Spec.Steps
 		c.Spec.Steps = nil
 		for i, st := range steps {
@@ -124,9 +124,9 @@ func (m *minimizer) nodeGroups(ctx context.Context) error {
 // removeItems removes items of the list items gives of a scenario.
 func removeItems[T any](ctx context.Context, m *minimizer, phase string, items func(*v1alpha1.Scenario) *[]T) error {
 	m.phase = phase
-	base := clone(m.cur)
+	base := m.cur.Clone()
 	_, err := m.ddmin(ctx, indices(len(*items(base))), func(keep []int) *v1alpha1.Scenario {
-		c := clone(base)
+		c := base.Clone()
 		*items(c) = pick(*items(c), keep)
 		return c
 	})
@@ -140,7 +140,7 @@ func (m *minimizer) nodeCounts(ctx context.Context) error {
 	for g := range m.cur.Spec.Nodes {
 		var cands []*v1alpha1.Scenario
 		for n := 1; n < m.cur.Spec.Nodes[g].Count; n *= 2 {
-			c := clone(m.cur)
+			c := m.cur.Clone()
 			c.Spec.Nodes[g].Count = n
 			cands = append(cands, c)
 		}

@@ -105,6 +105,6 @@ user's cache (trainersim/bin), or by 'make assets' into a checkout's bin/;
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(ExitUsage, err) })
-	root.AddCommand(newRunCommand(streams), newLintCommand(streams), newNewCommand(streams), newExplainCommand(streams), newMigrateCommand(streams), newImportCommand(streams), newMinimizeCommand(streams), newUpCommand(streams), newSmokeCommand(streams), newCleanCommand(streams), newReportCommand(streams), newProfilesCommand(streams), newVersionCommand(streams), newAssetsCommand(streams))
+	root.AddCommand(newRunCommand(streams), newLintCommand(streams), newNewCommand(streams), newExplainCommand(streams), newMigrateCommand(streams), newImportCommand(streams), newMinimizeCommand(streams), newExploreCommand(streams), newUpCommand(streams), newSmokeCommand(streams), newCleanCommand(streams), newReportCommand(streams), newProfilesCommand(streams), newVersionCommand(streams), newAssetsCommand(streams))
 	return root
 }

@@ -272,12 +272,8 @@ func (c *candidates) test(ctx context.Context, cands []*v1alpha1.Scenario) ([]mi
 		c.cutWaits(f.Scenario)
 		files[i] = f
 	}
-	r := &runner.Runner{Cluster: c.cluster, Parallel: len(files), ScenarioTimeout: c.timeout, Discarded: c.discarded, Watches: c.watches}
-	done, complete := r.Run(ctx, files)
-	if !complete {
-		return nil, cmp.Or(ctx.Err(), errors.New("a run did not finish"))
-	}
-	if err := r.Teardowns(); err != nil {
+	done, err := runFiles(ctx, &runner.Runner{Cluster: c.cluster, Parallel: len(files), ScenarioTimeout: c.timeout, Discarded: c.discarded, Watches: c.watches}, files)
+	if err != nil {
 		return nil, err
 	}
 	runs := map[string][]results.Scenario{}
@@ -301,6 +297,19 @@ func (c *candidates) test(ctx context.Context, cands []*v1alpha1.Scenario) ([]mi
 		out[i] = outcomeOf(runs[f.Path])
 	}
 	return out, nil
+}
+
+// runFiles runs files with r, all of them to their end and their
+// namespaces' teardowns: a run that did not finish is an error.
+func runFiles(ctx context.Context, r *runner.Runner, files []*scenario.File) ([]results.Scenario, error) {
+	done, complete := r.Run(ctx, files)
+	if !complete {
+		return nil, cmp.Or(ctx.Err(), errors.New("a run did not finish"))
+	}
+	if err := r.Teardowns(); err != nil {
+		return nil, err
+	}
+	return done, nil
 }
 
 // cutWaits bounds each expect step of a candidate by what the original's

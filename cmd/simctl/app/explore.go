@@ -1,0 +1,503 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/trainersim/trainersim/results"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/explore"
+	"github.com/trainersim/trainersim/sim/runner"
+	"github.com/trainersim/trainersim/sim/scenario"
+)
+
+// defaultConfirmRuns is how many times explore runs a finding's plan again
+// to confirm it unless told.
+const defaultConfirmRuns = 2
+
+type exploreFlags struct {
+	cluster  clusterFlags
+	out      string
+	plans    int
+	budget   time.Duration
+	confirm  int
+	parallel int
+	timeout  time.Duration
+	run      string
+	labels   []string
+	fixtures string
+}
+
+func newExploreCommand(streams Streams) *cobra.Command {
+	var f exploreFlags
+	cmd := &cobra.Command{
+		Use:   "explore [SCENARIO|DIR]... [--plans N] [--budget DURATION] [-o DIR]",
+		Short: "Crash and restart the components around each write of scenarios that pass, and report what ends otherwise",
+		Long: `explore looks for what no scenario states: for each scenario that passes, it
+runs it again with one component crashed around one of its writes, and reports
+every such run that ends otherwise than the scenario as written, as a scenario
+file that replays it.
+
+1. Reference runs: each scenario runs twice as written, on one cluster it
+   starts. A scenario that fails either run is not explored (said once, with
+   the failure); one this cluster skips is skipped. What the two runs end with
+   differently (a Pod's phase the scenario does not decide) is masked from
+   the comparison below; the generated suffixes of Pod names always are.
+2. Plans, for each write step of a scenario (a create, apply, patch, update,
+   delete or concurrently group), each component (Kueue when the scenario
+   runs it, the Trainer, JobSet, kube-controller-manager, kube-scheduler and
+   KWOK, in that order) and each kind:
+     restart  the component restarts right after the step (a crash, then a
+              start: its caches empty, what the others did meanwhile reaches
+              it only through its relist);
+     down     the component is crashed before the step's write and started
+              again once the write is answered, before the step's
+              expectations: the write lands while it is down (its webhooks
+              fail closed, as a cluster's do).
+   A scenario with a component step of its own states its lifecycle and gets
+   no plan. Plans are taken round robin over the scenarios (each scenario's
+   first plan before any scenario's second), the managers of runtimePatches
+   entries first: --plans and --budget cut the tail, not a scenario.
+3. The oracle: a plan's run that fails an expectation of the scenario, or
+   passes but ends with other Pods (phase, node profile, why unscheduled) or
+   other owners of a runtimePatches entry than the reference, is a finding;
+   a down plan whose write the down component's webhook refused is not
+   (refused-while-down: what a cluster does).
+4. Each finding's plan runs --confirm times more: a finding is confirmed
+   when every run ends the same way (the same failed step, or the same end
+   state); one that does not is a false positive, counted and listed.
+
+Output: a progress line per batch of plans (plans run, findings, time used of
+--budget), then each finding with its replay line. Files in -o (default
+reports/explore): findings/PLAN.yaml for each confirmed finding (the plan's
+scenario, lint-clean; simctl run replays it, failing as found) written as it
+is confirmed, and explore.json (every plan's verdict, the scenarios not
+explored and why), written at the end and on Ctrl-C.
+
+explore runs on envtest, the cluster it starts: the Trainer and JobSet it
+crashes run in simctl's process there.
+
+Exit codes: 0 no confirmed finding; 1 a confirmed finding, or interrupted;
+2 invalid scenario or usage, or no scenario to explore; 3 the cluster could
+not be started.`,
+		Example: `  simctl explore scenarios/real-kueue/ --budget 20m
+  simctl explore scenarios/examples/first-trainjob.yaml --plans 6 -o /tmp/explore
+  simctl run /tmp/explore/findings/*.yaml -v   # replay a finding`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				args = []string{"scenarios"}
+			}
+			return exploreScenarios(cmd.Context(), streams, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.out, "output", "o", filepath.Join("reports", "explore"), "directory of findings/ and explore.json")
+	fl.IntVar(&f.plans, "plans", 0, "run at most this many plans (0: every plan, within --budget)")
+	fl.DurationVar(&f.budget, "budget", 30*time.Minute, "start no batch of plans after this much time (reference runs included)")
+	fl.IntVar(&f.confirm, "confirm", defaultConfirmRuns, "runs of a finding's plan that confirm it")
+	fl.IntVar(&f.parallel, "parallel", 0, "plans run at once; 0: three times the CPUs, as simctl run")
+	fl.DurationVar(&f.timeout, "timeout", runner.DefaultScenarioTimeout, "time limit of each run")
+	fl.StringVar(&f.run, "run", "", "explore only scenarios whose name matches this regular expression")
+	fl.StringArrayVarP(&f.labels, "label", "l", nil, "explore only scenarios with this label, key=value (repeatable: all must match)")
+	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
+	f.cluster.registerCluster(cmd)
+	return cmd
+}
+
+// exploreReport is explore.json.
+type exploreReport struct {
+	Started time.Time `json:"started"`
+	// Duration is the whole explore's, the cluster's start included.
+	Duration time.Duration `json:"duration"`
+	// Interrupted: Ctrl-C ended it before every plan ran.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// NotExplored says, by scenario file, why one was not: skipped on
+	// the cluster, or its reference run failed.
+	NotExplored map[string]string `json:"notExplored,omitempty"`
+	// Plans is how many plans the scenarios explored have; Run how many
+	// ran (--plans and --budget cut the rest).
+	Plans int           `json:"plans"`
+	Run   []exploredRun `json:"run"`
+}
+
+// exploredRun is one plan's run and its verdict.
+type exploredRun struct {
+	Plan    string             `json:"plan"`
+	File    string             `json:"file"`
+	Does    string             `json:"does"`
+	Verdict explore.Verdict    `json:"verdict"`
+	Confirm *exploreConfirm    `json:"confirm,omitempty"`
+	plan    explore.Plan       `json:"-"`
+	sc      *v1alpha1.Scenario `json:"-"`
+}
+
+// exploreConfirm is how a finding's confirmation runs ended.
+type exploreConfirm struct {
+	Runs int `json:"runs"`
+	// Same is how many ended as the finding (its signature).
+	Same int `json:"same"`
+	// Scenario is the finding's file, once confirmed.
+	Scenario string `json:"scenario,omitempty"`
+	// Others are the signatures of the runs that ended otherwise.
+	Others []string `json:"others,omitempty"`
+}
+
+// reference is what a scenario's two runs as written ended with.
+type exploreRef struct {
+	file  *scenario.File
+	want  explore.EndState
+	noise map[string]bool
+	plans []explore.Plan
+}
+
+func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, paths []string) (err error) {
+	if f.plans < 0 || f.confirm < 1 || f.parallel < 0 || f.budget <= 0 {
+		return withCode(ExitUsage, errors.New("--plans and --parallel must be at least 0, --confirm at least 1, --budget more than 0"))
+	}
+	o, err := f.cluster.options("")
+	if err != nil {
+		return err
+	}
+	if o.ClusterName() != cluster.Envtest {
+		return withCode(ExitUsage, fmt.Errorf("explore runs on envtest only: its plans crash the Trainer and JobSet, whose managers run in simctl's process there (not on %s)", o.ClusterName()))
+	}
+	o.Nodes = nil
+	files, err := scenario.LoadPaths(paths, scenario.Options{FixturesDir: f.fixtures})
+	if err != nil {
+		return withCode(ExitUsage, fmt.Errorf("invalid scenarios:\n%w", err))
+	}
+	if files, err = selectScenarios(files, f.run, f.labels); err != nil {
+		return withCode(ExitUsage, err)
+	}
+	if len(files) == 0 {
+		return withCode(ExitUsage, errors.New("no scenario selected"))
+	}
+	if err := os.MkdirAll(filepath.Join(f.out, "findings"), 0o755); err != nil {
+		return withCode(ExitUsage, fmt.Errorf("invalid --output: %w", err))
+	}
+	o.Components = runner.WithComponents(o.Components, files, o.Trainer)
+	o.Heartbeat = runner.HeartbeatFor(files, o.Trainer)
+	o.Views = runner.ViewsFor(files, o.Trainer)
+	env, err := startCluster(ctx, streams.Err, o)
+	defer stopCluster(env, &err)
+	if err != nil {
+		return err
+	}
+	watches := runner.StartWatches(ctx, env.Config(), env.Client().RESTMapper())
+	defer watches.Stop()
+	x := &explorer{streams: streams, f: f, cluster: env, watches: watches, started: time.Now(),
+		parallel: cmp.Or(f.parallel, runner.DefaultParallel()),
+		report:   exploreReport{Started: time.Now(), NotExplored: map[string]string{}}}
+	defer func() {
+		x.report.Duration = time.Since(x.started)
+		x.report.Interrupted = ctx.Err() != nil
+		if werr := x.writeReport(); werr != nil && err == nil {
+			err = withCode(ExitFailed, werr)
+		}
+	}()
+
+	refs, err := x.references(ctx, files)
+	if err != nil {
+		return err
+	}
+	plans := roundRobin(refs)
+	x.report.Plans = len(plans)
+	if f.plans > 0 && len(plans) > f.plans {
+		plans = plans[:f.plans]
+	}
+	fmt.Fprintf(streams.Err, "%d scenarios explored (%d not), %d plans, running %d, at most %d at once\n", len(refs), len(x.report.NotExplored), x.report.Plans, len(plans), x.parallel)
+	for len(plans) > 0 && ctx.Err() == nil {
+		if used := time.Since(x.started); used >= f.budget {
+			fmt.Fprintf(streams.Err, "budget of %s used: %d plans left unrun\n", f.budget, len(plans))
+			break
+		}
+		n := min(x.parallel, len(plans))
+		if err := x.runPlans(ctx, plans[:n]); err != nil {
+			return err
+		}
+		plans = plans[n:]
+	}
+	return x.summary(ctx)
+}
+
+// explorer runs an explore's scenarios and plans on one cluster.
+type explorer struct {
+	streams  Streams
+	f        exploreFlags
+	cluster  cluster.Cluster
+	watches  *runner.Watches
+	started  time.Time
+	parallel int
+	report   exploreReport
+	refs     map[string]*exploreRef
+
+	mu sync.Mutex
+	n  int
+}
+
+// load lints a scenario as simctl lint does, under a path of its own (what
+// the runner keys its results by).
+func (x *explorer) load(sc *v1alpha1.Scenario, what, fixtures string) (*scenario.File, error) {
+	data, err := yaml.Marshal(sc)
+	if err != nil {
+		return nil, err
+	}
+	x.mu.Lock()
+	x.n++
+	name := fmt.Sprintf("%s (%s %d)", sc.Metadata.Name, what, x.n)
+	x.mu.Unlock()
+	return scenario.Load(name, data, scenario.Options{FixturesDir: fixtures})
+}
+
+// runAll runs files at once, each in its own namespace, and returns their
+// results by path.
+func (x *explorer) runAll(ctx context.Context, files []*scenario.File) (map[string]results.Scenario, error) {
+	done, err := runFiles(ctx, &runner.Runner{Cluster: x.cluster, Parallel: x.parallel, ScenarioTimeout: x.f.timeout, Discarded: true, Watches: x.watches}, files)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]results.Scenario{}
+	for _, sc := range done {
+		out[sc.File] = sc
+	}
+	return out, nil
+}
+
+// references runs each scenario twice as written and returns those that
+// passed both times, with their end state and noise.
+func (x *explorer) references(ctx context.Context, files []*scenario.File) ([]*exploreRef, error) {
+	var runs []*scenario.File
+	pairs := map[*scenario.File][2]string{}
+	for _, file := range files {
+		var pair [2]string
+		for i := range pair {
+			rf, err := x.load(file.Scenario, "reference", file.FixturesDir)
+			if err != nil {
+				return nil, withCode(ExitFailed, fmt.Errorf("%s does not load again (a bug of explore): %w", file.Path, err))
+			}
+			pair[i] = rf.Path
+			runs = append(runs, rf)
+		}
+		pairs[file] = pair
+	}
+	fmt.Fprintf(x.streams.Err, "reference runs: %d scenarios, twice each\n", len(files))
+	done, err := x.runAll(ctx, runs)
+	if err != nil {
+		return nil, withCode(ExitFailed, fmt.Errorf("the reference runs did not finish: %w", err))
+	}
+	var out []*exploreRef
+	for _, file := range files {
+		pair := pairs[file]
+		a, b := done[pair[0]], done[pair[1]]
+		switch {
+		case a.Skipped != "":
+			x.report.NotExplored[file.Path] = "skipped on this cluster: " + a.Skipped
+		case !a.Passed || !b.Passed:
+			failed := a
+			if a.Passed {
+				failed = b
+			}
+			step, failure := explore.FailedStep(failed)
+			why := fmt.Sprintf("its reference run failed at step %q: %s", step, results.FirstLine(failure))
+			x.report.NotExplored[file.Path] = why
+			fmt.Fprintf(x.streams.Err, "not explored: %s: %s\n", file.Path, why)
+		default:
+			ref := &exploreRef{file: file, want: explore.EndStateOf(a), noise: explore.Noise(explore.EndStateOf(a), explore.EndStateOf(b))}
+			ref.plans = explore.Plans(file.Scenario, explore.Components(file.Scenario, true))
+			out = append(out, ref)
+		}
+	}
+	x.refs = map[string]*exploreRef{}
+	for _, r := range out {
+		x.refs[r.file.Scenario.Metadata.Name] = r
+	}
+	return out, nil
+}
+
+// roundRobin takes the scenarios' plans in turn: every scenario's first,
+// then every scenario's second, ...
+func roundRobin(refs []*exploreRef) []explore.Plan {
+	var out []explore.Plan
+	for i := 0; ; i++ {
+		added := false
+		for _, r := range refs {
+			if i < len(r.plans) {
+				out = append(out, r.plans[i])
+				added = true
+			}
+		}
+		if !added {
+			return out
+		}
+	}
+}
+
+// runPlans runs a batch of plans, judges each, and confirms the findings.
+func (x *explorer) runPlans(ctx context.Context, plans []explore.Plan) error {
+	var files []*scenario.File
+	var batch []*exploredRun
+	for _, p := range plans {
+		ref := x.refs[p.Scenario]
+		sc := p.Apply(ref.file.Scenario)
+		file, err := x.load(sc, "plan", ref.file.FixturesDir)
+		if err != nil {
+			return withCode(ExitFailed, fmt.Errorf("plan %s does not lint (a bug of explore): %w", p.ID(), err))
+		}
+		files = append(files, file)
+		batch = append(batch, &exploredRun{Plan: p.ID(), File: ref.file.Path, Does: p.String(), plan: p, sc: sc})
+	}
+	done, err := x.runAll(ctx, files)
+	if err != nil {
+		return withCode(ExitFailed, fmt.Errorf("plans did not finish: %w", err))
+	}
+	var found []*exploredRun
+	for i, run := range batch {
+		ref := x.refs[run.plan.Scenario]
+		run.Verdict = explore.Judge(run.plan, ref.want, ref.noise, done[files[i].Path])
+		if run.Verdict.Kind == explore.Found {
+			found = append(found, run)
+		}
+	}
+	if len(found) > 0 {
+		if err := x.confirm(ctx, found); err != nil {
+			return err
+		}
+	}
+	for _, run := range batch {
+		x.report.Run = append(x.report.Run, *run)
+	}
+	confirmed, unconfirmed := x.counts()
+	fmt.Fprintf(x.streams.Err, "  plans %d of %d run, %d found (%d confirmed, %d not), %s of %s\n", len(x.report.Run), x.report.Plans, confirmed+unconfirmed, confirmed, unconfirmed, time.Since(x.started).Round(time.Second), x.f.budget)
+	return nil
+}
+
+// confirm runs each finding's plan --confirm times more, and writes the
+// confirmed ones' scenarios.
+func (x *explorer) confirm(ctx context.Context, found []*exploredRun) error {
+	var files []*scenario.File
+	owner := map[string]*exploredRun{}
+	for _, run := range found {
+		ref := x.refs[run.plan.Scenario]
+		for range x.f.confirm {
+			file, err := x.load(run.sc, "confirm", ref.file.FixturesDir)
+			if err != nil {
+				return withCode(ExitFailed, err)
+			}
+			files = append(files, file)
+			owner[file.Path] = run
+		}
+	}
+	done, err := x.runAll(ctx, files)
+	if err != nil {
+		return withCode(ExitFailed, fmt.Errorf("confirmation runs did not finish: %w", err))
+	}
+	for _, run := range found {
+		run.Confirm = &exploreConfirm{}
+	}
+	for _, file := range files {
+		run := owner[file.Path]
+		ref := x.refs[run.plan.Scenario]
+		v := explore.Judge(run.plan, ref.want, ref.noise, done[file.Path])
+		run.Confirm.Runs++
+		if v.Kind == run.Verdict.Kind && v.Signature() == run.Verdict.Signature() {
+			run.Confirm.Same++
+		} else {
+			run.Confirm.Others = append(run.Confirm.Others, cmp.Or(v.Signature(), v.Kind))
+		}
+	}
+	for _, run := range found {
+		if run.Confirm.Same < run.Confirm.Runs {
+			continue
+		}
+		path := filepath.Join(x.f.out, "findings", run.Plan+".yaml")
+		if err := writeFinding(path, run); err != nil {
+			return withCode(ExitFailed, err)
+		}
+		run.Confirm.Scenario = path
+	}
+	return nil
+}
+
+// writeFinding writes a confirmed finding's scenario, what it found in its
+// header.
+func writeFinding(path string, run *exploredRun) error {
+	body, err := yaml.Marshal(run.sc)
+	if err != nil {
+		return err
+	}
+	header := fmt.Sprintf("# Found by simctl explore in %s: %s.\n# %s\n# Confirmed in %d of %d runs. Replay: simctl run %s\n",
+		run.File, run.Does, findingLine(run.Verdict), run.Confirm.Same, run.Confirm.Runs, path)
+	return os.WriteFile(path, append([]byte(header), body...), 0o644)
+}
+
+// findingLine says what a finding's run did otherwise, one line.
+func findingLine(v explore.Verdict) string {
+	if v.FailedStep != "" {
+		return fmt.Sprintf("Failed at step %q: %s", v.FailedStep, results.FirstLine(v.Failure))
+	}
+	return "Ended otherwise: " + v.Signature()
+}
+
+func (x *explorer) counts() (confirmed, unconfirmed int) {
+	for _, r := range x.report.Run {
+		if r.Confirm == nil {
+			continue
+		}
+		if r.Confirm.Scenario != "" {
+			confirmed++
+		} else {
+			unconfirmed++
+		}
+	}
+	return confirmed, unconfirmed
+}
+
+// summary prints the verdicts and findings, and returns explore's exit.
+func (x *explorer) summary(ctx context.Context) error {
+	verdicts := map[string]int{}
+	for _, r := range x.report.Run {
+		verdicts[r.Verdict.Kind]++
+	}
+	confirmed, unconfirmed := x.counts()
+	out := x.streams.Out
+	fmt.Fprintf(out, "explored %d scenarios in %s: %d plans run of %d; %d same, %d refused while down, %d found: %d confirmed, %d not (false positives)\n",
+		len(x.refs), time.Since(x.started).Round(time.Second), len(x.report.Run), x.report.Plans,
+		verdicts[explore.Same], verdicts[explore.Closed], verdicts[explore.Found], confirmed, unconfirmed)
+	for _, r := range x.report.Run {
+		if r.Confirm == nil {
+			continue
+		}
+		state := fmt.Sprintf("not confirmed: %d of %d runs ended the same way", r.Confirm.Same, r.Confirm.Runs)
+		if r.Confirm.Scenario != "" {
+			state = "confirmed; replay: simctl run " + r.Confirm.Scenario
+		}
+		fmt.Fprintf(out, "FOUND %s: %s\n  %s\n  %s\n", r.File, r.Does, findingLine(r.Verdict), state)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return withCode(ExitFailed, errors.New("interrupted: the findings confirmed so far are written"))
+	case confirmed > 0:
+		return withCode(ExitFailed, fmt.Errorf("%d confirmed findings", confirmed))
+	}
+	return nil
+}
+
+// writeReport writes explore.json.
+func (x *explorer) writeReport() error {
+	data, err := json.MarshalIndent(x.report, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(x.f.out, "explore.json"), append(data, '\n'), 0o644)
+}

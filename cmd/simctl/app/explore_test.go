@@ -1,0 +1,47 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trainersim/trainersim/sim/explore"
+	"github.com/trainersim/trainersim/sim/scenario"
+)
+
+// TestExplorePlansLint: every plan of every corpus scenario is a scenario
+// simctl lint accepts, and a finding's file loads as one, its header
+// saying what was found and how to replay it.
+func TestExplorePlansLint(t *testing.T) {
+	files, err := scenario.LoadPaths([]string{"../../../scenarios"}, scenario.Options{FixturesDir: "../../../fixtures"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans := 0
+	for _, f := range files {
+		for _, p := range explore.Plans(f.Scenario, explore.Components(f.Scenario, true)) {
+			plans++
+			run := &exploredRun{Plan: p.ID(), File: f.Path, Does: p.String(), plan: p, sc: p.Apply(f.Scenario),
+				Verdict: explore.Verdict{Kind: explore.Found, FailedStep: "a step", Failure: "not true within 30s"},
+				Confirm: &exploreConfirm{Runs: 2, Same: 2}}
+			path := filepath.Join(t.TempDir(), p.ID()+".yaml")
+			if err := writeFinding(path, run); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := scenario.Load(path, data, scenario.Options{FixturesDir: f.FixturesDir}); err != nil {
+				t.Fatalf("plan %s of %s does not lint:\n%v", p.ID(), f.Path, err)
+			}
+			if !strings.Contains(string(data), "# Confirmed in 2 of 2 runs. Replay: simctl run "+path) {
+				t.Fatalf("the finding's header lacks its replay line:\n%s", data[:300])
+			}
+		}
+	}
+	if plans < 100 {
+		t.Errorf("%d plans in the corpus, want at least 100", plans)
+	}
+}

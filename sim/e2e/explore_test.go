@@ -1,0 +1,59 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
+)
+
+var _ = Describe("simctl explore", func() {
+	It("runs each scenario twice as written, leaves out one that fails, runs the first plans of the other, and reports a write refused while the Trainer is down as what a cluster does", func() {
+		out := GinkgoT().TempDir()
+		session, err := gexec.Start(exec.Command(buildSimctl(), "explore", "--plans", "4", "-o", out,
+			"../../scenarios/examples/first-scenario.yaml", "testdata/fails/fails-on-purpose.yaml"), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
+		Expect(session.Err).To(gbytes.Say(`not explored: testdata/fails/fails-on-purpose.yaml: its reference run failed at step`))
+		Expect(session.Out).To(gbytes.Say(`explored 1 scenarios in .*: 4 plans run of \d+; 3 same, 1 refused while down, 0 found`))
+
+		var report struct {
+			NotExplored map[string]string `json:"notExplored"`
+			Run         []struct {
+				Plan    string `json:"plan"`
+				Verdict struct {
+					Kind    string `json:"kind"`
+					Failure string `json:"failure"`
+				} `json:"verdict"`
+			} `json:"run"`
+		}
+		data, err := os.ReadFile(filepath.Join(out, "explore.json"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(json.Unmarshal(data, &report)).To(Succeed())
+		Expect(report.NotExplored).To(HaveKey("testdata/fails/fails-on-purpose.yaml"))
+		kinds := map[string]string{}
+		for _, r := range report.Run {
+			kinds[r.Plan] = r.Verdict.Kind
+			if r.Verdict.Kind == "refused-while-down" {
+				Expect(r.Verdict.Failure).To(ContainSubstring(`failed calling webhook`))
+			}
+		}
+		// The Trainer's webhooks fail closed while it is down: the
+		// TrainJob's create is refused; a restart after it, and JobSet
+		// down or restarted, end as the scenario does.
+		Expect(kinds).To(Equal(map[string]string{
+			"first-scenario--restart-trainer-step-1": "same",
+			"first-scenario--down-trainer-step-1":    "refused-while-down",
+			"first-scenario--restart-jobset-step-1":  "same",
+			"first-scenario--down-jobset-step-1":     "same",
+		}))
+		entries, err := os.ReadDir(filepath.Join(out, "findings"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(entries).To(BeEmpty())
+	})
+})

@@ -1,0 +1,173 @@
+package explore
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/trainersim/trainersim/results"
+)
+
+// EndState is what a run ended with, as the oracle compares it: the
+// namespace's Pods (their names' generated suffixes masked: phase, node
+// profile and why unscheduled) and the owners of every runtimePatches
+// entry, by key.
+type EndState map[string]string
+
+// generatedSuffix is the random suffix the API server gives a name from
+// generateName (a Job's Pods): five characters of [bcdfghjklmnpqrstvwxz2-9].
+var generatedSuffix = regexp.MustCompile(`-[bcdfghjklmnpqrstvwxz2-9]{5}$`)
+
+// EndStateOf returns the end state of a run.
+func EndStateOf(sc results.Scenario) EndState {
+	out := EndState{}
+	byName := map[string][]string{}
+	for _, p := range sc.FinalPods {
+		name := generatedSuffix.ReplaceAllString(p.Name, "-*")
+		byName[name] = append(byName[name], strings.TrimSpace(fmt.Sprintf("%s %s %s", p.Phase, p.NodeProfile, p.Scheduling)))
+	}
+	for name, states := range byName {
+		sort.Strings(states)
+		for i, s := range states {
+			key := "pod " + name
+			if i > 0 {
+				key = fmt.Sprintf("%s #%d", key, i+1)
+			}
+			out[key] = s
+		}
+	}
+	for _, o := range sc.FinalOwners {
+		out[fmt.Sprintf("owners of %s entry %s", o.TrainJob, o.Entry)] = strings.Join(o.Managers, ", ")
+	}
+	return out
+}
+
+// Noise returns the keys whose value differs between two end states of
+// the same scenario (one of them lacking it included): what the oracle
+// masks, since the scenario as written does not decide it.
+func Noise(a, b EndState) map[string]bool {
+	out := map[string]bool{}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			out[k] = true
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// Difference is one key of the end state that differs from the
+// reference's.
+type Difference struct {
+	Key string `json:"key"`
+	// Want is the reference's value, Got the plan's; empty when absent.
+	Want string `json:"want,omitempty"`
+	Got  string `json:"got,omitempty"`
+}
+
+func (d Difference) String() string {
+	return fmt.Sprintf("%s: %s, the scenario as written: %s", d.Key, orNone(d.Got), orNone(d.Want))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// Compare returns the keys of got that differ from want, but those noise
+// masks, sorted by key.
+func Compare(want, got EndState, noise map[string]bool) []Difference {
+	var out []Difference
+	keys := map[string]bool{}
+	for k := range want {
+		keys[k] = true
+	}
+	for k := range got {
+		keys[k] = true
+	}
+	for k := range keys {
+		if noise[k] || want[k] == got[k] {
+			continue
+		}
+		out = append(out, Difference{Key: k, Want: want[k], Got: got[k]})
+	}
+	slices.SortFunc(out, func(a, b Difference) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// Verdicts of a plan's run.
+const (
+	// Same: the plan's run passed and ended as the scenario does.
+	Same = "same"
+	// Closed: the write of a Down plan was refused while the component
+	// was down, by its webhook failing closed, as a cluster refuses it:
+	// what the plan asks for, not a finding.
+	Closed = "refused-while-down"
+	// Found: the plan's run failed an expectation of the scenario, or
+	// ended otherwise than the scenario as written.
+	Found = "found"
+)
+
+// Verdict is what the oracle says of a plan's run.
+type Verdict struct {
+	Kind string `json:"kind"`
+	// FailedStep and Failure are the step the run failed at and why.
+	FailedStep string `json:"failedStep,omitempty"`
+	Failure    string `json:"failure,omitempty"`
+	// Differences are the end state's, when the run passed.
+	Differences []Difference `json:"differences,omitempty"`
+}
+
+// Signature identifies a finding across runs of its plan: the step it
+// failed at, or the keys and values that differed.
+func (v Verdict) Signature() string {
+	if v.FailedStep != "" {
+		return "failed at " + v.FailedStep
+	}
+	var parts []string
+	for _, d := range v.Differences {
+		parts = append(parts, d.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Judge returns the verdict of a plan's run against the scenario's
+// reference end state and its noise.
+func Judge(p Plan, want EndState, noise map[string]bool, got results.Scenario) Verdict {
+	if !got.Passed {
+		step, failure := FailedStep(got)
+		if p.Kind == Down && step == p.StepName && refusedByWebhook(failure) {
+			return Verdict{Kind: Closed, FailedStep: step, Failure: failure}
+		}
+		return Verdict{Kind: Found, FailedStep: step, Failure: failure}
+	}
+	if d := Compare(want, EndStateOf(got), noise); len(d) > 0 {
+		return Verdict{Kind: Found, Differences: d}
+	}
+	return Verdict{Kind: Same}
+}
+
+// FailedStep returns the first failed step of a run and its failure, or
+// the run's failure when no step failed (a timeout, a set-up).
+func FailedStep(sc results.Scenario) (string, string) {
+	for _, st := range sc.Steps {
+		if !st.Passed {
+			return st.Name, st.Failure
+		}
+	}
+	return "", sc.Failure
+}
+
+// refusedByWebhook reports whether a step's failure is the API server's
+// refusal of a write whose admission webhook did not answer.
+func refusedByWebhook(failure string) bool {
+	return strings.Contains(failure, "failed calling webhook")
+}

@@ -1,0 +1,202 @@
+// Package explore derives, from a scenario that passes, the scenarios that
+// put one component in a corner a controller bug lives in (restarted with
+// an empty cache between two steps, or down while a write lands), and
+// judges what they end with against the scenario's own expectations and
+// against what the scenario ends with as written. A plan is a scenario:
+// what explore runs is what a finding replays, with simctl run.
+package explore
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/identity"
+)
+
+// Kinds of plan.
+const (
+	// Restart: the component restarts (a crash, then a start: its caches
+	// empty, it lists everything anew) right after a step, before the
+	// next one: the events of what the others did meanwhile reach it only
+	// through its relist.
+	Restart = "restart"
+	// Down: the component is crashed just before a step's write and
+	// started again once the write is answered, before the step's
+	// expectations: the write lands while it is down (its webhooks fail
+	// closed, as a cluster's would), and it learns of the write from its
+	// relist.
+	Down = "down"
+)
+
+// Kinds are the plan kinds in the order Plans gives them for one
+// component and step.
+var Kinds = []string{Restart, Down}
+
+// Plan is one change to a scenario: a component crashed and started again
+// around one of its steps.
+type Plan struct {
+	// Scenario is the explored scenario's metadata.name.
+	Scenario string
+	// Kind is Restart or Down.
+	Kind string
+	// Component is the component crashed: a name of a component step.
+	Component string
+	// Step is the index of the step the plan is placed at (after it for
+	// Restart, around its write for Down) in the explored scenario.
+	Step int
+	// StepName is that step's name.
+	StepName string
+}
+
+// ID names the plan in reports and file names: scenario, kind, component
+// and the step's number (from 1).
+func (p Plan) ID() string {
+	return fmt.Sprintf("%s--%s-%s-step-%d", p.Scenario, p.Kind, p.Component, p.Step+1)
+}
+
+// String says what the plan does, one line.
+func (p Plan) String() string {
+	switch p.Kind {
+	case Restart:
+		return fmt.Sprintf("%s restarts after step %d (%q)", p.Component, p.Step+1, p.StepName)
+	default:
+		return fmt.Sprintf("%s is down while step %d (%q) writes", p.Component, p.Step+1, p.StepName)
+	}
+}
+
+// componentRank orders the components plans crash first: the managers
+// that own runtimePatches entries and act on them (Kueue, then the
+// Trainer, whose reconciles merge the entries into the JobSet), then
+// JobSet, then the Kubernetes components, each of whose steps has the
+// cluster to itself (its plans run one at a time).
+var componentRank = []string{identity.Kueue, identity.Trainer, identity.JobSet, identity.ControllerManager, identity.Scheduler, identity.Kwok}
+
+// Components returns the components a scenario's plans can crash, in the
+// order plans take them: Kueue when spec.components has it, the Trainer
+// and JobSet (in simctl's process: envtest only), and kube-controller-manager,
+// kube-scheduler and KWOK when withCluster (their steps take the cluster to
+// themselves).
+func Components(sc *v1alpha1.Scenario, withCluster bool) []string {
+	var out []string
+	for _, c := range componentRank {
+		switch c {
+		case identity.Kueue:
+			if !slices.Contains(sc.Spec.Components, identity.Kueue) {
+				continue
+			}
+		case identity.ControllerManager, identity.Scheduler, identity.Kwok:
+			if !withCluster {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Plans returns the plans of a scenario for the components given, in the
+// order of value: for each write step (a create, apply, patch, update,
+// delete or concurrently group; not a step that already acts on a
+// component, node or kubelet), each component, each kind. A scenario with a
+// component step or an upgrade states its own lifecycle and gets none: a
+// crash of another step's component would test the plan, not the
+// scenario.
+func Plans(sc *v1alpha1.Scenario, components []string) []Plan {
+	steps := sc.Spec.Steps
+	for i := range steps {
+		if steps[i].Component != nil {
+			return nil
+		}
+	}
+	var out []Plan
+	for i := range steps {
+		if !explorable(&steps[i]) {
+			continue
+		}
+		for _, c := range components {
+			for _, k := range Kinds {
+				if k == Restart && i == len(steps)-1 {
+					continue // nothing after it would see the restart
+				}
+				out = append(out, Plan{Scenario: sc.Metadata.Name, Kind: k, Component: c, Step: i, StepName: steps[i].Name})
+			}
+		}
+	}
+	return out
+}
+
+// explorable reports whether a step is a write of an actor's: what plans
+// are placed around.
+func explorable(st *v1alpha1.Step) bool {
+	v, ok := v1alpha1.VerbOf(st)
+	if !ok || !v.Write {
+		return false
+	}
+	switch v.Name {
+	case v1alpha1.VerbKubelet, v1alpha1.VerbNode, v1alpha1.VerbComponent:
+		return false
+	}
+	return true
+}
+
+// Apply returns the scenario the plan runs: a copy of sc with its
+// component steps in, named "explore: ...", and its name and description
+// saying what was changed.
+func (p Plan) Apply(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
+	out := sc.Clone()
+	out.Metadata.Name = truncateName(sc.Metadata.Name + "-" + p.Kind + "-" + p.Component + fmt.Sprintf("-%d", p.Step+1))
+	out.Spec.Description = fmt.Sprintf("Explored by simctl explore from %s: %s.\n\n%s", sc.Metadata.Name, p, sc.Spec.Description)
+	if c := out.Spec.Clusters; c == nil || !slices.Equal(c.Only, []string{"envtest"}) {
+		out.Spec.Clusters = &v1alpha1.Clusters{Only: []string{"envtest"}, Reason: "its component steps act on what simctl runs itself, which only envtest does"}
+	}
+	action := func(name, act string) v1alpha1.Step {
+		return v1alpha1.Step{Name: name, Component: &v1alpha1.ComponentAction{Name: p.Component, Action: act}}
+	}
+	steps := out.Spec.Steps
+	var next []v1alpha1.Step
+	switch p.Kind {
+	case Restart:
+		next = append(next, steps[:p.Step+1]...)
+		next = append(next, action(fmt.Sprintf("explore: %s restarts", p.Component), v1alpha1.ComponentRestart))
+		next = append(next, steps[p.Step+1:]...)
+	case Down:
+		write := steps[p.Step]
+		start := action(fmt.Sprintf("explore: %s starts again", p.Component), v1alpha1.ComponentStart)
+		start.Expect, write.Expect = write.Expect, nil
+		next = append(next, steps[:p.Step]...)
+		next = append(next, action(fmt.Sprintf("explore: %s crashes", p.Component), v1alpha1.ComponentCrash), write, start)
+		next = append(next, steps[p.Step+1:]...)
+		// What was to end after the step (its write answered and its
+		// expect checked) ends after the start, which has its expect.
+		retarget := func(until *string) {
+			if *until == write.Name {
+				*until = start.Name
+			}
+		}
+		for i := range out.Spec.Webhooks {
+			if h := out.Spec.Webhooks[i].Hold; h != nil {
+				retarget(&h.Until)
+			}
+		}
+		for i := range out.Spec.Gates {
+			retarget(&out.Spec.Gates[i].Until)
+		}
+		for i := range out.Spec.Views {
+			retarget(&out.Spec.Views[i].Until)
+		}
+	}
+	out.Spec.Steps = next
+	return out
+}
+
+// truncateName keeps a scenario's name within a label value's 63
+// characters (runs name namespaces after it), its end kept.
+func truncateName(name string) string {
+	const max = 63
+	if len(name) <= max {
+		return name
+	}
+	return strings.TrimLeft(name[len(name)-max:], "-")
+}
