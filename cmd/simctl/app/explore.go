@@ -471,8 +471,9 @@ func (x *explorer) summary(ctx context.Context) error {
 	}
 	confirmed, unconfirmed := x.counts()
 	out := x.streams.Out
-	fmt.Fprintf(out, "explored %d scenarios in %s: %d plans run of %d; %d same, %d refused while down, %d found: %d confirmed, %d not (false positives)\n",
-		len(x.refs), time.Since(x.started).Round(time.Second), len(x.report.Run), x.report.Plans,
+	took := time.Since(x.started)
+	fmt.Fprintf(out, "explored %d scenarios in %s (%.1f plans a minute, reference runs and the cluster's start included): %d plans run of %d; %d same, %d refused while down, %d found: %d confirmed, %d not (false positives)\n",
+		len(x.refs), took.Round(time.Second), float64(len(x.report.Run))/took.Minutes(), len(x.report.Run), x.report.Plans,
 		verdicts[explore.Same], verdicts[explore.Closed], verdicts[explore.Found], confirmed, unconfirmed)
 	for _, r := range x.report.Run {
 		if r.Confirm == nil {
