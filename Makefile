@@ -253,6 +253,16 @@ SHAKE_SEED ?=
 shake: run-assets build ## Run the corpus SHAKE times (default 2) with seeded delays on every write; fail on order-dependent scenarios; reports in reports/shake/.
 	$(SIMCTL) run --shake $(SHAKE) $(if $(SHAKE_SEED),--shake-seed $(SHAKE_SEED)) scenarios/ --report-dir $(PROJECT_DIR)/reports/shake
 
+# make explore runs a bounded explore of the corpus (simctl explore --help):
+# the first EXPLORE_PLANS plans, round robin over the scenarios (the same
+# plans every time for the same corpus), and fails on a confirmed finding
+# that no scenario of scenarios/found/ states.
+EXPLORE_PLANS ?= 40
+
+.PHONY: explore
+explore: run-assets build ## Explore the corpus, bounded: its first EXPLORE_PLANS plans (default 40), a component restarted or down around a write; fail on a confirmed finding scenarios/found/ does not hold; reports in reports/explore/.
+	$(SIMCTL) explore scenarios/ --plans $(EXPLORE_PLANS) --known scenarios/found -o $(PROJECT_DIR)/reports/explore
+
 # make soak runs the corpus SOAK times in a row, each on a cluster of its own,
 # and hack/soak prints every scenario whose verdict changed between runs.
 SOAK ?= 20

@@ -13,9 +13,9 @@ import (
 )
 
 var _ = Describe("simctl explore", func() {
-	It("runs each scenario twice as written, leaves out one that fails, runs the first plans of the other, and reports a write refused while the Trainer is down as what a cluster does", func() {
+	It("runs each scenario twice as written, leaves out one that fails with its plans, runs the first four plans of the other, and reports a write refused while the Trainer is down as what a cluster does", func() {
 		out := GinkgoT().TempDir()
-		session, err := gexec.Start(exec.Command(buildSimctl(), "explore", "--plans", "4", "-o", out,
+		session, err := gexec.Start(exec.Command(buildSimctl(), "explore", "--plans", "8", "-o", out,
 			"../../scenarios/examples/first-scenario.yaml", "testdata/fails/fails-on-purpose.yaml"), GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))

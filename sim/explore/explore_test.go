@@ -97,6 +97,9 @@ func TestApply(t *testing.T) {
 	if diff := cmp.Diff([]string{"created +expect", "waits +expect", "explore: kueue crashes", "patched", "explore: kueue starts again +expect"}, stepNames(down)); diff != "" {
 		t.Errorf("down's steps (-want +got):\n%s", diff)
 	}
+	if got := down.Metadata.Annotations[PlanAnnotation]; got != "two-writes--down-kueue-step-3" {
+		t.Errorf("annotation %s: %q", PlanAnnotation, got)
+	}
 	if down.Metadata.Name != "two-writes-down-kueue-3" {
 		t.Errorf("name %q", down.Metadata.Name)
 	}

@@ -34,6 +34,10 @@ const (
 // component and step.
 var Kinds = []string{Restart, Down}
 
+// PlanAnnotation, on a plan's scenario, is the plan's ID: a finding kept in
+// the corpus (scenarios/found/) is known by it to later explores.
+const PlanAnnotation = "trainersim.dev/explore-plan"
+
 // Plan is one change to a scenario: a component crashed and started again
 // around one of its steps.
 type Plan struct {
@@ -147,6 +151,10 @@ func explorable(st *v1alpha1.Step) bool {
 func (p Plan) Apply(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
 	out := sc.Clone()
 	out.Metadata.Name = truncateName(sc.Metadata.Name + "-" + p.Kind + "-" + p.Component + fmt.Sprintf("-%d", p.Step+1))
+	if out.Metadata.Annotations == nil {
+		out.Metadata.Annotations = map[string]string{}
+	}
+	out.Metadata.Annotations[PlanAnnotation] = p.ID()
 	out.Spec.Description = fmt.Sprintf("Explored by simctl explore from %s: %s.\n\n%s", sc.Metadata.Name, p, sc.Spec.Description)
 	if c := out.Spec.Clusters; c == nil || !slices.Equal(c.Only, []string{"envtest"}) {
 		out.Spec.Clusters = &v1alpha1.Clusters{Only: []string{"envtest"}, Reason: "its component steps act on what simctl runs itself, which only envtest does"}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,6 +38,7 @@ type exploreFlags struct {
 	run      string
 	labels   []string
 	fixtures string
+	known    string
 }
 
 func newExploreCommand(streams Streams) *cobra.Command {
@@ -76,7 +78,10 @@ file that replays it.
    (refused-while-down: what a cluster does).
 4. Each finding's plan runs --confirm times more: a finding is confirmed
    when every run ends the same way (the same failed step, or the same end
-   state); one that does not is a false positive, counted and listed.
+   state); one that does not is a false positive, counted and listed. A
+   confirmed finding whose plan a scenario of --known states (its annotation
+   trainersim.dev/explore-plan, which each finding's file carries) is known:
+   listed, not written again, and it does not fail explore.
 
 Output: a progress line per batch of plans (plans run, findings, time used of
 --budget), then each finding with its replay line. Files in -o (default
@@ -88,7 +93,8 @@ explored and why), written at the end and on Ctrl-C.
 explore runs on envtest, the cluster it starts: the Trainer and JobSet it
 crashes run in simctl's process there.
 
-Exit codes: 0 no confirmed finding; 1 a confirmed finding, or interrupted;
+Exit codes: 0 no confirmed finding but known ones; 1 a confirmed finding
+not known, or interrupted;
 2 invalid scenario or usage, or no scenario to explore; 3 the cluster could
 not be started.`,
 		Example: `  simctl explore scenarios/real-kueue/ --budget 20m
@@ -110,6 +116,7 @@ not be started.`,
 	fl.DurationVar(&f.timeout, "timeout", runner.DefaultScenarioTimeout, "time limit of each run")
 	fl.StringVar(&f.run, "run", "", "explore only scenarios whose name matches this regular expression")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "explore only scenarios with this label, key=value (repeatable: all must match)")
+	fl.StringVar(&f.known, "known", "", "a folder of findings kept as scenarios (scenarios/found): a confirmed finding whose plan one of them states (annotation "+explore.PlanAnnotation+") is known and does not fail explore")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
 	f.cluster.registerCluster(cmd)
 	return cmd
@@ -149,6 +156,8 @@ type exploreConfirm struct {
 	Same int `json:"same"`
 	// Scenario is the finding's file, once confirmed.
 	Scenario string `json:"scenario,omitempty"`
+	// Known is the scenario of --known that states the finding's plan.
+	Known string `json:"known,omitempty"`
 	// Others are the signatures of the runs that ended otherwise.
 	Others []string `json:"others,omitempty"`
 }
@@ -158,7 +167,6 @@ type exploreRef struct {
 	file  *scenario.File
 	want  explore.EndState
 	noise map[string]bool
-	plans []explore.Plan
 }
 
 func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, paths []string) (err error) {
@@ -183,6 +191,10 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	if len(files) == 0 {
 		return withCode(ExitUsage, errors.New("no scenario selected"))
 	}
+	known, err := knownFindings(f.known)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
 	if err := os.MkdirAll(filepath.Join(f.out, "findings"), 0o755); err != nil {
 		return withCode(ExitUsage, fmt.Errorf("invalid --output: %w", err))
 	}
@@ -196,7 +208,7 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	}
 	watches := runner.StartWatches(ctx, env.Config(), env.Client().RESTMapper())
 	defer watches.Stop()
-	x := &explorer{streams: streams, f: f, cluster: env, watches: watches, started: time.Now(),
+	x := &explorer{streams: streams, f: f, cluster: env, watches: watches, started: time.Now(), known: known,
 		parallel: cmp.Or(f.parallel, runner.DefaultParallel()),
 		report:   exploreReport{Started: time.Now(), NotExplored: map[string]string{}}}
 	defer func() {
@@ -207,15 +219,18 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 		}
 	}()
 
-	refs, err := x.references(ctx, files)
-	if err != nil {
-		return err
-	}
-	plans := roundRobin(refs)
+	// The plans come from the scenarios as written: those --plans cuts
+	// decide which scenarios the reference runs are for.
+	plans := roundRobin(files)
 	x.report.Plans = len(plans)
 	if f.plans > 0 && len(plans) > f.plans {
 		plans = plans[:f.plans]
 	}
+	refs, err := x.references(ctx, withPlans(files, plans))
+	if err != nil {
+		return err
+	}
+	plans = slices.DeleteFunc(plans, func(p explore.Plan) bool { return x.refs[p.Scenario] == nil })
 	fmt.Fprintf(streams.Err, "%d scenarios explored (%d not), %d plans, running %d, at most %d at once\n", len(refs), len(x.report.NotExplored), x.report.Plans, len(plans), x.parallel)
 	for len(plans) > 0 && ctx.Err() == nil {
 		if used := time.Since(x.started); used >= f.budget {
@@ -241,6 +256,8 @@ type explorer struct {
 	parallel int
 	report   exploreReport
 	refs     map[string]*exploreRef
+	// known are the plans --known's scenarios state, by plan ID.
+	known map[string]string
 
 	mu sync.Mutex
 	n  int
@@ -313,9 +330,7 @@ func (x *explorer) references(ctx context.Context, files []*scenario.File) ([]*e
 			x.report.NotExplored[file.Path] = why
 			fmt.Fprintf(x.streams.Err, "not explored: %s: %s\n", file.Path, why)
 		default:
-			ref := &exploreRef{file: file, want: explore.EndStateOf(a), noise: explore.Noise(explore.EndStateOf(a), explore.EndStateOf(b))}
-			ref.plans = explore.Plans(file.Scenario, explore.Components(file.Scenario, true))
-			out = append(out, ref)
+			out = append(out, &exploreRef{file: file, want: explore.EndStateOf(a), noise: explore.Noise(explore.EndStateOf(a), explore.EndStateOf(b))})
 		}
 	}
 	x.refs = map[string]*exploreRef{}
@@ -325,15 +340,19 @@ func (x *explorer) references(ctx context.Context, files []*scenario.File) ([]*e
 	return out, nil
 }
 
-// roundRobin takes the scenarios' plans in turn: every scenario's first,
+// roundRobin returns the scenarios' plans in turn: every scenario's first,
 // then every scenario's second, ...
-func roundRobin(refs []*exploreRef) []explore.Plan {
+func roundRobin(files []*scenario.File) []explore.Plan {
+	each := make([][]explore.Plan, len(files))
+	for i, f := range files {
+		each[i] = explore.Plans(f.Scenario, explore.Components(f.Scenario, true))
+	}
 	var out []explore.Plan
 	for i := 0; ; i++ {
 		added := false
-		for _, r := range refs {
-			if i < len(r.plans) {
-				out = append(out, r.plans[i])
+		for _, plans := range each {
+			if i < len(plans) {
+				out = append(out, plans[i])
 				added = true
 			}
 		}
@@ -341,6 +360,13 @@ func roundRobin(refs []*exploreRef) []explore.Plan {
 			return out
 		}
 	}
+}
+
+// withPlans returns the files some plan is of.
+func withPlans(files []*scenario.File, plans []explore.Plan) []*scenario.File {
+	return slices.DeleteFunc(slices.Clone(files), func(f *scenario.File) bool {
+		return !slices.ContainsFunc(plans, func(p explore.Plan) bool { return p.Scenario == f.Scenario.Metadata.Name })
+	})
 }
 
 // runPlans runs a batch of plans, judges each, and confirms the findings.
@@ -377,8 +403,8 @@ func (x *explorer) runPlans(ctx context.Context, plans []explore.Plan) error {
 	for _, run := range batch {
 		x.report.Run = append(x.report.Run, *run)
 	}
-	confirmed, unconfirmed := x.counts()
-	fmt.Fprintf(x.streams.Err, "  plans %d of %d run, %d found (%d confirmed, %d not), %s of %s\n", len(x.report.Run), x.report.Plans, confirmed+unconfirmed, confirmed, unconfirmed, time.Since(x.started).Round(time.Second), x.f.budget)
+	confirmed, known, unconfirmed := x.counts()
+	fmt.Fprintf(x.streams.Err, "  plans %d of %d run, %d found (%d confirmed, %d known, %d not), %s of %s\n", len(x.report.Run), x.report.Plans, confirmed+known+unconfirmed, confirmed, known, unconfirmed, time.Since(x.started).Round(time.Second), x.f.budget)
 	return nil
 }
 
@@ -420,6 +446,10 @@ func (x *explorer) confirm(ctx context.Context, found []*exploredRun) error {
 		if run.Confirm.Same < run.Confirm.Runs {
 			continue
 		}
+		if k, ok := x.known[run.Plan]; ok {
+			run.Confirm.Known = k
+			continue
+		}
 		path := filepath.Join(x.f.out, "findings", run.Plan+".yaml")
 		if err := writeFinding(path, run); err != nil {
 			return withCode(ExitFailed, err)
@@ -449,18 +479,44 @@ func findingLine(v explore.Verdict) string {
 	return "Ended otherwise: " + v.Signature()
 }
 
-func (x *explorer) counts() (confirmed, unconfirmed int) {
+// counts returns how many findings were confirmed (new, and known to
+// --known) and how many were not.
+func (x *explorer) counts() (confirmed, known, unconfirmed int) {
 	for _, r := range x.report.Run {
-		if r.Confirm == nil {
-			continue
-		}
-		if r.Confirm.Scenario != "" {
+		switch {
+		case r.Confirm == nil:
+		case r.Confirm.Scenario != "":
 			confirmed++
-		} else {
+		case r.Confirm.Known != "":
+			known++
+		default:
 			unconfirmed++
 		}
 	}
-	return confirmed, unconfirmed
+	return confirmed, known, unconfirmed
+}
+
+// knownFindings returns the plans the scenarios of a folder state (their
+// annotation explore.PlanAnnotation), by plan ID; none when dir is empty
+// or does not exist.
+func knownFindings(dir string) (map[string]string, error) {
+	out := map[string]string{}
+	if dir == "" {
+		return out, nil
+	}
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return out, nil
+	}
+	files, err := scenario.LoadPaths([]string{dir}, scenario.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("invalid --known scenarios:\n%w", err)
+	}
+	for _, f := range files {
+		if id := f.Scenario.Metadata.Annotations[explore.PlanAnnotation]; id != "" {
+			out[id] = f.Path
+		}
+	}
+	return out, nil
 }
 
 // summary prints the verdicts and findings, and returns explore's exit.
@@ -469,19 +525,22 @@ func (x *explorer) summary(ctx context.Context) error {
 	for _, r := range x.report.Run {
 		verdicts[r.Verdict.Kind]++
 	}
-	confirmed, unconfirmed := x.counts()
+	confirmed, known, unconfirmed := x.counts()
 	out := x.streams.Out
 	took := time.Since(x.started)
-	fmt.Fprintf(out, "explored %d scenarios in %s (%.1f plans a minute, reference runs and the cluster's start included): %d plans run of %d; %d same, %d refused while down, %d found: %d confirmed, %d not (false positives)\n",
+	fmt.Fprintf(out, "explored %d scenarios in %s (%.1f plans a minute, reference runs and the cluster's start included): %d plans run of %d; %d same, %d refused while down, %d found: %d confirmed, %d known, %d not (false positives)\n",
 		len(x.refs), took.Round(time.Second), float64(len(x.report.Run))/took.Minutes(), len(x.report.Run), x.report.Plans,
-		verdicts[explore.Same], verdicts[explore.Closed], verdicts[explore.Found], confirmed, unconfirmed)
+		verdicts[explore.Same], verdicts[explore.Closed], verdicts[explore.Found], confirmed, known, unconfirmed)
 	for _, r := range x.report.Run {
 		if r.Confirm == nil {
 			continue
 		}
 		state := fmt.Sprintf("not confirmed: %d of %d runs ended the same way", r.Confirm.Same, r.Confirm.Runs)
-		if r.Confirm.Scenario != "" {
+		switch {
+		case r.Confirm.Scenario != "":
 			state = "confirmed; replay: simctl run " + r.Confirm.Scenario
+		case r.Confirm.Known != "":
+			state = "confirmed, known: " + r.Confirm.Known
 		}
 		fmt.Fprintf(out, "FOUND %s: %s\n  %s\n  %s\n", r.File, r.Does, findingLine(r.Verdict), state)
 	}
@@ -489,7 +548,7 @@ func (x *explorer) summary(ctx context.Context) error {
 	case ctx.Err() != nil:
 		return withCode(ExitFailed, errors.New("interrupted: the findings confirmed so far are written"))
 	case confirmed > 0:
-		return withCode(ExitFailed, fmt.Errorf("%d confirmed findings", confirmed))
+		return withCode(ExitFailed, fmt.Errorf("%d confirmed findings not in --known's folder", confirmed))
 	}
 	return nil
 }
