@@ -103,6 +103,11 @@ type Scenario struct {
 	// namespace's TrainJobs when the scenario ended, read then (a
 	// component's writes after the last step included).
 	FinalOwners []EntryOwners `json:"finalOwners,omitempty"`
+	// FinalTrainJobs are the namespace's TrainJobs as the run left them.
+	FinalTrainJobs []TrainJobState `json:"finalTrainJobs,omitempty"`
+	// Unsettled, for a run told to settle (simctl explore's), says that
+	// its namespace never went quiet after the last step.
+	Unsettled string `json:"unsettled,omitempty"`
 	// Interleaving is the order this run forced a concurrent group's writes
 	// through, for a scenario that explores interleavings.
 	Interleaving *Interleaving `json:"interleaving,omitempty"`
@@ -191,6 +196,14 @@ type Step struct {
 	// TrainJob in the scenario's namespace after the step, by TrainJob and
 	// entry.
 	Owners []EntryOwners `json:"owners,omitempty"`
+}
+
+// TrainJobState is a TrainJob as a run left it.
+type TrainJobState struct {
+	Name      string `json:"name"`
+	Suspended bool   `json:"suspended,omitempty"`
+	// Conditions are each condition's "Type=Status Reason", sorted.
+	Conditions []string `json:"conditions,omitempty"`
 }
 
 // EntryOwners is who owns one runtimePatches entry of a TrainJob: the field
@@ -430,6 +443,9 @@ type Pod struct {
 	// Scheduling is the PodScheduled condition's reason and message when
 	// the Pod is not scheduled.
 	Scheduling string `json:"scheduling,omitempty"`
+	// JobSet is the JobSet the Pod is of (its label
+	// jobset.sigs.k8s.io/jobset-name), the TrainJob's name.
+	JobSet string `json:"jobSet,omitempty"`
 }
 
 // Passed reports whether every scenario passed and the run was complete.

@@ -141,6 +141,19 @@ func TestJudge(t *testing.T) {
 	if diff := cmp.Diff(Verdict{Kind: Found, Differences: []Difference{{Key: "pod low-node-0-0-*", Want: "Running h100", Got: "Pending  Unschedulable"}}}, v); diff != "" {
 		t.Errorf("a Pod left pending (-want +got):\n%s", diff)
 	}
+	// A TrainJob suspended with its Pod running breaks an invariant; the
+	// reference's TrainJob ran.
+	ref1.FinalTrainJobs = []results.TrainJobState{{Name: "low", Conditions: []string{"Suspended=False Resumed"}}}
+	suspended := run(true, []results.Pod{{Name: "low-node-0-0-mmmmm", Phase: "Running", NodeProfile: "h100", JobSet: "low"}, {Name: "other-0-bcd99", Phase: "Failed"}}, "")
+	suspended.FinalTrainJobs = []results.TrainJobState{{Name: "low", Suspended: true, Conditions: []string{"Suspended=True Suspended"}}}
+	v = Judge(p, EndStateOf(ref1), noise, suspended)
+	if diff := cmp.Diff(Verdict{Kind: Found, Differences: []Difference{
+		{Key: "invariant: suspended trainjob low has no running Pods", Got: "broken"},
+		{Key: "trainjob low conditions", Want: "Suspended=False Resumed", Got: "Suspended=True Suspended"},
+		{Key: "trainjob low suspended", Want: "false", Got: "true"},
+	}}, v); diff != "" {
+		t.Errorf("a suspended TrainJob's Pod left running (-want +got):\n%s", diff)
+	}
 	if v := Judge(p, want, noise, run(false, nil, "write")); v.Kind != Closed {
 		t.Errorf("the down component's webhook refused the write: %+v", v)
 	}

@@ -41,6 +41,19 @@ func EndStateOf(sc results.Scenario) EndState {
 	for _, o := range sc.FinalOwners {
 		out[fmt.Sprintf("owners of %s entry %s", o.TrainJob, o.Entry)] = strings.Join(o.Managers, ", ")
 	}
+	for _, tj := range sc.FinalTrainJobs {
+		out["trainjob "+tj.Name+" suspended"] = fmt.Sprint(tj.Suspended)
+		out["trainjob "+tj.Name+" conditions"] = strings.Join(tj.Conditions, ", ")
+		// An invariant, which needs no reference: a suspended TrainJob
+		// has no running Pods. Compared as the other keys: a scenario
+		// whose reference breaks it states that it does.
+		if tj.Suspended && slices.ContainsFunc(sc.FinalPods, func(p results.Pod) bool { return p.JobSet == tj.Name && p.Phase == "Running" }) {
+			out["invariant: suspended trainjob "+tj.Name+" has no running Pods"] = "broken"
+		}
+	}
+	if sc.Unsettled != "" {
+		out["namespace settles"] = "no: " + sc.Unsettled
+	}
 	return out
 }
 

@@ -440,6 +440,7 @@ func (s *scenarioRun) finalPods(ctx context.Context) []results.Pod {
 			Node:        p.Spec.NodeName,
 			NodeProfile: s.nodeProfile(ctx, p.Spec.NodeName),
 			Scheduling:  strings.TrimPrefix(schedulingNote(p), " "),
+			JobSet:      p.Labels["jobset.sigs.k8s.io/jobset-name"],
 		})
 	}
 	return out

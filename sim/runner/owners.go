@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
@@ -66,6 +67,37 @@ func (s *scenarioRun) entryOwners(ctx context.Context) []results.EntryOwners {
 	if err != nil {
 		return nil
 	}
+	return ownersOf(items)
+}
+
+// finalTrainJobs reads, in one list, who owns each runtimePatches entry
+// (entryOwners) and what state each TrainJob of the namespace is in; nil
+// when the read fails.
+func (s *scenarioRun) finalTrainJobs(ctx context.Context) ([]results.EntryOwners, []results.TrainJobState) {
+	ctx, cancel := context.WithTimeout(ctx, ownersTimeout)
+	defer cancel()
+	items, err := s.listTrainJobs(ctx, s.fresh(ctx))
+	if err != nil {
+		return nil, nil
+	}
+	var states []results.TrainJobState
+	for i := range items {
+		tj := &items[i]
+		st := results.TrainJobState{Name: tj.GetName()}
+		st.Suspended, _, _ = unstructured.NestedBool(tj.Object, "spec", "suspend")
+		conds, _, _ := unstructured.NestedSlice(tj.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			st.Conditions = append(st.Conditions, strings.TrimSpace(fmt.Sprintf("%v=%v %v", m["type"], m["status"], m["reason"])))
+		}
+		slices.Sort(st.Conditions)
+		states = append(states, st)
+	}
+	return ownersOf(items), states
+}
+
+// ownersOf returns who owns each runtimePatches entry of TrainJobs.
+func ownersOf(items []unstructured.Unstructured) []results.EntryOwners {
 	var out []results.EntryOwners
 	for i := range items {
 		tj := &items[i]

@@ -47,6 +47,10 @@ import (
 // Pod before the Pod is matched or reported.
 const IsolationKey = cluster.IsolationKey
 
+// settleMax bounds how long a run waits for its namespace to get quiet
+// (Runner.Settle).
+const settleMax = 30 * time.Second
+
 // DefaultScenarioTimeout bounds one scenario when Runner.ScenarioTimeout is 0.
 const DefaultScenarioTimeout = 5 * time.Minute
 
@@ -88,6 +92,11 @@ type Runner struct {
 	// the longest start first (startOrder). Nil: estimated by the
 	// cluster's timers they wait on.
 	Durations Durations
+	// Settle, when set, makes each run wait after its last step, before
+	// it records its end state (FinalPods, FinalOwners, FinalTrainJobs),
+	// until its namespace has had no change for Settle, at most
+	// settleMax; a run that never got quiet says so in Unsettled.
+	Settle time.Duration
 	// ScenarioTimeout bounds each scenario. Zero: DefaultScenarioTimeout.
 	ScenarioTimeout time.Duration
 	// Keep leaves each scenario's namespace and nodes in place.
@@ -623,9 +632,12 @@ func (r *Runner) runPlan(ctx context.Context, p Plan, c cluster.Cluster, watches
 			break
 		}
 	}
+	if r.Settle > 0 && run.watch != nil && !run.watch.quiet(ctx, r.Settle, settleMax) {
+		res.Unsettled = fmt.Sprintf("its namespace still changed %s after the last step, never quiet for %s", settleMax, r.Settle)
+	}
 	recording := clk.Now()
 	res.FinalPods = run.finalPods(context.WithoutCancel(ctx))
-	res.FinalOwners = run.entryOwners(context.WithoutCancel(ctx))
+	res.FinalOwners, res.FinalTrainJobs = run.finalTrainJobs(context.WithoutCancel(ctx))
 	run.breakdown.Recording += clk.Since(recording)
 	return res
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
 
@@ -305,5 +306,44 @@ func TestWatcherCapAndStop(t *testing.T) {
 	nilWatcher.setStep("x") // a scenario whose set-up failed early has no watcher
 	if e, d, p := nilWatcher.stop(); e != nil || d != 0 || p != nil {
 		t.Errorf("nil watcher stop() = %v, %d, %v; want nothing", e, d, p)
+	}
+}
+
+// TestWatcherQuiet: quiet returns once the namespace has had no change for
+// the time asked, and reports false when changes go on past its bound.
+func TestWatcherQuiet(t *testing.T) {
+	w := &watcher{clock: clock.RealClock{}, step: setUpStep}
+	pod := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "p"}}}
+	if !w.quiet(t.Context(), time.Hour, time.Second) {
+		t.Error("a namespace with no change was not quiet")
+	}
+	w.observe("Pod", nil, pod)
+	start := time.Now()
+	if !w.quiet(t.Context(), 100*time.Millisecond, 5*time.Second) {
+		t.Error("a namespace with one change was never quiet")
+	}
+	if took := time.Since(start); took < 90*time.Millisecond {
+		t.Errorf("quiet returned %s after the change, want at least the 100ms asked", took)
+	}
+	stop := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		phases := []string{"Pending", "Running"}
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				old, next := pod.DeepCopy(), pod.DeepCopy()
+				_ = unstructured.SetNestedField(old.Object, phases[i%2], "status", "phase")
+				_ = unstructured.SetNestedField(next.Object, phases[(i+1)%2], "status", "phase")
+				w.observe("Pod", old, next)
+			}
+		}
+	}()
+	defer close(stop)
+	if w.quiet(t.Context(), 200*time.Millisecond, 500*time.Millisecond) {
+		t.Error("a namespace changing every 10ms was quiet for 200ms")
 	}
 }

@@ -286,8 +286,10 @@ type watcher struct {
 	// reaches are the reached expectations being checked, by objectKey.
 	reaches map[string][]*reach
 
-	mu       sync.Mutex
-	step     string
+	mu   sync.Mutex
+	step string
+	// last is when the last reaction was observed.
+	last     time.Time
 	entries  []results.TimelineEntry
 	dropped  int
 	problems []string
@@ -467,6 +469,7 @@ func (w *watcher) observe(kind string, old, obj *unstructured.Unstructured) {
 	if w.stopped {
 		return
 	}
+	w.last = now
 	for _, e := range entries {
 		if len(w.entries) >= MaxTimelineReactions {
 			w.dropped++
@@ -474,6 +477,32 @@ func (w *watcher) observe(kind string, old, obj *unstructured.Unstructured) {
 		}
 		e.At, e.Step = now, w.step
 		w.entries = append(w.entries, e)
+	}
+}
+
+// quiet waits until the namespace has had no change for d, at most max;
+// it reports whether it had.
+func (w *watcher) quiet(ctx context.Context, d, max time.Duration) bool {
+	deadline := time.Now().Add(max)
+	for {
+		w.mu.Lock()
+		last := w.last
+		w.mu.Unlock()
+		now := w.clock.Now()
+		if last.IsZero() || now.Sub(last) >= d {
+			return true
+		}
+		wait := last.Add(d).Sub(now)
+		if time.Now().Add(wait).After(deadline) {
+			return false
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
 	}
 }
 

@@ -39,6 +39,7 @@ type exploreFlags struct {
 	labels   []string
 	fixtures string
 	known    string
+	settle   time.Duration
 }
 
 func newExploreCommand(streams Streams) *cobra.Command {
@@ -72,8 +73,11 @@ file that replays it.
    first plan before any scenario's second), the managers of runtimePatches
    entries first: --plans and --budget cut the tail, not a scenario.
 3. The oracle: a plan's run that fails an expectation of the scenario, or
-   passes but ends with other Pods (phase, node profile, why unscheduled) or
-   other owners of a runtimePatches entry than the reference, is a finding;
+   passes but ends otherwise than the reference is a finding. The end state
+   is read once the namespace has had no change for --settle: its Pods
+   (phase, node profile, why unscheduled), the owners of each runtimePatches
+   entry, each TrainJob's suspend and conditions, whether a suspended
+   TrainJob has running Pods, and whether the namespace settled at all;
    a down plan whose write the down component's webhook refused is not
    (refused-while-down: what a cluster does).
 4. Each finding's plan runs --confirm times more: a finding is confirmed
@@ -116,6 +120,7 @@ not be started.`,
 	fl.DurationVar(&f.timeout, "timeout", runner.DefaultScenarioTimeout, "time limit of each run")
 	fl.StringVar(&f.run, "run", "", "explore only scenarios whose name matches this regular expression")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "explore only scenarios with this label, key=value (repeatable: all must match)")
+	fl.DurationVar(&f.settle, "settle", 2*time.Second, "before a run's end state is read, its namespace has had no change for this long (at most 30s; one that never does differs in that)")
 	fl.StringVar(&f.known, "known", "", "a folder of findings kept as scenarios (scenarios/found): a confirmed finding whose plan one of them states (annotation "+explore.PlanAnnotation+") is known and does not fail explore")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
 	f.cluster.registerCluster(cmd)
@@ -280,7 +285,7 @@ func (x *explorer) load(sc *v1alpha1.Scenario, what, fixtures string) (*scenario
 // runAll runs files at once, each in its own namespace, and returns their
 // results by path.
 func (x *explorer) runAll(ctx context.Context, files []*scenario.File) (map[string]results.Scenario, error) {
-	done, err := runFiles(ctx, &runner.Runner{Cluster: x.cluster, Parallel: x.parallel, ScenarioTimeout: x.f.timeout, Discarded: true, Watches: x.watches}, files)
+	done, err := runFiles(ctx, &runner.Runner{Cluster: x.cluster, Parallel: x.parallel, ScenarioTimeout: x.f.timeout, Discarded: true, Watches: x.watches, Settle: x.f.settle}, files)
 	if err != nil {
 		return nil, err
 	}
