@@ -149,10 +149,17 @@ func TestJudge(t *testing.T) {
 	v = Judge(p, EndStateOf(ref1), noise, suspended)
 	if diff := cmp.Diff(Verdict{Kind: Found, Differences: []Difference{
 		{Key: "invariant: suspended trainjob low has no running Pods", Got: "broken"},
-		{Key: "trainjob low conditions", Want: "Suspended=False Resumed", Got: "Suspended=True Suspended"},
+		{Key: "trainjob low conditions", Got: "Suspended Suspended"},
 		{Key: "trainjob low suspended", Want: "false", Got: "true"},
 	}}, v); diff != "" {
 		t.Errorf("a suspended TrainJob's Pod left running (-want +got):\n%s", diff)
+	}
+	// A resume the Trainer never saw leaves no Suspended=False Resumed:
+	// history, not state.
+	unseen := run(true, []results.Pod{{Name: "low-node-0-0-mmmmm", Phase: "Running", NodeProfile: "h100", JobSet: "low"}}, "")
+	unseen.FinalTrainJobs = []results.TrainJobState{{Name: "low"}}
+	if v := Judge(p, EndStateOf(ref1), noise, unseen); v.Kind != Same {
+		t.Errorf("a TrainJob without the Resumed condition of the reference's: %+v", v)
 	}
 	if v := Judge(p, want, noise, run(false, nil, "write")); v.Kind != Closed {
 		t.Errorf("the down component's webhook refused the write: %+v", v)

@@ -43,7 +43,7 @@ func EndStateOf(sc results.Scenario) EndState {
 	}
 	for _, tj := range sc.FinalTrainJobs {
 		out["trainjob "+tj.Name+" suspended"] = fmt.Sprint(tj.Suspended)
-		out["trainjob "+tj.Name+" conditions"] = strings.Join(tj.Conditions, ", ")
+		out["trainjob "+tj.Name+" conditions"] = strings.Join(trueConditions(tj.Conditions), ", ")
 		// An invariant, which needs no reference: a suspended TrainJob
 		// has no running Pods. Compared as the other keys: a scenario
 		// whose reference breaks it states that it does.
@@ -53,6 +53,21 @@ func EndStateOf(sc results.Scenario) EndState {
 	}
 	if sc.Unsettled != "" {
 		out["namespace settles"] = "no: " + sc.Unsettled
+	}
+	return out
+}
+
+// trueConditions returns the conditions ("Type=Status Reason") whose
+// status is True, as "Type Reason": a False one records history (the
+// Trainer sets Suspended=False Resumed only on a resume it saw, so a job
+// suspended and resumed while it was restarting has none, as one never
+// suspended), not the TrainJob's state.
+func trueConditions(conds []string) []string {
+	var out []string
+	for _, c := range conds {
+		if typ, rest, ok := strings.Cut(c, "=True"); ok {
+			out = append(out, typ+rest)
+		}
 	}
 	return out
 }

@@ -76,7 +76,7 @@ file that replays it.
    passes but ends otherwise than the reference is a finding. The end state
    is read once the namespace has had no change for --settle: its Pods
    (phase, node profile, why unscheduled), the owners of each runtimePatches
-   entry, each TrainJob's suspend and conditions, whether a suspended
+   entry, each TrainJob's suspend and True conditions, whether a suspended
    TrainJob has running Pods, and whether the namespace settled at all;
    a down plan whose write the down component's webhook refused is not
    (refused-while-down: what a cluster does).
@@ -92,7 +92,7 @@ Output: a progress line per batch of plans (plans run, findings, time used of
 reports/explore): findings/PLAN.yaml for each confirmed finding (the plan's
 scenario, lint-clean; simctl run replays it, failing as found) written as it
 is confirmed, and explore.json (every plan's verdict, the scenarios not
-explored and why), written at the end and on Ctrl-C.
+explored and why), written after each batch, at the end and on Ctrl-C.
 
 explore runs on envtest, the cluster it starts: the Trainer and JobSet it
 crashes run in simctl's process there.
@@ -407,6 +407,12 @@ func (x *explorer) runPlans(ctx context.Context, plans []explore.Plan) error {
 	}
 	for _, run := range batch {
 		x.report.Run = append(x.report.Run, *run)
+	}
+	// explore.json as it stands after each batch: a killed explore keeps
+	// every verdict so far.
+	x.report.Duration = time.Since(x.started)
+	if err := x.writeReport(); err != nil {
+		return withCode(ExitFailed, err)
 	}
 	confirmed, known, unconfirmed := x.counts()
 	fmt.Fprintf(x.streams.Err, "  plans %d of %d run, %d found (%d confirmed, %d known, %d not), %s of %s\n", len(x.report.Run), x.report.Plans, confirmed+known+unconfirmed, confirmed, known, unconfirmed, time.Since(x.started).Round(time.Second), x.f.budget)
