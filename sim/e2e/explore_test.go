@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -20,7 +21,7 @@ var _ = Describe("simctl explore", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
 		Expect(session.Err).To(gbytes.Say(`not explored: testdata/fails/fails-on-purpose.yaml: its reference run failed at step`))
-		Expect(session.Out).To(gbytes.Say(`explored 1 scenarios in .*: 4 plans run of \d+; 3 same, 1 refused while down, 0 found`))
+		Expect(session.Out).To(gbytes.Say(`explored 1 scenarios in .*: 4 plans run of \d+; 3 same, 1 refused while down, 0 not carried out, 0 found`))
 
 		var report struct {
 			NotExplored map[string]string `json:"notExplored"`
@@ -55,5 +56,31 @@ var _ = Describe("simctl explore", func() {
 		entries, err := os.ReadDir(filepath.Join(out, "findings"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(entries).To(BeEmpty())
+	})
+
+	It("killed with SIGKILL after its first batch of plans, leaves no process behind and keeps the batch's verdicts in explore.json", func() {
+		out := GinkgoT().TempDir()
+		session, err := gexec.Start(exec.Command(buildSimctl(), "explore", "--plans", "12", "--parallel", "4", "-o", out,
+			"../../scenarios/examples/first-scenario.yaml"), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { session.Kill() })
+		pid := session.Command.Process.Pid
+		Eventually(session.Err).WithTimeout(runTimeout).Should(gbytes.Say(`plans 4 of \d+ run`))
+		children := childProcesses(pid)
+		Expect(children).To(ContainElements("kube-apiserver", "etcd"), "simctl's children: %v", children)
+		Expect(session.Command.Process.Signal(syscall.SIGKILL)).To(Succeed())
+		Eventually(session).WithTimeout(processExitTimeout).Should(gexec.Exit(128 + int(syscall.SIGKILL)))
+		Eventually(func() []string { return stillAlive(children) }).
+			WithTimeout(processExitTimeout).WithPolling(pollInterval).Should(BeEmpty())
+
+		var report struct {
+			Run []struct {
+				Plan string `json:"plan"`
+			} `json:"run"`
+		}
+		data, err := os.ReadFile(filepath.Join(out, "explore.json"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(json.Unmarshal(data, &report)).To(Succeed())
+		Expect(len(report.Run)).To(BeNumerically(">=", 4), "explore.json: %s", data)
 	})
 })

@@ -72,6 +72,18 @@ func TestPlans(t *testing.T) {
 	if diff := cmp.Diff([]string{"kueue", "trainer", "jobset", "kube-controller-manager", "kube-scheduler", "kwok"}, Components(sc, true)); diff != "" {
 		t.Errorf("components with the cluster's (-want +got):\n%s", diff)
 	}
+	sc.Spec.Views = []v1alpha1.View{{Name: "v", Component: "trainer"}}
+	for _, p := range Plans(sc, Components(sc, false)) {
+		if p.Component == "trainer" {
+			t.Errorf("a plan of the Trainer, whose watches a view of the scenario sees: %s", p.ID())
+		}
+	}
+	sc.Spec.Views = nil
+	sc.Spec.Steps[1].Concurrently = &v1alpha1.Concurrently{Interleavings: &v1alpha1.Interleavings{}}
+	if p := Plans(sc, Components(sc, false)); len(p) != 0 {
+		t.Errorf("a scenario that explores interleavings got plans: %v", p)
+	}
+	sc.Spec.Steps[1].Concurrently = nil
 	sc.Spec.Steps[1].Component = &v1alpha1.ComponentAction{Name: "kueue", Action: v1alpha1.ComponentCrash}
 	if p := Plans(sc, Components(sc, false)); len(p) != 0 {
 		t.Errorf("a scenario with a component step got plans: %v", p)
@@ -79,7 +91,7 @@ func TestPlans(t *testing.T) {
 }
 
 // TestApply: a restart is a step after the step; down crashes before the
-// write and starts again before its expectations, which move to the start.
+// write and starts again before its expectations, a step of their own.
 func TestApply(t *testing.T) {
 	sc := load(t)
 	restart := Plan{Scenario: "two-writes", Kind: Restart, Component: "trainer", Step: 0, StepName: "created"}.Apply(sc)
@@ -91,10 +103,10 @@ func TestApply(t *testing.T) {
 	}
 	sc.Spec.Gates = []v1alpha1.Gate{{Name: "held-until-patched", Until: "patched"}}
 	down := Plan{Scenario: "two-writes", Kind: Down, Component: "kueue", Step: 2, StepName: "patched"}.Apply(sc)
-	if got := down.Spec.Gates[0].Until; got != "explore: kueue starts again" {
-		t.Errorf("a gate open after the write's step is open after %q, want after the start, which has the step's expect", got)
+	if got := down.Spec.Gates[0].Until; got != "patched: its expectations" {
+		t.Errorf("a gate open after the write's step is open after %q, want after the step's expectations", got)
 	}
-	if diff := cmp.Diff([]string{"created +expect", "waits +expect", "explore: kueue crashes", "patched", "explore: kueue starts again +expect"}, stepNames(down)); diff != "" {
+	if diff := cmp.Diff([]string{"created +expect", "waits +expect", "explore: kueue crashes", "patched", "explore: kueue starts again", "patched: its expectations +expect"}, stepNames(down)); diff != "" {
 		t.Errorf("down's steps (-want +got):\n%s", diff)
 	}
 	if got := down.Metadata.Annotations[PlanAnnotation]; got != "two-writes--down-kueue-step-3" {
@@ -136,7 +148,7 @@ func TestJudge(t *testing.T) {
 	if v := Judge(p, want, noise, same); v.Kind != Same {
 		t.Errorf("a run that differs in noise only: %+v", v)
 	}
-	pending := run(true, []results.Pod{{Name: "low-node-0-0-mmmmm", Phase: "Pending", Scheduling: "Unschedulable"}}, "")
+	pending := run(true, []results.Pod{{Name: "low-node-0-0-mmmmm", Phase: "Pending", Scheduling: "(Unschedulable: 0/269 nodes are available: 268 node(s) had untolerated taint(s).)"}}, "")
 	v := Judge(p, want, noise, pending)
 	if diff := cmp.Diff(Verdict{Kind: Found, Differences: []Difference{{Key: "pod low-node-0-0-*", Want: "Running h100", Got: "Pending  Unschedulable"}}}, v); diff != "" {
 		t.Errorf("a Pod left pending (-want +got):\n%s", diff)
@@ -161,8 +173,22 @@ func TestJudge(t *testing.T) {
 	if v := Judge(p, EndStateOf(ref1), noise, unseen); v.Kind != Same {
 		t.Errorf("a TrainJob without the Resumed condition of the reference's: %+v", v)
 	}
+	// A scenario with a concurrently group leaves the entries' owners to
+	// its race.
+	other := run(true, []results.Pod{{Name: "low-node-0-0-mmmmm", Phase: "Running", NodeProfile: "h100"}, {Name: "other-0-bcd99", Phase: "Failed"}}, "")
+	other.FinalOwners = []results.EntryOwners{{TrainJob: "low", Entry: "policy", Managers: []string{"platform-policy"}}}
+	if v := Judge(p, want, noise, other); v.Kind != Found {
+		t.Errorf("other owners, no race stated: %+v", v)
+	}
+	raced := &v1alpha1.Scenario{Spec: v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Concurrently: &v1alpha1.Concurrently{}}}}}
+	if v := Judge(p, want, Races(raced, noise), other); v.Kind != Same {
+		t.Errorf("other owners, a race stated: %+v", v)
+	}
 	if v := Judge(p, want, noise, run(false, nil, "write")); v.Kind != Closed {
 		t.Errorf("the down component's webhook refused the write: %+v", v)
+	}
+	if v := Judge(p, want, noise, run(false, nil, "explore: trainer starts again")); v.Kind != NotCarriedOut {
+		t.Errorf("the plan's own start failed: %+v", v)
 	}
 	if v := Judge(p, want, noise, run(false, nil, "a later step")); v.Kind != Found || v.Signature() != "failed at a later step" {
 		t.Errorf("a later step failed: %+v", v)

@@ -2,17 +2,19 @@ package explore
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/trainersim/trainersim/results"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 )
 
 // EndState is what a run ended with, as the oracle compares it: the
 // namespace's Pods (their names' generated suffixes masked: phase, node
-// profile and why unscheduled) and the owners of every runtimePatches
+// profile and the reason they are unscheduled) and the owners of every runtimePatches
 // entry, by key.
 type EndState map[string]string
 
@@ -26,7 +28,10 @@ func EndStateOf(sc results.Scenario) EndState {
 	byName := map[string][]string{}
 	for _, p := range sc.FinalPods {
 		name := generatedSuffix.ReplaceAllString(p.Name, "-*")
-		byName[name] = append(byName[name], strings.TrimSpace(fmt.Sprintf("%s %s %s", p.Phase, p.NodeProfile, p.Scheduling)))
+		// Why unscheduled, by its reason only: the message counts the
+		// nodes of the whole cluster, every other run's included.
+		reason, _, _ := strings.Cut(strings.Trim(p.Scheduling, "()"), ":")
+		byName[name] = append(byName[name], strings.TrimSpace(fmt.Sprintf("%s %s %s", p.Phase, p.NodeProfile, reason)))
 	}
 	for name, states := range byName {
 		sort.Strings(states)
@@ -39,7 +44,7 @@ func EndStateOf(sc results.Scenario) EndState {
 		}
 	}
 	for _, o := range sc.FinalOwners {
-		out[fmt.Sprintf("owners of %s entry %s", o.TrainJob, o.Entry)] = strings.Join(o.Managers, ", ")
+		out[fmt.Sprintf("%s%s entry %s", ownersPrefix, o.TrainJob, o.Entry)] = strings.Join(o.Managers, ", ")
 	}
 	for _, tj := range sc.FinalTrainJobs {
 		out["trainjob "+tj.Name+" suspended"] = fmt.Sprint(tj.Suspended)
@@ -90,6 +95,36 @@ func Noise(a, b EndState) map[string]bool {
 	return out
 }
 
+// Races returns the noise of what a scenario leaves to a race it states:
+// with a concurrently group (writes released together, the API server
+// deciding their order), who ends up owning each runtimePatches entry is
+// the race's winner's doing, whichever the two reference runs agreed on.
+func Races(sc *v1alpha1.Scenario, noise map[string]bool) map[string]bool {
+	if !slices.ContainsFunc(sc.Spec.Steps, func(st v1alpha1.Step) bool { return st.Concurrently != nil }) {
+		return noise
+	}
+	out := maps.Clone(noise)
+	out[ownersPrefix+"*"] = true
+	return out
+}
+
+// ownersPrefix begins the end state's keys of entries' owners.
+const ownersPrefix = "owners of "
+
+// masked reports whether noise masks a key: the key itself, or a prefix of
+// it followed by "*".
+func masked(noise map[string]bool, key string) bool {
+	if noise[key] {
+		return true
+	}
+	for k := range noise {
+		if p, ok := strings.CutSuffix(k, "*"); ok && strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // Difference is one key of the end state that differs from the
 // reference's.
 type Difference struct {
@@ -122,7 +157,7 @@ func Compare(want, got EndState, noise map[string]bool) []Difference {
 		keys[k] = true
 	}
 	for k := range keys {
-		if noise[k] || want[k] == got[k] {
+		if masked(noise, k) || want[k] == got[k] {
 			continue
 		}
 		out = append(out, Difference{Key: k, Want: want[k], Got: got[k]})
@@ -139,6 +174,9 @@ const (
 	// was down, by its webhook failing closed, as a cluster refuses it:
 	// what the plan asks for, not a finding.
 	Closed = "refused-while-down"
+	// NotCarriedOut: a step of the plan's own (a component's crash or
+	// start) failed: the run says nothing of the scenario.
+	NotCarriedOut = "plan-not-carried-out"
 	// Found: the plan's run failed an expectation of the scenario, or
 	// ended otherwise than the scenario as written.
 	Found = "found"
@@ -174,6 +212,9 @@ func Judge(p Plan, want EndState, noise map[string]bool, got results.Scenario) V
 		step, failure := FailedStep(got)
 		if p.Kind == Down && step == p.StepName && refusedByWebhook(failure) {
 			return Verdict{Kind: Closed, FailedStep: step, Failure: failure}
+		}
+		if strings.HasPrefix(step, StepPrefix) {
+			return Verdict{Kind: NotCarriedOut, FailedStep: step, Failure: failure}
 		}
 		return Verdict{Kind: Found, FailedStep: step, Failure: failure}
 	}

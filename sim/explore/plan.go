@@ -34,6 +34,10 @@ const (
 // component and step.
 var Kinds = []string{Restart, Down}
 
+// StepPrefix begins the name of each step a plan adds: a component's crash,
+// start or restart, never an expectation.
+const StepPrefix = "explore: "
+
 // PlanAnnotation, on a plan's scenario, is the plan's ID: a finding kept in
 // the corpus (scenarios/found/) is known by it to later explores.
 const PlanAnnotation = "trainersim.dev/explore-plan"
@@ -106,14 +110,24 @@ func Components(sc *v1alpha1.Scenario, withCluster bool) []string {
 // component, node or kubelet), each component, each kind. A scenario with a
 // component step or an upgrade states its own lifecycle and gets none: a
 // crash of another step's component would test the plan, not the
-// scenario.
+// scenario; nor does a component one of its views sees, nor a scenario
+// that explores the interleavings of a concurrently group (it runs
+// several orders already, each a run of its own).
 func Plans(sc *v1alpha1.Scenario, components []string) []Plan {
 	steps := sc.Spec.Steps
 	for i := range steps {
 		if steps[i].Component != nil {
 			return nil
 		}
+		if c := steps[i].Concurrently; c != nil && c.Interleavings != nil {
+			return nil // it runs several orders already, one result each
+		}
 	}
+	// A component whose watches a view of the scenario holds is left
+	// alone: its restart lists anew, which undoes what the view states.
+	components = slices.DeleteFunc(slices.Clone(components), func(c string) bool {
+		return slices.ContainsFunc(sc.Spec.Views, func(v v1alpha1.View) bool { return v.Component == c })
+	})
 	var out []Plan
 	for i := range steps {
 		if !explorable(&steps[i]) {
@@ -167,20 +181,26 @@ func (p Plan) Apply(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
 	switch p.Kind {
 	case Restart:
 		next = append(next, steps[:p.Step+1]...)
-		next = append(next, action(fmt.Sprintf("explore: %s restarts", p.Component), v1alpha1.ComponentRestart))
+		next = append(next, action(StepPrefix+p.Component+" restarts", v1alpha1.ComponentRestart))
 		next = append(next, steps[p.Step+1:]...)
 	case Down:
 		write := steps[p.Step]
-		start := action(fmt.Sprintf("explore: %s starts again", p.Component), v1alpha1.ComponentStart)
-		start.Expect, write.Expect = write.Expect, nil
 		next = append(next, steps[:p.Step]...)
-		next = append(next, action(fmt.Sprintf("explore: %s crashes", p.Component), v1alpha1.ComponentCrash), write, start)
+		next = append(next, action(StepPrefix+p.Component+" crashes", v1alpha1.ComponentCrash), write,
+			action(StepPrefix+p.Component+" starts again", v1alpha1.ComponentStart))
+		last := write.Name
+		if write.Expect != nil {
+			// The write's expectations, once the component is up again.
+			last = write.Name + ": its expectations"
+			next = append(next, v1alpha1.Step{Name: last, Expect: write.Expect})
+			next[p.Step+1].Expect = nil
+		}
 		next = append(next, steps[p.Step+1:]...)
 		// What was to end after the step (its write answered and its
-		// expect checked) ends after the start, which has its expect.
+		// expect checked) ends after its expectations.
 		retarget := func(until *string) {
 			if *until == write.Name {
-				*until = start.Name
+				*until = last
 			}
 		}
 		for i := range out.Spec.Webhooks {

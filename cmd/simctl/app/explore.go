@@ -56,7 +56,9 @@ file that replays it.
    starts. A scenario that fails either run is not explored (said once, with
    the failure); one this cluster skips is skipped. What the two runs end with
    differently (a Pod's phase the scenario does not decide) is masked from
-   the comparison below; the generated suffixes of Pod names always are.
+   the comparison below; the generated suffixes of Pod names always are,
+   and the owners of entries in a scenario with a concurrently group (a
+   race it leaves to the API server).
 2. Plans, for each write step of a scenario (a create, apply, patch, update,
    delete or concurrently group), each component (Kueue when the scenario
    runs it, the Trainer, JobSet, kube-controller-manager, kube-scheduler and
@@ -69,17 +71,22 @@ file that replays it.
               expectations: the write lands while it is down (its webhooks
               fail closed, as a cluster's do).
    A scenario with a component step of its own states its lifecycle and gets
-   no plan. Plans are taken round robin over the scenarios (each scenario's
-   first plan before any scenario's second), the managers of runtimePatches
-   entries first: --plans and --budget cut the tail, not a scenario.
+   no plan; nor does a component one of its views sees (a restart lists
+   anew, which undoes what the view states), nor a scenario that explores
+   the interleavings of a concurrently group. Plans are taken round robin
+   over the scenarios (each scenario's first plan before any scenario's
+   second), the managers of runtimePatches entries first: --plans and
+   --budget cut the tail, not a scenario.
 3. The oracle: a plan's run that fails an expectation of the scenario, or
    passes but ends otherwise than the reference is a finding. The end state
    is read once the namespace has had no change for --settle: its Pods
-   (phase, node profile, why unscheduled), the owners of each runtimePatches
+   (phase, node profile, the reason one is unscheduled), the owners of each runtimePatches
    entry, each TrainJob's suspend and True conditions, whether a suspended
    TrainJob has running Pods, and whether the namespace settled at all;
    a down plan whose write the down component's webhook refused is not
-   (refused-while-down: what a cluster does).
+   (refused-while-down: what a cluster does), nor a run that failed at a
+   step of the plan's own, named "explore: ..." (plan-not-carried-out: a
+   component that did not start again says nothing of the scenario).
 4. Each finding's plan runs --confirm times more: a finding is confirmed
    when every run ends the same way (the same failed step, or the same end
    state); one that does not is a false positive, counted and listed. A
@@ -335,7 +342,8 @@ func (x *explorer) references(ctx context.Context, files []*scenario.File) ([]*e
 			x.report.NotExplored[file.Path] = why
 			fmt.Fprintf(x.streams.Err, "not explored: %s: %s\n", file.Path, why)
 		default:
-			out = append(out, &exploreRef{file: file, want: explore.EndStateOf(a), noise: explore.Noise(explore.EndStateOf(a), explore.EndStateOf(b))})
+			noise := explore.Races(file.Scenario, explore.Noise(explore.EndStateOf(a), explore.EndStateOf(b)))
+			out = append(out, &exploreRef{file: file, want: explore.EndStateOf(a), noise: noise})
 		}
 	}
 	x.refs = map[string]*exploreRef{}
@@ -539,9 +547,9 @@ func (x *explorer) summary(ctx context.Context) error {
 	confirmed, known, unconfirmed := x.counts()
 	out := x.streams.Out
 	took := time.Since(x.started)
-	fmt.Fprintf(out, "explored %d scenarios in %s (%.1f plans a minute, reference runs and the cluster's start included): %d plans run of %d; %d same, %d refused while down, %d found: %d confirmed, %d known, %d not (false positives)\n",
+	fmt.Fprintf(out, "explored %d scenarios in %s (%.1f plans a minute, reference runs and the cluster's start included): %d plans run of %d; %d same, %d refused while down, %d not carried out, %d found: %d confirmed, %d known, %d not (false positives)\n",
 		len(x.refs), took.Round(time.Second), float64(len(x.report.Run))/took.Minutes(), len(x.report.Run), x.report.Plans,
-		verdicts[explore.Same], verdicts[explore.Closed], verdicts[explore.Found], confirmed, known, unconfirmed)
+		verdicts[explore.Same], verdicts[explore.Closed], verdicts[explore.NotCarriedOut], verdicts[explore.Found], confirmed, known, unconfirmed)
 	for _, r := range x.report.Run {
 		if r.Confirm == nil {
 			continue
