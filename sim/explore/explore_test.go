@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,7 +27,7 @@ spec:
     expect: {pods: {count: 0}}
   - name: patched
     actor: sdk
-    patch: {kind: ConfigMap, name: a, type: merge, patch: {data: {b: c}}}
+    patch: {type: merge, target: {kind: ConfigMap, name: a}, body: {data: {b: c}}}
     expect: {pods: {count: 0}}
 `
 
@@ -68,6 +69,13 @@ func TestPlans(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("plans (-want +got):\n%s", diff)
+	}
+	plans := Plans(sc, Components(sc, false))
+	if plans[1].Write != "create ConfigMap" || plans[len(plans)-1].Write != "patch ConfigMap" {
+		t.Errorf("writes: %q, %q", plans[1].Write, plans[len(plans)-1].Write)
+	}
+	if left := Refused(plans, map[string]bool{"kueue create ConfigMap": true}); len(left) != len(plans)-1 || slices.ContainsFunc(left, func(p Plan) bool { return p.ID() == "two-writes--down-kueue-step-1" }) {
+		t.Errorf("Refused left %d of %d plans", len(left), len(plans))
 	}
 	if diff := cmp.Diff([]string{"kueue", "trainer", "jobset", "kube-controller-manager", "kube-scheduler", "kwok"}, Components(sc, true)); diff != "" {
 		t.Errorf("components with the cluster's (-want +got):\n%s", diff)

@@ -56,6 +56,10 @@ type Plan struct {
 	Step int
 	// StepName is that step's name.
 	StepName string
+	// Write is what the step writes, "verb Kind" (create TrainJob):
+	// down plans of one component and write are one test of its
+	// webhooks (Down).
+	Write string
 }
 
 // ID names the plan in reports and file names: scenario, kind, component
@@ -138,7 +142,7 @@ func Plans(sc *v1alpha1.Scenario, components []string) []Plan {
 				if k == Restart && i == len(steps)-1 {
 					continue // nothing after it would see the restart
 				}
-				out = append(out, Plan{Scenario: sc.Metadata.Name, Kind: k, Component: c, Step: i, StepName: steps[i].Name})
+				out = append(out, Plan{Scenario: sc.Metadata.Name, Kind: k, Component: c, Step: i, StepName: steps[i].Name, Write: writeOf(&steps[i])})
 			}
 		}
 	}
@@ -157,6 +161,35 @@ func explorable(st *v1alpha1.Step) bool {
 		return false
 	}
 	return true
+}
+
+// writeOf says what a write step writes: its verb and the object's kind.
+func writeOf(st *v1alpha1.Step) string {
+	v, _ := v1alpha1.VerbOf(st)
+	kind := ""
+	switch {
+	case st.Create != nil:
+		kind, _ = st.Create["kind"].(string)
+	case st.Apply != nil:
+		kind, _ = st.Apply["kind"].(string)
+	case st.Patch != nil:
+		kind = st.Patch.Target.Kind
+	case st.Delete != nil:
+		kind = st.Delete.Kind
+	case st.Update != nil && st.Update.Object != nil:
+		kind, _ = st.Update.Object["kind"].(string)
+	case st.Update != nil:
+		kind = "the object of " + st.Update.From
+	}
+	return strings.TrimSpace(v.Name + " " + kind)
+}
+
+// Refused returns plans without the down plans of each component and write
+// that a run refused while the component was down (refused: "component
+// write" of Plan.Write): its webhook fails closed on that write, whichever
+// scenario sends it, and the plans left would test that again.
+func Refused(plans []Plan, refused map[string]bool) []Plan {
+	return slices.DeleteFunc(plans, func(p Plan) bool { return p.Kind == Down && refused[p.Component+" "+p.Write] })
 }
 
 // Apply returns the scenario the plan runs: a copy of sc with its

@@ -76,7 +76,9 @@ file that replays it.
    the interleavings of a concurrently group. Plans are taken round robin
    over the scenarios (each scenario's first plan before any scenario's
    second), the managers of runtimePatches entries first: --plans and
-   --budget cut the tail, not a scenario.
+   --budget cut the tail, not a scenario. Once a down plan's write was
+   refused by the down component's webhook, the down plans left of that
+   component and write (verb and kind) are merged into it, not run.
 3. The oracle: a plan's run that fails an expectation of the scenario, or
    passes but ends otherwise than the reference is a finding. The end state
    is read once the namespace has had no change for --settle: its Pods
@@ -146,8 +148,11 @@ type exploreReport struct {
 	NotExplored map[string]string `json:"notExplored,omitempty"`
 	// Plans is how many plans the scenarios explored have; Run how many
 	// ran (--plans and --budget cut the rest).
-	Plans int           `json:"plans"`
-	Run   []exploredRun `json:"run"`
+	Plans int `json:"plans"`
+	// Merged is how many down plans were not run: their component's
+	// webhook had refused the same write while it was down.
+	Merged int           `json:"merged,omitempty"`
+	Run    []exploredRun `json:"run"`
 }
 
 // exploredRun is one plan's run and its verdict.
@@ -254,6 +259,9 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 			return err
 		}
 		plans = plans[n:]
+		before := len(plans)
+		plans = explore.Refused(plans, x.refused())
+		x.report.Merged += before - len(plans)
 	}
 	return x.summary(ctx)
 }
@@ -498,6 +506,18 @@ func findingLine(v explore.Verdict) string {
 	return "Ended otherwise: " + v.Signature()
 }
 
+// refused returns the "component write" pairs whose write a down
+// component's webhook refused (explore.Refused).
+func (x *explorer) refused() map[string]bool {
+	out := map[string]bool{}
+	for _, r := range x.report.Run {
+		if r.Verdict.Kind == explore.Closed {
+			out[r.plan.Component+" "+r.plan.Write] = true
+		}
+	}
+	return out
+}
+
 // counts returns how many findings were confirmed (new, and known to
 // --known) and how many were not.
 func (x *explorer) counts() (confirmed, known, unconfirmed int) {
@@ -547,8 +567,8 @@ func (x *explorer) summary(ctx context.Context) error {
 	confirmed, known, unconfirmed := x.counts()
 	out := x.streams.Out
 	took := time.Since(x.started)
-	fmt.Fprintf(out, "explored %d scenarios in %s (%.1f plans a minute, reference runs and the cluster's start included): %d plans run of %d; %d same, %d refused while down, %d not carried out, %d found: %d confirmed, %d known, %d not (false positives)\n",
-		len(x.refs), took.Round(time.Second), float64(len(x.report.Run))/took.Minutes(), len(x.report.Run), x.report.Plans,
+	fmt.Fprintf(out, "explored %d scenarios in %s (%.1f plans a minute, reference runs and the cluster's start included): %d plans run of %d (%d down plans merged into one refused before); %d same, %d refused while down, %d not carried out, %d found: %d confirmed, %d known, %d not (false positives)\n",
+		len(x.refs), took.Round(time.Second), float64(len(x.report.Run))/took.Minutes(), len(x.report.Run), x.report.Plans, x.report.Merged,
 		verdicts[explore.Same], verdicts[explore.Closed], verdicts[explore.NotCarriedOut], verdicts[explore.Found], confirmed, known, unconfirmed)
 	for _, r := range x.report.Run {
 		if r.Confirm == nil {
