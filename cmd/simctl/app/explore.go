@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainersim/trainersim/results"
+	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/explore"
@@ -198,7 +199,9 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 		return withCode(ExitUsage, fmt.Errorf("explore runs on envtest only: its plans crash the Trainer and JobSet, whose managers run in simctl's process there (not on %s)", o.ClusterName()))
 	}
 	o.Nodes = nil
-	files, err := scenario.LoadPaths(paths, scenario.Options{FixturesDir: f.fixtures})
+	// An upgrade runs on envtest, on what this machine built (as simctl
+	// run loads it).
+	files, err := scenario.LoadPaths(paths, scenario.Options{FixturesDir: f.fixtures, TrainerBuilt: sim.TrainerBuilt})
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("invalid scenarios:\n%w", err))
 	}
@@ -207,6 +210,17 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	}
 	if len(files) == 0 {
 		return withCode(ExitUsage, errors.New("no scenario selected"))
+	}
+	// The plans come from the scenarios as written, before any run:
+	// those --plans keeps decide which scenarios the reference runs are
+	// for.
+	plans := roundRobin(files)
+	if len(plans) == 0 {
+		return withCode(ExitUsage, errors.New("no plan: every scenario selected has a component step of its own, explores interleavings, or writes nothing"))
+	}
+	planned := len(plans)
+	if f.plans > 0 && len(plans) > f.plans {
+		plans = plans[:f.plans]
 	}
 	known, err := knownFindings(f.known)
 	if err != nil {
@@ -236,18 +250,15 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 		}
 	}()
 
-	// The plans come from the scenarios as written: those --plans cuts
-	// decide which scenarios the reference runs are for.
-	plans := roundRobin(files)
-	x.report.Plans = len(plans)
-	if f.plans > 0 && len(plans) > f.plans {
-		plans = plans[:f.plans]
-	}
+	x.report.Plans = planned
 	refs, err := x.references(ctx, withPlans(files, plans))
 	if err != nil {
 		return err
 	}
 	plans = slices.DeleteFunc(plans, func(p explore.Plan) bool { return x.refs[p.Scenario] == nil })
+	if len(refs) == 0 {
+		return withCode(ExitUsage, errors.New("no scenario to explore: each was skipped on this cluster or failed its reference run (above)"))
+	}
 	fmt.Fprintf(streams.Err, "%d scenarios explored (%d not), %d plans, running %d, at most %d at once\n", len(refs), len(x.report.NotExplored), x.report.Plans, len(plans), x.parallel)
 	for len(plans) > 0 && ctx.Err() == nil {
 		if used := time.Since(x.started); used >= f.budget {
@@ -300,7 +311,11 @@ func (x *explorer) load(sc *v1alpha1.Scenario, what, fixtures string) (*scenario
 // runAll runs files at once, each in its own namespace, and returns their
 // results by path.
 func (x *explorer) runAll(ctx context.Context, files []*scenario.File) (map[string]results.Scenario, error) {
-	done, err := runFiles(ctx, &runner.Runner{Cluster: x.cluster, Parallel: x.parallel, ScenarioTimeout: x.f.timeout, Discarded: true, Watches: x.watches, Settle: x.f.settle}, files)
+	// Not Discarded: an explore runs thousands of scenarios on one
+	// cluster, whose nodes (each renewing its Lease) and namespaces would
+	// pile up and slow every later run; each run's are deleted as on a
+	// kept cluster.
+	done, err := runFiles(ctx, &runner.Runner{Cluster: x.cluster, Parallel: x.parallel, ScenarioTimeout: x.f.timeout, Watches: x.watches, Settle: x.f.settle}, files)
 	if err != nil {
 		return nil, err
 	}

@@ -45,3 +45,22 @@ func TestExplorePlansLint(t *testing.T) {
 		t.Errorf("%d plans in the corpus, want at least 100", plans)
 	}
 }
+
+// TestExploreRefusesBeforeTheCluster: bad input is refused before a
+// cluster starts, with what to do.
+func TestExploreRefusesBeforeTheCluster(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explore", "../../../scenarios/components/"}, "no plan: every scenario selected has a component step of its own"},
+		{[]string{"explore", "--cluster", "kind", "../../../scenarios/examples/"}, "explore runs on envtest only"},
+		{[]string{"explore", "--confirm", "0", "../../../scenarios/examples/"}, "--confirm at least 1"},
+		{[]string{"explore", "--run", "no-such-scenario", "../../../scenarios/examples/"}, "no scenario selected"},
+	} {
+		_, stderr, code := run(t, append(c.args, "-o", t.TempDir())...)
+		if code != ExitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("simctl %s: exit %d, %q; want exit %d and %q", strings.Join(c.args, " "), code, stderr, ExitUsage, c.want)
+		}
+	}
+}
