@@ -251,15 +251,14 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	}()
 
 	x.report.Plans = planned
-	refs, err := x.references(ctx, withPlans(files, plans))
-	if err != nil {
+	if err := x.references(ctx, withPlans(files, plans)); err != nil {
 		return err
 	}
 	plans = slices.DeleteFunc(plans, func(p explore.Plan) bool { return x.refs[p.Scenario] == nil })
-	if len(refs) == 0 {
+	if len(x.refs) == 0 {
 		return withCode(ExitUsage, errors.New("no scenario to explore: each was skipped on this cluster or failed its reference run (above)"))
 	}
-	fmt.Fprintf(streams.Err, "%d scenarios explored (%d not), %d plans, running %d, at most %d at once\n", len(refs), len(x.report.NotExplored), x.report.Plans, len(plans), x.parallel)
+	fmt.Fprintf(streams.Err, "%d scenarios explored (%d not), %d plans, running %d, at most %d at once\n", len(x.refs), len(x.report.NotExplored), x.report.Plans, len(plans), x.parallel)
 	for len(plans) > 0 && ctx.Err() == nil {
 		if used := time.Since(x.started); used >= f.budget {
 			fmt.Fprintf(streams.Err, "budget of %s used: %d plans left unrun\n", f.budget, len(plans))
@@ -326,9 +325,9 @@ func (x *explorer) runAll(ctx context.Context, files []*scenario.File) (map[stri
 	return out, nil
 }
 
-// references runs each scenario twice as written and returns those that
-// passed both times, with their end state and noise.
-func (x *explorer) references(ctx context.Context, files []*scenario.File) ([]*exploreRef, error) {
+// references runs each scenario twice as written and keeps in x.refs those
+// that passed both times, with their end state and noise.
+func (x *explorer) references(ctx context.Context, files []*scenario.File) error {
 	var runs []*scenario.File
 	pairs := map[*scenario.File][2]string{}
 	for _, file := range files {
@@ -336,7 +335,7 @@ func (x *explorer) references(ctx context.Context, files []*scenario.File) ([]*e
 		for i := range pair {
 			rf, err := x.load(file.Scenario, "reference", file.FixturesDir)
 			if err != nil {
-				return nil, withCode(ExitFailed, fmt.Errorf("%s does not load again (a bug of explore): %w", file.Path, err))
+				return withCode(ExitFailed, fmt.Errorf("%s does not load again (a bug of explore): %w", file.Path, err))
 			}
 			pair[i] = rf.Path
 			runs = append(runs, rf)
@@ -346,9 +345,9 @@ func (x *explorer) references(ctx context.Context, files []*scenario.File) ([]*e
 	fmt.Fprintf(x.streams.Err, "reference runs: %d scenarios, twice each\n", len(files))
 	done, err := x.runAll(ctx, runs)
 	if err != nil {
-		return nil, withCode(ExitFailed, fmt.Errorf("the reference runs did not finish: %w", err))
+		return withCode(ExitFailed, fmt.Errorf("the reference runs did not finish: %w", err))
 	}
-	var out []*exploreRef
+	x.refs = map[string]*exploreRef{}
 	for _, file := range files {
 		pair := pairs[file]
 		a, b := done[pair[0]], done[pair[1]]
@@ -366,14 +365,10 @@ func (x *explorer) references(ctx context.Context, files []*scenario.File) ([]*e
 			fmt.Fprintf(x.streams.Err, "not explored: %s: %s\n", file.Path, why)
 		default:
 			noise := explore.Races(file.Scenario, explore.Noise(explore.EndStateOf(a), explore.EndStateOf(b)))
-			out = append(out, &exploreRef{file: file, want: explore.EndStateOf(a), noise: noise})
+			x.refs[file.Scenario.Metadata.Name] = &exploreRef{file: file, want: explore.EndStateOf(a), noise: noise}
 		}
 	}
-	x.refs = map[string]*exploreRef{}
-	for _, r := range out {
-		x.refs[r.file.Scenario.Metadata.Name] = r
-	}
-	return out, nil
+	return nil
 }
 
 // roundRobin returns the scenarios' plans in turn: every scenario's first,
