@@ -64,3 +64,29 @@ func TestExploreRefusesBeforeTheCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestKnownFindings: a finding's file moved to a --known folder is known
+// by its plan; a folder that does not exist knows none.
+func TestKnownFindings(t *testing.T) {
+	files, err := scenario.LoadPaths([]string{"../../../scenarios/examples/first-scenario.yaml"}, scenario.Options{FixturesDir: "../../../fixtures"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := explore.Plans(files[0].Scenario, explore.Components(files[0].Scenario, false))[0]
+	dir := t.TempDir()
+	path := filepath.Join(dir, p.ID()+".yaml")
+	run := &exploredRun{Plan: p.ID(), File: files[0].Path, Does: p.String(), plan: p, sc: p.Apply(files[0].Scenario), Confirm: &exploreConfirm{Runs: 2, Same: 2}}
+	if err := writeFinding(path, run); err != nil {
+		t.Fatal(err)
+	}
+	known, err := knownFindings(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if known[p.ID()] != path || len(known) != 1 {
+		t.Errorf("known findings %v, want %s at %s", known, p.ID(), path)
+	}
+	if none, err := knownFindings(filepath.Join(dir, "absent")); err != nil || len(none) != 0 {
+		t.Errorf("a folder that does not exist: %v, %v", none, err)
+	}
+}
