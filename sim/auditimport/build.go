@@ -147,6 +147,15 @@ func (b *builder) build(writes []*write) error {
 			}
 			wait.Expect.Objects = append(wait.Expect.Objects, *js)
 		}
+		if seen := b.suspendedSeen(g[0], writes); seen != nil {
+			if wait == nil {
+				b.n++
+				wait = &v1alpha1.Step{Name: fmt.Sprintf("%d: TrainJob %s is Suspended, as the Trainer saw it before the resume", b.n, g[0].name), Expect: &v1alpha1.Expect{}}
+			} else {
+				wait.Name += "; the Trainer saw it Suspended"
+			}
+			wait.Expect.Objects = append(wait.Expect.Objects, *seen)
+		}
 		if pods := b.podsBefore(g[0]); pods != nil {
 			if wait == nil {
 				b.n++
@@ -421,6 +430,59 @@ func (b *builder) statusWait(name string, fields []string, at int, next *write, 
 		}
 	}
 	return &v1alpha1.Step{Name: stepName, Expect: &v1alpha1.Expect{Objects: []v1alpha1.ObjectExpectation{exp}}}
+}
+
+// suspendedSeen keeps an order that the Trainer's conditions show: its
+// Suspended=False "Resumed" condition, which it sets only on a TrainJob
+// it has seen suspended (setSuspendedCondition), says that it read TrainJob
+// w.name suspended before the manager's resume w. On replay the resume can
+// come first (the SDK's create, Kueue's apply and its resume are sent
+// within 35 ms, before the Trainer's first reconcile): the Trainer then
+// never sees the job suspended and writes no Suspended condition at all,
+// and a later wait for "Resumed" (the README example's import) never holds.
+// The wait before w is for the Suspended=True condition: the order in
+// which the Trainer sees the suspension first. nil when w resumes no
+// TrainJob or the log has no Resumed condition of the Trainer after it.
+func (b *builder) suspendedSeen(w *write, writes []*write) *v1alpha1.ObjectExpectation {
+	if w.kind != trainJobKind || w.rv == "" || suspended(responseObject(w)) {
+		return nil
+	}
+	var prior map[string]any
+	resumed := false
+	for _, o := range writes {
+		if o.kind != trainJobKind || o.name != w.name || o.rv == "" || o == w {
+			continue
+		}
+		switch {
+		case before(o, w):
+			prior = responseObject(o)
+		case (o.component || o.status) && hasCondition(responseObject(o), "Suspended", "False", "Resumed"):
+			resumed = true
+		}
+	}
+	if prior == nil || !suspended(prior) || !resumed {
+		return nil
+	}
+	return &v1alpha1.ObjectExpectation{Target: v1alpha1.Target{Kind: trainJobKind, Name: w.name},
+		Match: v1alpha1.Object{"status": map[string]any{"conditions": []any{map[string]any{"type": "Suspended", "status": "True"}}}}}
+}
+
+// suspended reports whether a TrainJob object has spec.suspend true.
+func suspended(obj map[string]any) bool {
+	s, _ := nested(obj, "spec", "suspend").(bool)
+	return s
+}
+
+// hasCondition reports whether obj's status has condition typ with status
+// and reason.
+func hasCondition(obj map[string]any, typ, status, reason string) bool {
+	conds, _ := nested(obj, "status", "conditions").([]any)
+	for _, c := range conds {
+		if nested(c, "type") == typ && nested(c, "status") == status && nested(c, "reason") == reason {
+			return true
+		}
+	}
+	return false
 }
 
 // sinceStep is the step of the last manager's write to TrainJob name that

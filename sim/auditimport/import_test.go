@@ -1,6 +1,7 @@
 package auditimport
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -1494,5 +1495,58 @@ func TestFinalStateByResourceVersion(t *testing.T) {
 	jobs := nested(map[string]any(step.Expect.Objects[0].Match), "spec", "runtimePatches")
 	if got := fmt.Sprint(jobs); !strings.Contains(got, "replicatedJobs:[]") {
 		t.Errorf("final entries %s, want Kueue's cleared (resourceVersion 1199), not the no-op's older answer", got)
+	}
+}
+
+// TestImportSuspendedSeen: the Trainer's Resumed condition says it saw the
+// TrainJob suspended before Kueue's resume, so the import waits for its
+// Suspended=True before the resume (on replay the resume could otherwise
+// come before the Trainer's first reconcile, which then never writes the
+// Resumed condition a later wait asks for); a log whose Trainer wrote no
+// Resumed condition gets no such wait.
+func TestImportSuspendedSeen(t *testing.T) {
+	res, err := Import([]string{"testdata/examples-status-moved-on.audit.log"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := res.Scenario.Spec.Steps
+	resume := slices.IndexFunc(steps, func(st v1alpha1.Step) bool {
+		return st.Patch != nil && fmt.Sprint(st.Patch.Body) == "map[spec:map[suspend:false]]"
+	})
+	if resume < 1 {
+		t.Fatalf("no resume in %v", stepNames(steps))
+	}
+	wait := steps[resume-1]
+	seen := false
+	if wait.Expect != nil {
+		for _, o := range wait.Expect.Objects {
+			conds, _ := nested(map[string]any(o.Match), "status", "conditions").([]any)
+			if o.Target.Kind == "TrainJob" && len(conds) == 1 && nested(conds[0], "type") == "Suspended" && nested(conds[0], "status") == "True" {
+				seen = true
+			}
+		}
+	}
+	if !seen {
+		t.Errorf("step %q before the resume does not wait for the Suspended=True condition the Trainer saw", wait.Name)
+	}
+
+	// The same log as if the Trainer had first read the TrainJob resumed:
+	// no Resumed condition.
+	log, err := os.ReadFile("testdata/examples-status-moved-on.audit.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unseen := filepath.Join(t.TempDir(), "unseen.audit.log")
+	if err := os.WriteFile(unseen, bytes.ReplaceAll(log, []byte(`"reason":"Resumed"`), []byte(`"reason":"Other"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err = Import([]string{unseen}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range res.Scenario.Spec.Steps {
+		if strings.Contains(st.Name, "Suspended") {
+			t.Errorf("step %q waits for the Trainer to see a suspension, in a log without its Resumed condition", st.Name)
+		}
 	}
 }
