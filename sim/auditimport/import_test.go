@@ -1550,3 +1550,32 @@ func TestImportSuspendedSeen(t *testing.T) {
 		}
 	}
 }
+
+// TestImportWaitBeforeANoOp: a re-send that changes nothing answers with
+// the resourceVersion of the Trainer's status patch before it; that patch
+// came first, so the re-send waits for the status it wrote (else a replay
+// sends the re-send, then an update from its answer, before the Trainer's
+// patch, and the update is refused 409).
+func TestImportWaitBeforeANoOp(t *testing.T) {
+	res, err := Import([]string{"testdata/resend-after-status.audit.log"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := res.Scenario.Spec.Steps
+	resend := slices.IndexFunc(steps, func(st v1alpha1.Step) bool { return st.Patch != nil })
+	if resend < 1 {
+		t.Fatalf("no re-send in %v", stepNames(steps))
+	}
+	wait := steps[resend-1]
+	var jobs []any
+	if wait.Expect != nil {
+		for _, o := range wait.Expect.Objects {
+			if o.Target.Kind == "TrainJob" {
+				jobs, _ = nested(map[string]any(o.Match), "status", "jobsStatus").([]any)
+			}
+		}
+	}
+	if len(jobs) != 1 || nested(jobs[0], "suspended") != float64(1) {
+		t.Errorf("step %q before the re-send waits for the TrainJob's jobs %v, want the 1 suspended the Trainer wrote before it", wait.Name, jobs)
+	}
+}
