@@ -550,13 +550,36 @@ func before(o, next *write) bool {
 // the preemption (kueue-readmission-new-flavor's import, in the shaken
 // round trip). Statuses up to it are the components' own progress (Pods
 // that start, Jobs that end), which a replay can be further on with.
+//
+// A write that changed nothing (refused, or a no-op that answered with the
+// version it found) has no reactions: the Trainer's report of the running
+// job's Pods active, which came after four refused changes of
+// suspension-change-while-running, was left out of the wait before the
+// first of them, which then asked for the "none active yet" the recording's
+// Trainer had reported first; a replay's Trainer, which saw the Job active
+// at once, never wrote it (CI's round trip, under load).
 func reactionsFrom(name string, next *write, writes []*write) time.Time {
 	for _, o := range writes {
-		if o != next && o.kind == trainJobKind && o.name == name && !o.component && !o.status && o.ev.Received.After(next.ev.Received) {
+		if o != next && o.kind == trainJobKind && o.name == name && !o.component && !o.status && o.ev.Received.After(next.ev.Received) && changed(o, writes) {
 			return o.ev.Completed
 		}
 	}
 	return time.Time{}
+}
+
+// changed reports whether w stored a new version of its object: it was
+// accepted, with a resourceVersion no write answered before it.
+func changed(w *write, writes []*write) bool {
+	if w.rv == "" {
+		// Refused, or its answer not recorded (level Request).
+		return w.ev.ResponseStatus == nil || w.ev.ResponseStatus.Code < 300
+	}
+	for _, o := range writes {
+		if o != w && o.kind == w.kind && o.name == w.name && o.rv == w.rv && o.ev.Completed.Before(w.ev.Completed) {
+			return false
+		}
+	}
+	return true
 }
 
 // telling returns fields, with the conditions added when the status

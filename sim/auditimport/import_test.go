@@ -1579,3 +1579,37 @@ func TestImportWaitBeforeANoOp(t *testing.T) {
 		t.Errorf("step %q before the re-send waits for the TrainJob's jobs %v, want the 1 suspended the Trainer wrote before it", wait.Name, jobs)
 	}
 }
+
+// TestReactionsFrom: the components' statuses after a manager's write may
+// be reactions to it, unless it changed nothing: a refusal, or a no-op
+// that answered with the version it found.
+func TestReactionsFrom(t *testing.T) {
+	at := func(ms int) time.Time { return time.Date(2026, 1, 1, 0, 0, 0, ms*int(time.Millisecond), time.UTC) }
+	manager := func(ms int, rv string, code int) *write {
+		ev := &event{Received: at(ms), Completed: at(ms + 5)}
+		ev.ResponseStatus = &struct {
+			Code    int    `json:"code"`
+			Reason  string `json:"reason"`
+			Message string `json:"message"`
+		}{Code: code}
+		return &write{ev: ev, kind: trainJobKind, name: "llm", rv: rv}
+	}
+	create := manager(0, "10", 201)
+	trainer := &write{ev: &event{Received: at(20), Completed: at(25)}, kind: trainJobKind, name: "llm", rv: "12", component: true, status: true}
+	next := manager(30, "", 403)
+	refused := manager(40, "", 403)
+	noOp := manager(50, "12", 200)
+	change := manager(60, "15", 200)
+	for _, c := range []struct {
+		writes []*write
+		want   time.Time
+	}{
+		{[]*write{create, trainer, next, refused, noOp, change}, change.ev.Completed},
+		{[]*write{create, trainer, next, refused, noOp}, time.Time{}},
+		{[]*write{create, trainer, next, change, refused}, change.ev.Completed},
+	} {
+		if got := reactionsFrom("llm", next, c.writes); !got.Equal(c.want) {
+			t.Errorf("reactions to the writes after the first refusal begin at %v, want %v (zero: none)", got, c.want)
+		}
+	}
+}
