@@ -567,19 +567,45 @@ func reactionsFrom(name string, next *write, writes []*write) time.Time {
 	return time.Time{}
 }
 
-// changed reports whether w stored a new version of its object: it was
-// accepted, with a resourceVersion no write answered before it.
+// changed reports whether w changed what the components read of its
+// object: its spec, labels or annotations differ from the version before
+// it. A refusal changes nothing; nor does a no-op (it answers with the
+// version it found) or a re-send that changes only managedFields (an apply
+// of identical content by another field manager, which the API server
+// stores as a new version): suspension-identical-resend-while-running's
+// re-sends after the Trainer's report of its Job "none active yet" (which
+// a replay's Trainer, seeing the Job active at once, never wrote) were
+// taken for changes, and its report of the Job active after them for a
+// reaction the wait before them could not accept (CI's round trip). True
+// when the log cannot tell (no answer recorded, no version before).
 func changed(w *write, writes []*write) bool {
 	if w.rv == "" {
 		// Refused, or its answer not recorded (level Request).
 		return w.ev.ResponseStatus == nil || w.ev.ResponseStatus.Code < 300
 	}
+	now := responseObject(w)
+	rv, err := strconv.ParseUint(w.rv, 10, 64)
+	if now == nil || err != nil {
+		return true
+	}
+	var prior map[string]any
+	var priorRV uint64
 	for _, o := range writes {
-		if o != w && o.kind == w.kind && o.name == w.name && o.rv == w.rv && o.ev.Completed.Before(w.ev.Completed) {
-			return false
+		orv, err := strconv.ParseUint(o.rv, 10, 64)
+		if o == w || o.kind != w.kind || o.name != w.name || err != nil || orv > rv || orv == rv && !o.ev.Completed.Before(w.ev.Completed) || prior != nil && orv < priorRV {
+			continue
+		}
+		if obj := responseObject(o); obj != nil {
+			prior, priorRV = obj, orv
 		}
 	}
-	return true
+	if prior == nil {
+		return true
+	}
+	read := func(obj map[string]any) []any {
+		return []any{obj["spec"], nested(obj, "metadata", "labels"), nested(obj, "metadata", "annotations")}
+	}
+	return !reflect.DeepEqual(read(prior), read(now))
 }
 
 // telling returns fields, with the conditions added when the status

@@ -1581,31 +1581,37 @@ func TestImportWaitBeforeANoOp(t *testing.T) {
 }
 
 // TestReactionsFrom: the components' statuses after a manager's write may
-// be reactions to it, unless it changed nothing: a refusal, or a no-op
-// that answered with the version it found.
+// be reactions to it, unless it changed nothing they read: a refusal, a
+// no-op that answered with the version it found, or a re-send that
+// changed only managedFields.
 func TestReactionsFrom(t *testing.T) {
 	at := func(ms int) time.Time { return time.Date(2026, 1, 1, 0, 0, 0, ms*int(time.Millisecond), time.UTC) }
-	manager := func(ms int, rv string, code int) *write {
+	manager := func(ms int, rv string, code int, image string) *write {
 		ev := &event{Received: at(ms), Completed: at(ms + 5)}
 		ev.ResponseStatus = &struct {
 			Code    int    `json:"code"`
 			Reason  string `json:"reason"`
 			Message string `json:"message"`
 		}{Code: code}
+		if image != "" {
+			ev.ResponseObject, _ = json.Marshal(map[string]any{"spec": map[string]any{"image": image}})
+		}
 		return &write{ev: ev, kind: trainJobKind, name: "llm", rv: rv}
 	}
-	create := manager(0, "10", 201)
-	trainer := &write{ev: &event{Received: at(20), Completed: at(25)}, kind: trainJobKind, name: "llm", rv: "12", component: true, status: true}
-	next := manager(30, "", 403)
-	refused := manager(40, "", 403)
-	noOp := manager(50, "12", 200)
-	change := manager(60, "15", 200)
+	create := manager(0, "10", 201, "a")
+	trainer := manager(20, "12", 200, "a")
+	trainer.component, trainer.status = true, true
+	next := manager(30, "", 403, "")
+	refused := manager(40, "", 403, "")
+	noOp := manager(50, "12", 200, "a")
+	resend := manager(55, "14", 200, "a")
+	change := manager(60, "15", 200, "b")
 	for _, c := range []struct {
 		writes []*write
 		want   time.Time
 	}{
-		{[]*write{create, trainer, next, refused, noOp, change}, change.ev.Completed},
-		{[]*write{create, trainer, next, refused, noOp}, time.Time{}},
+		{[]*write{create, trainer, next, refused, noOp, resend, change}, change.ev.Completed},
+		{[]*write{create, trainer, next, refused, noOp, resend}, time.Time{}},
 		{[]*write{create, trainer, next, change, refused}, change.ev.Completed},
 	} {
 		if got := reactionsFrom("llm", next, c.writes); !got.Equal(c.want) {
