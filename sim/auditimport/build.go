@@ -3,6 +3,7 @@ package auditimport
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -416,6 +417,7 @@ func (b *builder) statusWait(name string, fields []string, at int, next *write, 
 			statuses = laterStatus(statuses, earlier, s)
 		}
 	}
+	statuses = b.copiedLater(name, status, statuses, earlier, last, next, reactions)
 	who, _ := last.ev.user()
 	b.n++
 	exp := v1alpha1.ObjectExpectation{Target: v1alpha1.Target{Kind: trainJobKind, Name: name}, Reached: true,
@@ -483,6 +485,34 @@ func hasCondition(obj map[string]any, typ, status, reason string) bool {
 		}
 	}
 	return false
+}
+
+// copiedLater adds to statuses, when status has jobsStatus (the Trainer's
+// copy of its JobSet's replicatedJobsStatus), status with each count the
+// JobSet controller wrote after the Trainer's write last was received and
+// before next was (up to reactions, as statusWait): on replay the Trainer
+// may copy a later count of the JobSet than the recording's did by the
+// manager's write. docs-scheduling-gates' recording had the Trainer report
+// the job Suspended with its Job's counts from before the JobSet
+// controller suspended it (none suspended); the JobSet controller had
+// reported the Job suspended before the SDK's next write, but the Trainer
+// only after it; a replay's Trainer reported Suspended with the Job
+// suspended at once, and the wait for "none suspended" held 30 s (CI's
+// round trip, plain and shaken). States the TrainJob had before (earlier)
+// are left out, as laterStatus does.
+func (b *builder) copiedLater(name string, status map[string]any, statuses, earlier []map[string]any, last, next *write, reactions time.Time) []map[string]any {
+	if _, ok := status["jobsStatus"]; !ok {
+		return statuses
+	}
+	for _, js := range b.jobSets {
+		if js.name != name || js.received.Before(last.ev.Received) || js.at.After(next.ev.Received) || !reactions.IsZero() && js.received.After(reactions) {
+			continue
+		}
+		s := maps.Clone(status)
+		s["jobsStatus"] = js.status["replicatedJobsStatus"]
+		statuses = laterStatus(statuses, earlier, s)
+	}
+	return statuses
 }
 
 // sinceStep is the step of the last manager's write to TrainJob name that
