@@ -417,7 +417,7 @@ func (b *builder) statusWait(name string, fields []string, at int, next *write, 
 			statuses = laterStatus(statuses, earlier, s)
 		}
 	}
-	statuses = b.copiedLater(name, status, statuses, earlier, last, next, reactions)
+	statuses = b.copiedLater(name, statuses, earlier, last, next, reactions)
 	who, _ := last.ev.user()
 	b.n++
 	exp := v1alpha1.ObjectExpectation{Target: v1alpha1.Target{Kind: trainJobKind, Name: name}, Reached: true,
@@ -487,8 +487,8 @@ func hasCondition(obj map[string]any, typ, status, reason string) bool {
 	return false
 }
 
-// copiedLater adds to statuses, when status has jobsStatus (the Trainer's
-// copy of its JobSet's replicatedJobsStatus), status with each count the
+// copiedLater adds to statuses, when they have jobsStatus (the Trainer's
+// copy of its JobSet's replicatedJobsStatus), each with each count the
 // JobSet controller wrote after the Trainer's write last was received and
 // before next was (up to reactions, as statusWait): on replay the Trainer
 // may copy a later count of the JobSet than the recording's did by the
@@ -500,17 +500,26 @@ func hasCondition(obj map[string]any, typ, status, reason string) bool {
 // suspended at once, and the wait for "none suspended" held 30 s (CI's
 // round trip, plain and shaken). States the TrainJob had before (earlier)
 // are left out, as laterStatus does.
-func (b *builder) copiedLater(name string, status map[string]any, statuses, earlier []map[string]any, last, next *write, reactions time.Time) []map[string]any {
-	if _, ok := status["jobsStatus"]; !ok {
-		return statuses
-	}
+//
+// With the conditions, each count goes with the conditions of each status
+// accepted (the Trainer's conditions and its copy of the counts move on
+// apart): real-kueue-preempted-before-reported-active's import, shaken,
+// reached "Resumed, 1 active", which the recording's Trainer reported only
+// with the Job still suspended.
+func (b *builder) copiedLater(name string, statuses, earlier []map[string]any, last, next *write, reactions time.Time) []map[string]any {
+	accepted := slices.Clone(statuses)
 	for _, js := range b.jobSets {
 		if js.name != name || js.received.Before(last.ev.Received) || js.at.After(next.ev.Received) || !reactions.IsZero() && js.received.After(reactions) {
 			continue
 		}
-		s := maps.Clone(status)
-		s["jobsStatus"] = js.status["replicatedJobsStatus"]
-		statuses = laterStatus(statuses, earlier, s)
+		for _, status := range accepted {
+			if _, ok := status["jobsStatus"]; !ok {
+				continue
+			}
+			s := maps.Clone(status)
+			s["jobsStatus"] = js.status["replicatedJobsStatus"]
+			statuses = laterStatus(statuses, earlier, s)
+		}
 	}
 	return statuses
 }

@@ -1630,3 +1630,31 @@ func TestReactionsFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestCopiedLater: a wait for the Trainer's job counts accepts each count
+// the JobSet controller reported between the Trainer's write and the
+// manager's, with the conditions of each status it accepts, but not one
+// reported after the manager's write, nor a state the TrainJob had before.
+func TestCopiedLater(t *testing.T) {
+	at := func(ms int) time.Time { return time.Date(2026, 1, 1, 0, 0, 0, ms*int(time.Millisecond), time.UTC) }
+	jobs := func(active, suspended int) []any {
+		return []any{map[string]any{"name": "node", "active": float64(active), "suspended": float64(suspended)}}
+	}
+	status := func(reason string, active, suspended int) map[string]any {
+		return map[string]any{"conditions": []any{map[string]any{"type": "Suspended", "reason": reason}}, "jobsStatus": jobs(active, suspended)}
+	}
+	b := &builder{jobSets: []jobSetStatus{
+		{name: "low", status: map[string]any{"replicatedJobsStatus": jobs(0, 0)}, received: at(5), at: at(6)},
+		{name: "low", status: map[string]any{"replicatedJobsStatus": jobs(1, 0)}, received: at(20), at: at(21)},
+		{name: "other", status: map[string]any{"replicatedJobsStatus": jobs(2, 0)}, received: at(22), at: at(23)},
+		{name: "low", status: map[string]any{"replicatedJobsStatus": jobs(0, 1)}, received: at(40), at: at(41)},
+	}}
+	last := &write{ev: &event{Received: at(10), Completed: at(11)}}
+	next := &write{ev: &event{Received: at(30), Completed: at(31)}}
+	earlier := []map[string]any{status("Resumed", 0, 0)}
+	got := b.copiedLater("low", []map[string]any{status("Suspended", 0, 1), status("Resumed", 0, 1)}, earlier, last, next, time.Time{})
+	want := []map[string]any{status("Suspended", 0, 1), status("Resumed", 0, 1), status("Suspended", 1, 0), status("Resumed", 1, 0)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("accepted statuses (-want +got):\n%s", diff)
+	}
+}
