@@ -445,14 +445,14 @@ func BenchmarkCorpusViews(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// BenchmarkCorpusParallel runs the corpus once at --parallel 2, 4, 6 and
-// 8: the measurement DefaultParallel is chosen from.
+// BenchmarkCorpusParallel runs the corpus once at --parallel 4, 6, 12 and
+// 16: the measurement DefaultParallel is chosen from.
 func BenchmarkCorpusParallel(b *testing.B) {
 	files := loadCorpus(b)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "\ncorpus wall time (cluster start included) by --parallel\n")
 	for b.Loop() {
-		for _, p := range []int{2, 4, 6, 8} {
+		for _, p := range []int{4, 6, 12, 16} {
 			r := runCorpus(b, files, p)
 			fmt.Fprintf(w, "--parallel %d\t%s\tAPI server %.3f s CPU per scenario run\n", p, r.wall.Round(100*time.Millisecond), r.apiCPU/float64(len(r.results)))
 		}

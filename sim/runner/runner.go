@@ -64,13 +64,13 @@ const cleanupTimeout = 30 * time.Second
 const safetyPollInterval = time.Second
 
 // DefaultParallel is how many scenarios run at once unless told otherwise:
-// three times the number of CPUs. A scenario spends most of its time
+// six times the number of CPUs. A scenario spends most of its time
 // waiting, on controllers and on the cluster's timers (tolerationSeconds, a
 // Job's back-off, Pods that end after a time), so more scenarios than cores
-// keep the cores busy; BenchmarkCorpusParallel measures the corpus at 2 to 8
-// (see docs/performance.md: on 2 cores 6 and 8 were within a second of each other,
-// 4 three to four seconds slower).
-func DefaultParallel() int { return 3 * runtime.NumCPU() }
+// keep the cores busy; BenchmarkCorpusParallel measures the corpus at 4 to
+// 16 at once (see docs/performance.md: on 2 cores 12 ends the corpus
+// 6 to 8 s before 6 does, and 16 is slower again).
+func DefaultParallel() int { return 6 * runtime.NumCPU() }
 
 // Runner runs scenarios on one cluster. The zero value of every field but
 // Cluster is a documented default.

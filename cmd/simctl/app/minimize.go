@@ -106,7 +106,7 @@ interrupted; 2 invalid scenario or usage, or a scenario this cluster skips;
 	fl.BoolVar(&f.noFields, "no-fields", false, "leave the bodies whole: remove only steps, set-up objects and nodes")
 	fl.IntVar(&f.maxRuns, "max-runs", minimize.DefaultMaxRuns, "stop after this many runs, with the shortest scenario found")
 	fl.IntVar(&f.verify, "verify", defaultVerifyRuns, "run the result this many times at the end (0: not at all)")
-	fl.IntVar(&f.parallel, "parallel", 0, "candidates run at once; 0: three times the CPUs, as simctl run")
+	fl.IntVar(&f.parallel, "parallel", 0, "candidates run at once; 0: six times the CPUs, as simctl run")
 	fl.DurationVar(&f.timeout, "timeout", runner.DefaultScenarioTimeout, "time limit of each run")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
 	f.cluster.registerCluster(cmd)

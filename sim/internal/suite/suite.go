@@ -40,7 +40,9 @@ type Suite struct {
 	locks runner.Locks
 	// places bound the runs at once when specs run in parallel in one
 	// process (e2e-framework's TestInParallel starts every feature at
-	// once): simctl run's default --parallel (runner.DefaultParallel).
+	// once): half simctl run's default --parallel (runner.DefaultParallel),
+	// since make test runs its packages' clusters side by side (go test's
+	// packages, ginkgo's processes), where simctl run has one.
 	places chan struct{}
 
 	mu sync.Mutex
@@ -55,7 +57,7 @@ type Suite struct {
 // whose Trainer runs in this process (cluster.TrainerBuildObserver) it
 // records the Trainer's builds for the explain agreement.
 func New(c cluster.Cluster) *Suite {
-	s := &Suite{cluster: c, places: make(chan struct{}, runner.DefaultParallel())}
+	s := &Suite{cluster: c, places: make(chan struct{}, max(1, runner.DefaultParallel()/2))}
 	if obs, ok := c.(cluster.TrainerBuildObserver); ok {
 		s.agree = newAgreement(c)
 		if !obs.ObserveTrainerBuilds(s.agree.record) {
