@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/trainersim/trainersim/results"
 )
@@ -189,6 +190,44 @@ func WriteJUnit(w io.Writer, run *results.Run) error {
 			})
 		}
 	}
+	return encodeJUnit(w, suite)
+}
+
+// JUnitCase is a test case of WriteJUnitCases: failed when Failure is not
+// "" (Text its body), skipped when Skipped is not "", and Out its
+// <system-out>.
+type JUnitCase struct {
+	Name, Classname string
+	Duration        time.Duration
+	Failure, Text   string
+	Skipped         string
+	Out             string
+}
+
+// WriteJUnitCases writes JUnit XML of one suite, name, of cases, in
+// WriteJUnit's shape: simctl explore's, one case per plan run.
+func WriteJUnitCases(w io.Writer, name string, started time.Time, duration time.Duration, cases []JUnitCase) error {
+	suite := junitTestSuite{Name: xmlSafe(name), Tests: len(cases), Time: seconds(duration), Timestamp: started.UTC().Format(junitTimestamp)}
+	for _, c := range cases {
+		tc := junitTestCase{Name: xmlSafe(c.Name), Classname: xmlSafe(c.Classname), Time: seconds(c.Duration)}
+		if c.Out != "" {
+			tc.SystemOut = &junitCDATA{Text: xmlSafe(c.Out)}
+		}
+		switch {
+		case c.Failure != "":
+			suite.Failures++
+			tc.Failure = &junitFailure{Message: xmlSafe(oneLine(c.Failure)), Type: junitFailureType, Text: xmlSafe(c.Text)}
+		case c.Skipped != "":
+			suite.Skipped++
+			tc.Skipped = &junitSkipped{Message: xmlSafe(oneLine(c.Skipped))}
+		}
+		suite.TestCases = append(suite.TestCases, tc)
+	}
+	return encodeJUnit(w, suite)
+}
+
+// encodeJUnit writes the document of one suite.
+func encodeJUnit(w io.Writer, suite junitTestSuite) error {
 	doc := junitTestSuites{
 		Name:     suite.Name,
 		Tests:    suite.Tests,

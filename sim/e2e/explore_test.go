@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,6 +57,16 @@ var _ = Describe("simctl explore", func() {
 		entries, err := os.ReadDir(filepath.Join(out, "findings"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(entries).To(BeEmpty())
+		// junit.xml: a case per plan run, none failed.
+		var junit struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+		}
+		data, err = os.ReadFile(filepath.Join(out, "junit.xml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(xml.Unmarshal(data, &junit)).To(Succeed())
+		Expect(junit.Tests).To(Equal(4), "junit.xml: %s", data)
+		Expect(junit.Failures).To(BeZero(), "junit.xml: %s", data)
 	})
 
 	It("killed with SIGKILL after its first batch of plans, leaves no process behind and keeps the batch's verdicts in explore.json", func() {

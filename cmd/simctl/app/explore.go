@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/trainersim/trainersim/reports"
 	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
@@ -101,8 +103,10 @@ Output: a progress line per batch of plans (plans run, findings, time used of
 --budget), then each finding with its replay line. Files in -o (default
 reports/explore): findings/PLAN.yaml for each confirmed finding (the plan's
 scenario, lint-clean; simctl run replays it, failing as found) written as it
-is confirmed, and explore.json (every plan's verdict, the scenarios not
-explored and why), written after each batch, at the end and on Ctrl-C.
+is confirmed, explore.json (every plan's verdict, the scenarios not
+explored and why) and junit.xml (a test case per plan run, failed for a
+confirmed finding not in --known's folder), written after each batch, at
+the end and on Ctrl-C.
 
 explore runs on envtest, the cluster it starts: the Trainer and JobSet it
 crashes run in simctl's process there.
@@ -122,7 +126,7 @@ not be started.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.out, "output", "o", filepath.Join("reports", "explore"), "directory of findings/ and explore.json")
+	fl.StringVarP(&f.out, "output", "o", filepath.Join("reports", "explore"), "directory of findings/, explore.json and junit.xml")
 	fl.IntVar(&f.plans, "plans", 0, "run at most this many plans (0: every plan, within --budget)")
 	fl.DurationVar(&f.budget, "budget", 30*time.Minute, "start no batch of plans after this much time (reference runs included)")
 	fl.IntVar(&f.confirm, "confirm", defaultConfirmRuns, "runs of a finding's plan that confirm it")
@@ -158,13 +162,15 @@ type exploreReport struct {
 
 // exploredRun is one plan's run and its verdict.
 type exploredRun struct {
-	Plan    string             `json:"plan"`
-	File    string             `json:"file"`
-	Does    string             `json:"does"`
-	Verdict explore.Verdict    `json:"verdict"`
-	Confirm *exploreConfirm    `json:"confirm,omitempty"`
-	plan    explore.Plan       `json:"-"`
-	sc      *v1alpha1.Scenario `json:"-"`
+	Plan string `json:"plan"`
+	File string `json:"file"`
+	Does string `json:"does"`
+	// Duration is the plan's run's (its confirmations left out).
+	Duration time.Duration      `json:"duration"`
+	Verdict  explore.Verdict    `json:"verdict"`
+	Confirm  *exploreConfirm    `json:"confirm,omitempty"`
+	plan     explore.Plan       `json:"-"`
+	sc       *v1alpha1.Scenario `json:"-"`
 }
 
 // exploreConfirm is how a finding's confirmation runs ended.
@@ -422,6 +428,7 @@ func (x *explorer) runPlans(ctx context.Context, plans []explore.Plan) error {
 	for i, run := range batch {
 		ref := x.refs[run.plan.Scenario]
 		run.Verdict = explore.Judge(run.plan, ref.want, ref.noise, done[files[i].Path])
+		run.Duration = done[files[i].Path].Duration
 		if run.Verdict.Kind == explore.Found {
 			found = append(found, run)
 		}
@@ -602,11 +609,43 @@ func (x *explorer) summary(ctx context.Context) error {
 	return nil
 }
 
-// writeReport writes explore.json.
+// writeReport writes explore.json and junit.xml.
 func (x *explorer) writeReport() error {
 	data, err := json.MarshalIndent(x.report, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(x.f.out, "explore.json"), append(data, '\n'), 0o644)
+	if err := os.WriteFile(filepath.Join(x.f.out, "explore.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	var junit bytes.Buffer
+	if err := reports.WriteJUnitCases(&junit, "simctl explore", x.report.Started, x.report.Duration, exploreCases(x.report.Run)); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(x.f.out, "junit.xml"), junit.Bytes(), 0o644)
+}
+
+// exploreCases are junit.xml's test cases, one per plan run, failed as
+// explore's exit fails: on a confirmed finding not in --known's folder. A
+// plan not carried out is skipped; a known finding and one a confirmation
+// run did not repeat (a false positive) pass, and say so.
+func exploreCases(runs []exploredRun) []reports.JUnitCase {
+	var out []reports.JUnitCase
+	for _, r := range runs {
+		c := reports.JUnitCase{Name: r.Plan + ": " + r.Does, Classname: r.File, Duration: r.Duration, Out: "verdict: " + r.Verdict.Kind + "\n"}
+		switch {
+		case r.Verdict.Kind == explore.NotCarriedOut:
+			c.Skipped = fmt.Sprintf("plan not carried out: step %q: %s", r.Verdict.FailedStep, results.FirstLine(r.Verdict.Failure))
+		case r.Confirm == nil:
+		case r.Confirm.Scenario != "":
+			c.Failure = findingLine(r.Verdict)
+			c.Text = fmt.Sprintf("%s\n%s\nconfirmed in %d of %d runs\nreplay: simctl run %s\n", r.Does, r.Verdict.Failure, r.Confirm.Same, r.Confirm.Runs, r.Confirm.Scenario)
+		case r.Confirm.Known != "":
+			c.Out += "found, known: " + r.Confirm.Known + "\n" + findingLine(r.Verdict) + "\n"
+		default:
+			c.Out += fmt.Sprintf("found, not confirmed (%d of %d runs ended the same way): %s\n", r.Confirm.Same, r.Confirm.Runs, findingLine(r.Verdict))
+		}
+		out = append(out, c)
+	}
+	return out
 }

@@ -1,11 +1,15 @@
 package app
 
 import (
+	"bytes"
+	"encoding/xml"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/trainersim/trainersim/reports"
 	"github.com/trainersim/trainersim/sim/explore"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
@@ -88,5 +92,58 @@ func TestKnownFindings(t *testing.T) {
 	}
 	if none, err := knownFindings(filepath.Join(dir, "absent")); err != nil || len(none) != 0 {
 		t.Errorf("a folder that does not exist: %v, %v", none, err)
+	}
+}
+
+// TestExploreJUnit: junit.xml fails the plan of a new confirmed finding
+// only, as explore's exit does; a plan not carried out is skipped, a known
+// finding and a false positive pass and say so.
+func TestExploreJUnit(t *testing.T) {
+	found := explore.Verdict{Kind: explore.Found, FailedStep: "3: the Pods run", Failure: "not true within 30s"}
+	runs := []exploredRun{
+		{Plan: "a-restart-trainer-1", File: "a.yaml", Does: "restart the Trainer after step 1", Verdict: explore.Verdict{Kind: explore.Same}},
+		{Plan: "a-down-jobset-2", File: "a.yaml", Does: "JobSet down for step 2", Verdict: explore.Verdict{Kind: explore.NotCarriedOut, FailedStep: "explore: JobSet is down", Failure: "timeout"}},
+		{Plan: "b-restart-kueue-1", File: "b.yaml", Does: "restart Kueue after step 1", Verdict: found, Confirm: &exploreConfirm{Runs: 2, Same: 2, Scenario: "out/findings/b-restart-kueue-1.yaml"}},
+		{Plan: "b-restart-kueue-2", File: "b.yaml", Does: "restart Kueue after step 2", Verdict: found, Confirm: &exploreConfirm{Runs: 2, Same: 2, Known: "scenarios/found/b.yaml"}},
+		{Plan: "b-restart-kueue-3", File: "b.yaml", Does: "restart Kueue after step 3", Verdict: found, Confirm: &exploreConfirm{Runs: 2, Same: 1}},
+	}
+	var out bytes.Buffer
+	if err := reports.WriteJUnitCases(&out, "simctl explore", time.Now(), time.Minute, exploreCases(runs)); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Skipped  int `xml:"skipped,attr"`
+		Suite    struct {
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+					Text    string `xml:",chardata"`
+				} `xml:"failure"`
+				Skipped *struct{} `xml:"skipped"`
+				Out     string    `xml:"system-out"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("junit.xml does not parse: %v\n%s", err, out.String())
+	}
+	if doc.Tests != 5 || doc.Failures != 1 || doc.Skipped != 1 || len(doc.Suite.Cases) != 5 {
+		t.Fatalf("tests %d, failures %d, skipped %d; want 5, 1, 1:\n%s", doc.Tests, doc.Failures, doc.Skipped, out.String())
+	}
+	cases := doc.Suite.Cases
+	if f := cases[2].Failure; f == nil || !strings.Contains(f.Text, "replay: simctl run out/findings/b-restart-kueue-1.yaml") || !strings.Contains(f.Message, "3: the Pods run") {
+		t.Errorf("the new confirmed finding's case %q: failure %+v, want its step and its replay line", cases[2].Name, f)
+	}
+	if cases[1].Skipped == nil {
+		t.Errorf("the plan not carried out, %q, is not skipped", cases[1].Name)
+	}
+	if cases[3].Failure != nil || !strings.Contains(cases[3].Out, "known: scenarios/found/b.yaml") {
+		t.Errorf("the known finding's case: failure %+v, out %q; want a pass that names the known scenario", cases[3].Failure, cases[3].Out)
+	}
+	if cases[4].Failure != nil || !strings.Contains(cases[4].Out, "not confirmed (1 of 2") {
+		t.Errorf("the false positive's case: failure %+v, out %q; want a pass that says it was not confirmed", cases[4].Failure, cases[4].Out)
 	}
 }
