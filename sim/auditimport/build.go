@@ -140,30 +140,15 @@ func (b *builder) build(writes []*write) error {
 		}
 		wait := b.componentsBefore(g[0], writes)
 		if js := b.jobSetBefore(g[0], writes); js != nil {
-			if wait == nil {
-				b.n++
-				wait = &v1alpha1.Step{Name: fmt.Sprintf("%d: JobSet %s's status is as its controller left it before the next write", b.n, g[0].name), Expect: &v1alpha1.Expect{}}
-			} else {
-				wait.Name += "; its JobSet's too"
-			}
+			wait = b.joined(wait, fmt.Sprintf("JobSet %s's status is as its controller left it before the next write", g[0].name), "; its JobSet's too")
 			wait.Expect.Objects = append(wait.Expect.Objects, *js)
 		}
 		if seen := b.suspendedSeen(g[0], writes); seen != nil {
-			if wait == nil {
-				b.n++
-				wait = &v1alpha1.Step{Name: fmt.Sprintf("%d: TrainJob %s is Suspended, as the Trainer saw it before the resume", b.n, g[0].name), Expect: &v1alpha1.Expect{}}
-			} else {
-				wait.Name += "; the Trainer saw it Suspended"
-			}
+			wait = b.joined(wait, fmt.Sprintf("TrainJob %s is Suspended, as the Trainer saw it before the resume", g[0].name), "; the Trainer saw it Suspended")
 			wait.Expect.Objects = append(wait.Expect.Objects, *seen)
 		}
 		if pods := b.podsBefore(g[0]); pods != nil {
-			if wait == nil {
-				b.n++
-				wait = &v1alpha1.Step{Name: fmt.Sprintf("%d: TrainJob %s's Pods run before the next write", b.n, g[0].name), Expect: &v1alpha1.Expect{}}
-			} else {
-				wait.Name += fmt.Sprintf("; its %d Pod(s) run", *pods.Count)
-			}
+			wait = b.joined(wait, fmt.Sprintf("TrainJob %s's Pods run before the next write", g[0].name), fmt.Sprintf("; its %d Pod(s) run", *pods.Count))
 			wait.Expect.Pods = pods
 		}
 		waitAt := -1
@@ -249,6 +234,18 @@ func (b *builder) build(writes []*write) error {
 	}
 	spec.Steps = append(spec.Steps, b.podsCreatedWith()...)
 	return nil
+}
+
+// joined is the step that waits before a write, with one more thing to
+// wait for: a step of its own named alone when there is none yet (wait
+// nil), else wait with with added to its name.
+func (b *builder) joined(wait *v1alpha1.Step, alone, with string) *v1alpha1.Step {
+	if wait == nil {
+		b.n++
+		return &v1alpha1.Step{Name: fmt.Sprintf("%d: %s", b.n, alone), Expect: &v1alpha1.Expect{}}
+	}
+	wait.Name += with
+	return wait
 }
 
 // quotasCounted is a step that waits until the set-up's ResourceQuotas
