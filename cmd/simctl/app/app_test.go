@@ -210,3 +210,16 @@ func TestProfilesListsEveryProfile(t *testing.T) {
 		}
 	}
 }
+
+// TestImportIntoANewFolder: -o into a folder that does not exist yet makes
+// it and writes the scenario there.
+func TestImportIntoANewFolder(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "new", "folder", "imported.yaml")
+	_, stderr, code := run(t, "import", "--audit-log", "../../../sim/auditimport/testdata/lost-update.audit.log", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if data, err := os.ReadFile(out); err != nil || !strings.Contains(string(data), "kind: Scenario") {
+		t.Errorf("%s: %v, %.80q", out, err, data)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -138,8 +139,13 @@ report it).`,
 					return err
 				}
 			} else {
+				// -o into a folder not made yet makes it: the import's work
+				// is not lost to a path.
+				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+					return withCode(ExitFailed, fmt.Errorf("-o %s: %w; name a file in a folder that can be written, or leave -o out for standard output", out, err))
+				}
 				if err := os.WriteFile(out, data, 0o644); err != nil {
-					return withCode(ExitFailed, err)
+					return withCode(ExitFailed, fmt.Errorf("-o %s: %w; name a file in a folder that can be written, or leave -o out for standard output", out, err))
 				}
 				fmt.Fprintf(streams.Err, "scenario: %s\n", out)
 			}
