@@ -446,24 +446,39 @@ func (b *builder) suspendedSeen(w *write, writes []*write) *v1alpha1.ObjectExpec
 	if w.kind != trainJobKind || w.rv == "" || suspended(responseObject(w)) {
 		return nil
 	}
-	var prior map[string]any
 	resumed := false
 	for _, o := range writes {
-		if o.kind != trainJobKind || o.name != w.name || o.rv == "" || o == w {
-			continue
-		}
-		switch {
-		case before(o, w):
-			prior = responseObject(o)
-		case (o.component || o.status) && hasCondition(responseObject(o), "Suspended", "False", "Resumed"):
+		if o.kind == trainJobKind && o.name == w.name && o.rv != "" && o != w && !before(o, w) && (o.component || o.status) && hasCondition(responseObject(o), "Suspended", "False", "Resumed") {
 			resumed = true
 		}
 	}
-	if prior == nil || !suspended(prior) || !resumed {
+	if prior := priorObject(w, writes); prior == nil || !suspended(prior) || !resumed {
 		return nil
 	}
 	return &v1alpha1.ObjectExpectation{Target: v1alpha1.Target{Kind: trainJobKind, Name: w.name},
 		Match: v1alpha1.Object{"status": map[string]any{"conditions": []any{map[string]any{"type": "Suspended", "status": "True"}}}}}
+}
+
+// priorObject is w's object as the last write before it left it (its
+// answer); nil when the log has none.
+func priorObject(w *write, writes []*write) map[string]any {
+	var prior map[string]any
+	for _, o := range writes {
+		if o.kind == w.kind && o.name == w.name && o.rv != "" && o != w && before(o, w) {
+			prior = responseObject(o)
+		}
+	}
+	return prior
+}
+
+// suspends reports whether w, accepted, suspended a running TrainJob
+// (Kueue's preemption, say).
+func suspends(w *write, writes []*write) bool {
+	if w.kind != trainJobKind || w.rv == "" || !suspended(responseObject(w)) {
+		return false
+	}
+	prior := priorObject(w, writes)
+	return prior != nil && !suspended(prior)
 }
 
 // suspended reports whether a TrainJob object has spec.suspend true.

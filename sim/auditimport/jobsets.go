@@ -68,12 +68,21 @@ func jobSetStatusWrite(ev *event, namespace string) (jobSetStatus, bool) {
 // answered after) counts as one before it too, as in statusWait. Nil when
 // the log has no status of it before w.
 //
-// Only before a write that sends runtimePatches: the Trainer's check of
-// the JobSet is theirs, and before any other write the JobSet may be
-// further on replay than any status the log shows (its Jobs counted
-// active where on the cluster the manager's write came first).
+// Only before a write that sends runtimePatches (the Trainer's check of
+// the JobSet is theirs) or suspends the TrainJob: before any other write
+// the JobSet may be further on replay than any status the log shows (its
+// Jobs counted active where on the cluster the manager's write came
+// first). Before a suspend, the JobSet's report that its Job runs is what
+// tells the counts after the suspension ("none active, one suspended")
+// from the same counts before the Job ran: kueue-readmission-new-flavor's
+// recording had the JobSet controller report the resumed Job active before
+// Kueue's preemption, the Trainer only after it; a shaken replay preempted
+// before the JobSet controller's report, the Trainer reported the job
+// Suspended with the counts from before the resume, the wait before Kueue's
+// clear of its entry passed on them, and the Trainer's webhook, whose
+// cache then had the Job active, refused the clear (CI's round trip).
 func (b *builder) jobSetBefore(w *write, writes []*write) *v1alpha1.ObjectExpectation {
-	if w.kind != trainJobKind || w.ev.Verb == "create" || !bytes.Contains(w.ev.RequestObject, []byte("runtimePatches")) {
+	if w.kind != trainJobKind || w.ev.Verb == "create" || !bytes.Contains(w.ev.RequestObject, []byte("runtimePatches")) && !suspends(w, writes) {
 		return nil
 	}
 	last := -1
