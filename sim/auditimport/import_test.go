@@ -1658,3 +1658,39 @@ func TestCopiedLater(t *testing.T) {
 		t.Errorf("accepted statuses (-want +got):\n%s", diff)
 	}
 }
+
+// TestImportJobSetBeforeASuspend: before Kueue's preemption of same-key
+// (a merge patch that suspends it), the import waits for the JobSet's
+// report that its Job runs, as the log has it before the preemption: the
+// counts after the suspension ("none active, one suspended") then cannot
+// be mistaken for the same counts from before the Job ran.
+func TestImportJobSetBeforeASuspend(t *testing.T) {
+	res, err := Import([]string{"testdata/preempted-before-jobset-reported.audit.log"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := res.Scenario.Spec.Steps
+	suspend := slices.IndexFunc(steps, func(st v1alpha1.Step) bool {
+		return st.Patch != nil && st.Patch.Target.Name == "same-key" && fmt.Sprint(nested(map[string]any(st.Patch.Body.(map[string]any)), "spec", "suspend")) == "true"
+	})
+	if suspend < 1 {
+		t.Fatalf("no suspend of same-key in %v", stepNames(steps))
+	}
+	wait := steps[suspend-1]
+	var active []any
+	if wait.Expect != nil {
+		for _, o := range wait.Expect.Objects {
+			if o.Target.Kind == "JobSet" && o.Target.Name == "same-key" {
+				for _, alt := range accepts(o) {
+					jobs, _ := nested(map[string]any(alt), "status", "replicatedJobsStatus").([]any)
+					for _, j := range jobs {
+						active = append(active, nested(j, "active"))
+					}
+				}
+			}
+		}
+	}
+	if len(active) == 0 || slices.ContainsFunc(active, func(a any) bool { return a != float64(1) }) {
+		t.Errorf("step %q before the suspend waits for the JobSet's active counts %v, want 1 in each: the Job reported running", wait.Name, active)
+	}
+}
