@@ -16,6 +16,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -115,12 +117,72 @@ func createCRDs(cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefiniti
 	return waitForCRDs(cfg, crds)
 }
 
-// waitForCRDs waits until the API server serves the resources of crds.
+// waitForCRDs waits until the API server serves the resources of crds and
+// their watch caches are ready.
 func waitForCRDs(cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefinition) error {
 	if err := envtest.WaitForCRDs(cfg, crds, envtest.CRDInstallOptions{MaxTime: crdReadyTimeout, PollInterval: crdPollInterval}); err != nil {
 		return fmt.Errorf("failed to wait for CRDs: %w", err)
 	}
-	return nil
+	return waitForWatchCaches(cfg, crds)
+}
+
+// waitForWatchCaches waits until the API server's watch cache of each of
+// crds' resources is ready. The API server makes a custom resource's watch
+// cache at the first request for it and fills it from etcd in the
+// background; until then a watch is answered 429 "storage is
+// (re)initializing", Retry-After a second. A component that starts before
+// lists from etcd, watches from that list's resourceVersion, is told to
+// retry, and when a write landed between its list and the cache's fill
+// its retry is answered 410 "too old resource version" and it lists again,
+// a second or two later: in a scenario's first step. A view then misses
+// what the list shows (a run saw the Trainer build a JobSet for a TrainJob
+// its view held). So the components start once a watch is served: then
+// their lists and watches are the cache's, as on a cluster that has run a
+// while.
+func waitForWatchCaches(cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("failed to create a client: %w", err)
+	}
+	rc := cs.Discovery().RESTClient()
+	ctx, cancel := context.WithTimeout(context.Background(), crdReadyTimeout)
+	defer cancel()
+	var g errgroup.Group
+	for _, crd := range crds {
+		path := "/apis/" + crd.Spec.Group + "/" + servedVersion(crd) + "/" + crd.Spec.Names.Plural
+		g.Go(func() error {
+			var last error
+			err := wait.PollUntilContextCancel(ctx, crdPollInterval, true, func(ctx context.Context) (bool, error) {
+				// resourceVersion 0: served from the cache, whatever it
+				// holds, once it is ready. No retry after the 429's
+				// second: the cache fills in milliseconds.
+				body, err := rc.Get().AbsPath(path).Param("watch", "true").Param("resourceVersion", "0").Param("timeoutSeconds", "1").MaxRetries(0).Stream(ctx)
+				if err != nil {
+					last = err
+					return false, nil
+				}
+				_ = body.Close()
+				return true, nil
+			})
+			if err != nil {
+				return fmt.Errorf("the API server's watch cache of %s is not ready: %w (%v)", path, err, last)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// servedVersion returns a version crd serves: its storage version if it
+// serves it.
+func servedVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
+	version := ""
+	for _, v := range crd.Spec.Versions {
+		if v.Served && (version == "" || v.Storage) {
+			version = v.Name
+		}
+	}
+	return version
 }
 
 func (e *Environment) installWebhookConfigs(done chan struct{}) error {
