@@ -125,19 +125,19 @@ func (b *builder) build(writes []*write) error {
 		groups = append(groups, []*write{w})
 	}
 	b.staleReads(managers, writes)
-	admissions := b.kueueAdmissions(writes)
-	for _, g := range groups {
-		for len(admissions) > 0 && admissions[0].at.Before(g[0].ev.Received) {
-			if admissions[0].gated {
-				b.admitAfter(admissions[0])
-			}
-			if a := admissions[0].trainJob; a != g[0].name || g[0].kind != trainJobKind {
-				if wait := b.admittedBefore(a, g[0], writes); wait != nil {
-					spec.Steps = append(spec.Steps, *wait)
-				}
-			}
-			admissions = admissions[1:]
+	admissions, stops := b.kueueAdmissions(writes), b.kueueStops(writes)
+	// stopsUntil adds the steps of the stops stored before t, and of the
+	// admissions stored before the next of them.
+	stopsUntil := func(t time.Time, g []*write) {
+		for len(stops) > 0 && stops[0].at.Before(t) {
+			b.admissionsUntil(&admissions, stops[0].at, g, writes)
+			b.suspendedBefore(stops[0])
+			stops = stops[1:]
 		}
+	}
+	for _, g := range groups {
+		stopsUntil(g[0].ev.Received, g)
+		b.admissionsUntil(&admissions, g[0].ev.Received, g, writes)
 		wait := b.componentsBefore(g[0], writes)
 		if js := b.jobSetBefore(g[0], writes); js != nil {
 			wait = b.joined(wait, fmt.Sprintf("JobSet %s's status is as its controller left it before the next write", g[0].name), "; its JobSet's too")
@@ -223,17 +223,33 @@ func (b *builder) build(writes []*write) error {
 			}
 		}
 	}
-	for _, a := range admissions {
-		if a.gated {
-			b.admitAfter(a)
-		}
-	}
+	stopsUntil(time.Time{}.AddDate(10000, 0, 0), nil)
+	b.admissionsUntil(&admissions, time.Time{}.AddDate(10000, 0, 0), nil, writes)
 	spec.Actors = b.actorList
 	if last := b.finalExpectation(writes); last != nil {
 		spec.Steps = append(spec.Steps, *last)
 	}
 	spec.Steps = append(spec.Steps, b.podsCreatedWith()...)
 	return nil
+}
+
+// admissionsUntil adds the steps of the admissions stored before t, and
+// takes them off: the gate's and, when g (the group of writes received at
+// t) writes another object, the wait before g for the admission.
+func (b *builder) admissionsUntil(admissions *[]admission, t time.Time, g []*write, writes []*write) {
+	spec := &b.res.Scenario.Spec
+	for len(*admissions) > 0 && (*admissions)[0].at.Before(t) {
+		a := (*admissions)[0]
+		if a.gated {
+			b.admitAfter(a)
+		}
+		if g != nil && (a.trainJob != g[0].name || g[0].kind != trainJobKind) {
+			if wait := b.admittedBefore(a.trainJob, g[0], writes); wait != nil {
+				spec.Steps = append(spec.Steps, *wait)
+			}
+		}
+		*admissions = (*admissions)[1:]
+	}
 }
 
 // joined is the step that waits before a write, with one more thing to

@@ -942,9 +942,10 @@ func TestImportKueueAdmissions(t *testing.T) {
 		"1: kubeflow-sdk creates TrainJob low",
 		"2: TrainJob low's jobsStatus as " + trainer + " last left it before the next write (Kueue admitted it before), or as its later writes took it (1)",
 		"3: kubeflow-sdk creates TrainJob high",
-		"4: TrainJob high's JobSet and 1 Job(s) are made before Kueue admits it",
-		"5: the TrainJobs end as the log leaves them, their entries owned as there",
-		"6: TrainJob low's node Pods are created as the log's last were",
+		"4: Kueue suspends TrainJob low and the Trainer suspends its JobSet before Kueue clears its entry",
+		"5: TrainJob high's JobSet and 1 Job(s) are made before Kueue admits it",
+		"6: the TrainJobs end as the log leaves them, their entries owned as there",
+		"7: TrainJob low's node Pods are created as the log's last were",
 	}
 	// The entry's update filled before the JobSet was made, the resume
 	// after the Job.
@@ -982,7 +983,7 @@ func TestImportKueueAdmissions(t *testing.T) {
 			},
 			steps: entryFirst, gates: []string{"team-job until " + entryFirst[4]},
 		},
-		{name: "before the jobs", log: kueueBeforeJobs, steps: before, gates: []string{"high until " + before[3]}},
+		{name: "before the jobs", log: kueueBeforeJobs, steps: before, gates: []string{"high until " + before[4]}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lines := readLines(t, tc.log)
@@ -1000,6 +1001,9 @@ func TestImportKueueAdmissions(t *testing.T) {
 			listsMatch(t, "steps", tc.steps, stepNames(res.Scenario.Spec.Steps))
 			var gates []string
 			for _, g := range res.Scenario.Spec.Gates {
+				if strings.HasPrefix(g.Name, "kueue-clears-") {
+					continue // TestImportKueueStops
+				}
 				if g.Component != "kueue" || g.Verb != "update" || g.Resource != "trainjobs" || g.Change != nil {
 					t.Errorf("gate %+v: want one of Kueue's updates of a TrainJob, each", g)
 				}
@@ -1692,5 +1696,61 @@ func TestImportJobSetBeforeASuspend(t *testing.T) {
 	}
 	if len(active) == 0 || slices.ContainsFunc(active, func(a any) bool { return a != float64(1) }) {
 		t.Errorf("step %q before the suspend waits for the JobSet's active counts %v, want 1 in each: the Job reported running", wait.Name, active)
+	}
+}
+
+// Kueue's preemption of the low job in kueueBeforeJobs: its update that
+// suspends it (14:05:08.937), the Trainer's status write that reports it
+// Suspended (14:05:08.962, line 52 of the log), then Kueue's patch that
+// clears its entry (14:05:09.075). The import holds the clear until the
+// Trainer has suspended the JobSet, as in the log; a Trainer that reads
+// the suspend and the clear at once keeps the JobSet running.
+func TestImportKueueStops(t *testing.T) {
+	lines := readLines(t, kueueBeforeJobs)
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		gated bool
+	}{
+		{name: "the Trainer reconciled between Kueue's two writes", lines: lines, gated: true},
+		{name: "no reconcile of the Trainer in the log between them", lines: slices.Delete(slices.Clone(lines), 51, 52)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.gated && !strings.Contains(lines[51], `"user":{"username":"system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager"`) {
+				t.Fatalf("line 52 of %s is not the Trainer's status write", kueueBeforeJobs)
+			}
+			res, err := Import([]string{writeLog(t, tc.lines)}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := res.Scenario.Spec
+			i := slices.IndexFunc(spec.Gates, func(g v1alpha1.Gate) bool { return strings.HasPrefix(g.Name, "kueue-clears-") })
+			if !tc.gated {
+				if i >= 0 {
+					t.Fatalf("gate %+v: the log shows no reconcile of the Trainer before the clear", spec.Gates[i])
+				}
+				return
+			}
+			if i < 0 {
+				t.Fatalf("no gate holds Kueue's clear: %+v", spec.Gates)
+			}
+			g := spec.Gates[i]
+			if g.Component != "kueue" || g.Verb != "patch" || g.Resource != "trainjobs" || g.ObjectName != "low" || g.Change == nil ||
+				g.Change.Field != "spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec" || !reflect.DeepEqual(g.Change.To, map[string]any{}) {
+				t.Errorf("gate %+v, change %+v: want Kueue's patch of low that empties its entry's template.spec", g, g.Change)
+			}
+			names := stepNames(spec.Steps)
+			at := slices.Index(names, g.Until)
+			if at < 0 || at < slices.Index(names, "3: kubeflow-sdk creates TrainJob high") {
+				t.Fatalf("the gate is released by step %q, which is not after the high job's create: %v", g.Until, names)
+			}
+			var suspended []string
+			for _, o := range spec.Steps[at].Expect.Objects {
+				if fmt.Sprint(nested(map[string]any(o.Match), "spec", "suspend")) == "true" && o.Target.Name == "low" && !o.Reached {
+					suspended = append(suspended, o.Target.Kind)
+				}
+			}
+			listsMatch(t, "objects the step expects suspended", []string{"TrainJob", "JobSet"}, suspended)
+		})
 	}
 }

@@ -405,3 +405,129 @@ func (b *builder) admitAfter(a admission) {
 		Until:      step.Name,
 	})
 }
+
+// stop is Kueue's preemption of a running TrainJob, as the log shows it:
+// an update that suspends it (Kueue's Stop), the Trainer's reconcile of
+// the suspend (its status write that reports the TrainJob Suspended), then
+// the write that clears Kueue's entry (Stop's second, once the TrainJob's
+// jobsStatus shows no Job active), at when the API server stored it.
+type stop struct {
+	trainJob string
+	verb     string // the clear's
+	// spec is the entry's trainingRuntimeSpec.template.spec the clear
+	// left ({}), before is its replicatedJobs before.
+	spec, before any
+	at           time.Time
+}
+
+// kueueStops keeps the order the log shows between Kueue's two writes of a
+// preemption and the Trainer's reconcile between them, in which it read
+// the suspend with Kueue's entry still in place and suspended the JobSet.
+// A Trainer whose first read after the suspend has the entry cleared
+// applies the suspend with an emptied entry, which the JobSet CRD refuses,
+// and the JobSet keeps running (real-kueue/preempted-before-reported-active
+// says why no gate can force that order, views/preemption-seen-as-one-change
+// forces it with a view); which one a replay takes depends on how far the
+// Trainer's informer has got, and a shaken replay of
+// real-kueue-readmission-to-another-flavor's import took the other (CI's
+// round trip). It returns the stops, in the log's order, whose clear came
+// after the Trainer reported the suspended TrainJob Suspended
+// (suspendedBefore holds the clear on replay until the Trainer has
+// suspended the JobSet).
+func (b *builder) kueueStops(writes []*write) []stop {
+	var out []stop
+	for i, w := range writes {
+		if w.kind != trainJobKind || w.status || !b.byKueue(w) || !suspends(w, writes) {
+			continue
+		}
+		reconciled := false
+		for _, o := range writes[i+1:] {
+			if o.kind != trainJobKind || o.name != w.name {
+				continue
+			}
+			if o.status && identity.Who(first(o.ev.user())) == identity.Trainer && o.ev.ResponseStatus != nil && o.ev.ResponseStatus.Code < 300 &&
+				hasCondition(requestObject(o), "Suspended", "True", "Suspended") {
+				reconciled = true
+			}
+			if !o.status && b.byKueue(o) && o.rv != "" && clears(priorObject(o, writes), responseObject(o)) {
+				if reconciled {
+					out = append(out, stop{trainJob: w.name, verb: o.ev.Verb, at: o.ev.Completed,
+						spec: kueueTemplateSpec(responseObject(o)), before: kueueReplicatedJobs(priorObject(o, writes))})
+				}
+				break
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(x, y stop) int { return x.at.Compare(y.at) })
+	return out
+}
+
+// byKueue reports whether w is Kueue's, as a component.
+func (b *builder) byKueue(w *write) bool {
+	return identity.Who(first(w.ev.user())) == identity.Kueue
+}
+
+func first[T, U any](t T, _ U) T { return t }
+
+// clears reports whether a TrainJob going from prior to after had Kueue's
+// entry's replicated jobs emptied (Kueue's RestorePodSetsInfo).
+func clears(prior, after map[string]any) bool {
+	return prior != nil && after != nil && !empty(kueueReplicatedJobs(prior)) && empty(kueueReplicatedJobs(after))
+}
+
+// kueueReplicatedJobs is Kueue's entry's replicatedJobs in a TrainJob, nil
+// without them.
+func kueueReplicatedJobs(obj map[string]any) any {
+	return nested(kueueTemplateSpec(obj), "replicatedJobs")
+}
+
+// kueueTemplateSpec is Kueue's entry's trainingRuntimeSpec.template.spec
+// in a TrainJob, nil without it.
+func kueueTemplateSpec(obj map[string]any) any {
+	entries, _ := nested(obj, "spec", "runtimePatches").([]any)
+	for _, e := range entries {
+		if m, ok := e.(map[string]any); ok {
+			if manager, _ := m["manager"].(string); kueueManager(manager) {
+				return nested(m, "trainingRuntimeSpec", "template", "spec")
+			}
+		}
+	}
+	return nil
+}
+
+// clearChange is the change of s's clear: its entry's template.spec to
+// what the clear left (an emptied spec, {}), or, when the log does not
+// have it, the entry's replicatedJobs from what they were before.
+func clearChange(s stop) *v1alpha1.GateChange {
+	const entry = "spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec"
+	if s.spec != nil {
+		return &v1alpha1.GateChange{Field: entry, To: s.spec}
+	}
+	return &v1alpha1.GateChange{Field: entry + ".replicatedJobs", From: s.before}
+}
+
+// suspendedBefore adds the step that expects s's TrainJob suspended and
+// its JobSet suspended by the Trainer, and the gate that holds Kueue's
+// clear of its entry until it: the Trainer reads the suspend with the
+// entry in place, as in the log.
+func (b *builder) suspendedBefore(s stop) {
+	spec := &b.res.Scenario.Spec
+	b.n++
+	step := v1alpha1.Step{
+		Name: fmt.Sprintf("%d: Kueue suspends TrainJob %s and the Trainer suspends its JobSet before Kueue clears its entry", b.n, s.trainJob),
+		Expect: &v1alpha1.Expect{Objects: []v1alpha1.ObjectExpectation{
+			{Target: v1alpha1.Target{Kind: trainJobKind, Name: s.trainJob}, Match: v1alpha1.Object{"spec": map[string]any{"suspend": true}}},
+			{Target: v1alpha1.Target{APIVersion: jobSetAPIVersion, Kind: "JobSet", Name: s.trainJob}, Match: v1alpha1.Object{"spec": map[string]any{"suspend": true}}},
+		}},
+	}
+	spec.Steps = append(spec.Steps, step)
+	spec.Gates = append(spec.Gates, v1alpha1.Gate{
+		Name:       fmt.Sprintf("kueue-clears-until-step-%d", b.n),
+		Component:  identity.Kueue,
+		Verb:       s.verb,
+		Resource:   "trainjobs",
+		ObjectName: s.trainJob,
+		Change:     clearChange(s),
+		Until:      step.Name,
+	})
+}
