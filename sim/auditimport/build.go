@@ -605,8 +605,9 @@ func before(o, next *write) bool {
 	return !o.ev.Completed.After(next.ev.Received)
 }
 
-// reactionsFrom is when the API server answered the first manager's write
-// to TrainJob name after next (zero: none): the components' statuses of it
+// reactionsFrom is when the API server answered the first write to
+// TrainJob name after next, a manager's or a component's change of its
+// spec (zero: none): the components' statuses of it
 // received after that may be their reactions to the write, which on replay
 // cannot come before next, but can look like a state from before it that
 // the replay passed through and the recording did not. A wait before the
@@ -618,6 +619,15 @@ func before(o, next *write) bool {
 // round trip). Statuses up to it are the components' own progress (Pods
 // that start, Jobs that end), which a replay can be further on with.
 //
+// A component's change of the TrainJob's spec after next is a reaction
+// too (Kueue's preemption that a write to another TrainJob of its queue
+// brings): real-kueue-readmission-to-another-flavor's wait for the low
+// job's Job active, before the SDK creates the high one, accepted "none
+// active, one suspended", the Trainer's report after Kueue's preemption,
+// which a replay's Trainer also writes before Kueue first resumes the job;
+// a shaken replay created the high job before the low one ran (the
+// corpus's round trip).
+//
 // A write that changed nothing (refused, or a no-op that answered with the
 // version it found) has no reactions: the Trainer's report of the running
 // job's Pods active, which came after four refused changes of
@@ -627,7 +637,7 @@ func before(o, next *write) bool {
 // at once, never wrote it (CI's round trip, under load).
 func reactionsFrom(name string, next *write, writes []*write) time.Time {
 	for _, o := range writes {
-		if o != next && o.kind == trainJobKind && o.name == name && !o.component && !o.status && o.ev.Received.After(next.ev.Received) && changed(o, writes) {
+		if o != next && o.kind == trainJobKind && o.name == name && !o.status && o.ev.Received.After(next.ev.Received) && changed(o, writes) {
 			return o.ev.Completed
 		}
 	}

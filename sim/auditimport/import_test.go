@@ -940,7 +940,7 @@ func TestImportKueueAdmissions(t *testing.T) {
 	afterGates := []string{"first until " + after[1], "team-job until " + after[5]}
 	before := []string{
 		"1: kubeflow-sdk creates TrainJob low",
-		"2: TrainJob low's jobsStatus as " + trainer + " last left it before the next write (Kueue admitted it before), or as its later writes took it (1)",
+		"2: TrainJob low's jobsStatus as " + trainer + " last left it before the next write (Kueue admitted it before)",
 		"3: kubeflow-sdk creates TrainJob high",
 		"4: Kueue suspends TrainJob low and the Trainer suspends its JobSet before Kueue clears its entry",
 		"5: TrainJob high's JobSet and 1 Job(s) are made before Kueue admits it",
