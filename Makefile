@@ -260,7 +260,7 @@ shake: run-assets build ## Run the corpus SHAKE times (default 2) with seeded de
 EXPLORE_PLANS ?= 40
 
 .PHONY: explore
-explore: run-assets build ## Explore the corpus, bounded: its first EXPLORE_PLANS plans (default 40), a component restarted or down around a write; fail on a confirmed finding scenarios/found/ does not hold; reports in reports/explore/.
+explore: run-assets build ## Explore the corpus, bounded: its first EXPLORE_PLANS plans (default 40), a component restarted, down or restarted onto a stale list around a write; fail on a confirmed finding scenarios/found/ does not hold; reports in reports/explore/.
 	$(SIMCTL) explore scenarios/ --plans $(EXPLORE_PLANS) --known scenarios/found -o $(PROJECT_DIR)/reports/explore
 
 # make soak runs the corpus SOAK times in a row, each on a cluster of its own,
@@ -286,13 +286,14 @@ $(BENCHLOG): $(wildcard hack/benchlog/*.go)
 	$(GO) build -o $@ ./hack/benchlog
 
 .PHONY: bench
-bench: assets $(BENCHLOG) ## Measure: bare envtest against the full harness start (3 runs each); the whole corpus, start included, at the default --parallel and at 4, 6, 12 and 16; CPU profiles of the API server and of simctl over one corpus run, by area of their work; the corpus's scenarios without views on a cluster without views and with every component viewable (the CPU ratio); the warm re-run on a kept cluster; five corpus scenarios on a kept cluster with this tree's simctl and BENCH_BASE's (3 runs each); simctl run scenarios/ with this tree's simctl and BENCH_BASE's side by side (2 runs each); simctl import of a 1 GiB audit log. Every figure is appended to bench/results.jsonl with its commit, time and machine.
+bench: assets $(BENCHLOG) ## Measure: bare envtest against the full harness start (3 runs each); the whole corpus, start included, at the default --parallel and at 4, 6, 12 and 16; CPU profiles of the API server and of simctl over one corpus run, by area of their work; the corpus's scenarios without views on a cluster without views and with every component viewable (the CPU ratio); the warm re-run on a kept cluster; simctl explore of three scenarios (plans a minute, and what a plan adds to its scenario's run); five corpus scenarios on a kept cluster with this tree's simctl and BENCH_BASE's (3 runs each); simctl run scenarios/ with this tree's simctl and BENCH_BASE's side by side (2 runs each); simctl import of a 1 GiB audit log. Every figure is appended to bench/results.jsonl with its commit, time and machine.
 	$(GO) test ./sim/providers/envtest/ -run '^$$' -bench . -benchtime 3x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
 	$(GO) test ./sim/runner/ -run '^$$' -bench 'Corpus$$' -benchtime 1x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
 	$(GO) test ./sim/runner/ -run '^$$' -bench 'CorpusProfile$$' -benchtime 1x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
 	$(GO) test ./sim/runner/ -run '^$$' -bench 'CorpusViews$$' -benchtime 1x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
 	$(GO) test ./sim/runner/ -run '^$$' -bench CorpusParallel -benchtime 1x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
 	$(GO) test ./cmd/simctl/app/ -run '^$$' -bench WarmRerun -benchtime 5x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
+	$(GO) test ./cmd/simctl/app/ -run '^$$' -bench 'Explore$$' -benchtime 1x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
 	BENCH_BASE=$(BENCH_BASE) $(GO) test ./cmd/simctl/app/ -run '^$$' -bench KeptCluster -benchtime 3x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
 	BENCH_BASE=$(BENCH_BASE) $(GO) test ./cmd/simctl/app/ -run '^$$' -bench CorpusAgainstBase -benchtime 2x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)
 	$(GO) test ./sim/auditimport/ -run '^$$' -bench Import -benchtime 1x -timeout 30m | $(BENCHLOG) record -log $(BENCH_LOG)

@@ -46,14 +46,20 @@ var _ = Describe("simctl explore", func() {
 			}
 		}
 		// The Trainer's webhooks fail closed while it is down: the
-		// TrainJob's create is refused; a restart after it, and JobSet
-		// down or restarted, end as the scenario does.
+		// TrainJob's create is refused; a restart after it (onto a list
+		// of TrainJobs from before the create, too), and JobSet
+		// restarted, end as the scenario does.
 		Expect(kinds).To(Equal(map[string]string{
 			"first-scenario--restart-trainer-step-1": "same",
 			"first-scenario--down-trainer-step-1":    "refused-while-down",
+			"first-scenario--stale-trainer-step-1":   "same",
 			"first-scenario--restart-jobset-step-1":  "same",
-			"first-scenario--down-jobset-step-1":     "same",
 		}))
+		// explore.html: the same counts, for a person.
+		page, err := os.ReadFile(filepath.Join(out, "explore.html"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(page)).To(ContainSubstring("<th>same as written</th><td>3</td>"))
+		Expect(string(page)).To(ContainSubstring("first-scenario--stale-trainer-step-1"))
 		entries, err := os.ReadDir(filepath.Join(out, "findings"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(entries).To(BeEmpty())

@@ -63,7 +63,7 @@ func TestPlans(t *testing.T) {
 	}
 	want := []string{
 		"two-writes--restart-kueue-step-1", "two-writes--down-kueue-step-1",
-		"two-writes--restart-trainer-step-1", "two-writes--down-trainer-step-1",
+		"two-writes--restart-trainer-step-1", "two-writes--down-trainer-step-1", "two-writes--stale-trainer-step-1",
 		"two-writes--restart-jobset-step-1", "two-writes--down-jobset-step-1",
 		"two-writes--down-kueue-step-3", "two-writes--down-trainer-step-3", "two-writes--down-jobset-step-3",
 	}
@@ -125,6 +125,15 @@ func TestApply(t *testing.T) {
 	}
 	if stepNames(sc)[2] != "patched +expect" {
 		t.Errorf("Apply changed the scenario it was given: %v", stepNames(sc))
+	}
+	stale := Plan{Scenario: "two-writes", Kind: Stale, Component: "trainer", Step: 0, StepName: "created", Resource: "configmaps"}.Apply(load(t))
+	restartStale := "explore: trainer restarts and lists configmaps as before step 1"
+	if diff := cmp.Diff([]string{"created +expect", restartStale, "waits +expect", "patched +expect"}, stepNames(stale)); diff != "" {
+		t.Errorf("stale's steps (-want +got):\n%s", diff)
+	}
+	want := []v1alpha1.View{{Name: "explore-stale-configmaps", Component: "trainer", Resource: "configmaps", StaleList: true, From: "created", Until: restartStale}}
+	if diff := cmp.Diff(want, stale.Spec.Views); diff != "" {
+		t.Errorf("stale's views (-want +got):\n%s", diff)
 	}
 	long := Plan{Scenario: "x", Kind: Restart, Component: "kube-controller-manager", Step: 2}
 	sc.Metadata.Name = "a-scenario-whose-name-is-already-fifty-characters"

@@ -1,6 +1,7 @@
 // Package explore derives, from a scenario that passes, the scenarios that
 // put one component in a corner a controller bug lives in (restarted with
-// an empty cache between two steps, or down while a write lands), and
+// an empty cache between two steps, or onto a list from before a step's
+// write, or down while a write lands), and
 // judges what they end with against the scenario's own expectations and
 // against what the scenario ends with as written. A plan is a scenario:
 // what explore runs is what a finding replays, with simctl run.
@@ -13,6 +14,7 @@ import (
 
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/identity"
+	"github.com/trainersim/trainersim/sim/view"
 )
 
 // Kinds of plan.
@@ -28,11 +30,17 @@ const (
 	// closed, as a cluster's would), and it learns of the write from its
 	// relist.
 	Down = "down"
+	// Stale: the component restarts right after a step, as Restart, and
+	// its list of the step's object's resource is served as of before the
+	// step's write (an API server whose watch cache lags): it starts on
+	// the state from before the write, and the events since reach it once
+	// it is up (a time travel, as Sieve calls it).
+	Stale = "stale"
 )
 
 // Kinds are the plan kinds in the order Plans gives them for one
 // component and step.
-var Kinds = []string{Restart, Down}
+var Kinds = []string{Restart, Down, Stale}
 
 // StepPrefix begins the name of each step a plan adds: a component's crash,
 // start or restart, never an expectation.
@@ -60,6 +68,9 @@ type Plan struct {
 	// down plans of one component and write are one test of its
 	// webhooks (Down).
 	Write string
+	// Resource is the plural resource of the step's object, which a
+	// Stale plan's component lists stale.
+	Resource string
 }
 
 // ID names the plan in reports and file names: scenario, kind, component
@@ -73,6 +84,8 @@ func (p Plan) String() string {
 	switch p.Kind {
 	case Restart:
 		return fmt.Sprintf("%s restarts after step %d (%q)", p.Component, p.Step+1, p.StepName)
+	case Stale:
+		return fmt.Sprintf("%s restarts after step %d (%q) and lists %s as they were before its write", p.Component, p.Step+1, p.StepName, p.Resource)
 	default:
 		return fmt.Sprintf("%s is down while step %d (%q) writes", p.Component, p.Step+1, p.StepName)
 	}
@@ -139,10 +152,25 @@ func Plans(sc *v1alpha1.Scenario, components []string) []Plan {
 		}
 		for _, c := range components {
 			for _, k := range Kinds {
-				if k == Restart && i == len(steps)-1 {
-					continue // nothing after it would see the restart
+				p := Plan{Scenario: sc.Metadata.Name, Kind: k, Component: c, Step: i, StepName: steps[i].Name, Write: writeOf(&steps[i])}
+				switch k {
+				case Restart, Stale:
+					if i == len(steps)-1 {
+						continue // nothing after it would see the restart
+					}
 				}
-				out = append(out, Plan{Scenario: sc.Metadata.Name, Kind: k, Component: c, Step: i, StepName: steps[i].Name, Write: writeOf(&steps[i])})
+				if k == Stale {
+					if steps[i].Trainer != nil {
+						continue // the view's from must be a step every release runs
+					}
+					// Only of what the component lists: a resource it
+					// watches.
+					p.Resource = resourceOf(&steps[i])
+					if _, ok := view.WatchedResource(c, p.Resource); !ok {
+						continue
+					}
+				}
+				out = append(out, p)
 			}
 		}
 	}
@@ -166,6 +194,22 @@ func explorable(st *v1alpha1.Step) bool {
 // writeOf says what a write step writes: its verb and the object's kind.
 func writeOf(st *v1alpha1.Step) string {
 	v, _ := v1alpha1.VerbOf(st)
+	return strings.TrimSpace(v.Name + " " + kindOf(st))
+}
+
+// resourceOf is the plural resource of a write step's object (its kind's,
+// lower case, with an s: every kind a scenario writes), "" when the step
+// names no kind.
+func resourceOf(st *v1alpha1.Step) string {
+	kind := kindOf(st)
+	if kind == "" || strings.Contains(kind, " ") {
+		return ""
+	}
+	return strings.ToLower(kind) + "s"
+}
+
+// kindOf is the kind of a write step's object.
+func kindOf(st *v1alpha1.Step) string {
 	kind := ""
 	switch {
 	case st.Create != nil:
@@ -181,7 +225,19 @@ func writeOf(st *v1alpha1.Step) string {
 	case st.Update != nil:
 		kind = "the object of " + st.Update.From
 	}
-	return strings.TrimSpace(v.Name + " " + kind)
+	return kind
+}
+
+// Viewed returns the components the plans' views see (a Stale plan's
+// list): the cluster must stand between them and the API server.
+func Viewed(plans []Plan) []string {
+	var out []string
+	for _, p := range plans {
+		if p.Kind == Stale && !slices.Contains(out, p.Component) {
+			out = append(out, p.Component)
+		}
+	}
+	return out
 }
 
 // Refused returns plans without the down plans of each component and write
@@ -216,6 +272,17 @@ func (p Plan) Apply(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
 		next = append(next, steps[:p.Step+1]...)
 		next = append(next, action(StepPrefix+p.Component+" restarts", v1alpha1.ComponentRestart))
 		next = append(next, steps[p.Step+1:]...)
+	case Stale:
+		restart := StepPrefix + p.Component + " restarts and lists " + p.Resource + " as before step " + fmt.Sprint(p.Step+1)
+		next = append(next, steps[:p.Step+1]...)
+		next = append(next, action(restart, v1alpha1.ComponentRestart))
+		next = append(next, steps[p.Step+1:]...)
+		// Served as of the cluster's resourceVersion when the step
+		// began; what came since is held until the component is up.
+		out.Spec.Views = append(out.Spec.Views, v1alpha1.View{
+			Name: "explore-stale-" + p.Resource, Component: p.Component, Resource: p.Resource,
+			StaleList: true, From: steps[p.Step].Name, Until: restart,
+		})
 	case Down:
 		write := steps[p.Step]
 		next = append(next, steps[:p.Step]...)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +44,7 @@ type exploreFlags struct {
 	fixtures string
 	known    string
 	settle   time.Duration
+	kinds    []string
 }
 
 func newExploreCommand(streams Streams) *cobra.Command {
@@ -72,7 +74,13 @@ file that replays it.
      down     the component is crashed before the step's write and started
               again once the write is answered, before the step's
               expectations: the write lands while it is down (its webhooks
-              fail closed, as a cluster's do).
+              fail closed, as a cluster's do);
+     stale    as restart, and the component's list of the resource of the
+              step's object (one it watches) is served as of before the
+              step's write: it starts on the state from before the write,
+              and the events since reach it once it is up (a stale-list
+              view; explore stands between the component and the API server).
+   --kind chooses among them.
    A scenario with a component step of its own states its lifecycle and gets
    no plan; nor does a component one of its views sees (a restart lists
    anew, which undoes what the view states), nor a scenario that explores
@@ -104,9 +112,10 @@ Output: a progress line per batch of plans (plans run, findings, time used of
 reports/explore): findings/PLAN.yaml for each confirmed finding (the plan's
 scenario, lint-clean; simctl run replays it, failing as found) written as it
 is confirmed, explore.json (every plan's verdict, the scenarios not
-explored and why) and junit.xml (a test case per plan run, failed for a
-confirmed finding not in --known's folder), written after each batch, at
-the end and on Ctrl-C.
+explored and why), junit.xml (a test case per plan run, failed for a
+confirmed finding not in --known's folder) and explore.html (the counts,
+each finding with what differed and its replay line, every plan's verdict),
+written after each batch, at the end and on Ctrl-C.
 
 explore runs on envtest, the cluster it starts: the Trainer and JobSet it
 crashes run in simctl's process there.
@@ -126,7 +135,7 @@ not be started.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.out, "output", "o", filepath.Join("reports", "explore"), "directory of findings/, explore.json and junit.xml")
+	fl.StringVarP(&f.out, "output", "o", filepath.Join("reports", "explore"), "directory of findings/, explore.json, junit.xml and explore.html")
 	fl.IntVar(&f.plans, "plans", 0, "run at most this many plans (0: every plan, within --budget)")
 	fl.DurationVar(&f.budget, "budget", 30*time.Minute, "start no batch of plans after this much time (reference runs included)")
 	fl.IntVar(&f.confirm, "confirm", defaultConfirmRuns, "runs of a finding's plan that confirm it")
@@ -135,6 +144,7 @@ not be started.`,
 	fl.StringVar(&f.run, "run", "", "explore only scenarios whose name matches this regular expression")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "explore only scenarios with this label, key=value (repeatable: all must match)")
 	fl.DurationVar(&f.settle, "settle", 2*time.Second, "before a run's end state is read, its namespace has had no change for this long (at most 30s; one that never does differs in that)")
+	fl.StringSliceVar(&f.kinds, "kind", explore.Kinds, "plan kinds to run (comma-separated, repeatable): "+strings.Join(explore.Kinds, ", "))
 	fl.StringVar(&f.known, "known", "", "a folder of findings kept as scenarios (scenarios/found): a confirmed finding whose plan one of them states (annotation "+explore.PlanAnnotation+") is known and does not fail explore")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
 	f.cluster.registerCluster(cmd)
@@ -156,8 +166,12 @@ type exploreReport struct {
 	Plans int `json:"plans"`
 	// Merged is how many down plans were not run: their component's
 	// webhook had refused the same write while it was down.
-	Merged int           `json:"merged,omitempty"`
-	Run    []exploredRun `json:"run"`
+	Merged int `json:"merged,omitempty"`
+	// References is how long each explored scenario's reference runs
+	// took, their mean, by file: what a plan's run adds to it is the
+	// plan's cost (make bench).
+	References map[string]time.Duration `json:"references,omitempty"`
+	Run        []exploredRun            `json:"run"`
 }
 
 // exploredRun is one plan's run and its verdict.
@@ -197,6 +211,11 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	if f.plans < 0 || f.confirm < 1 || f.parallel < 0 || f.budget <= 0 {
 		return withCode(ExitUsage, errors.New("--plans and --parallel must be at least 0, --confirm at least 1, --budget more than 0"))
 	}
+	for _, k := range f.kinds {
+		if !slices.Contains(explore.Kinds, k) {
+			return withCode(ExitUsage, fmt.Errorf("--kind %q: the kinds of plan are %s", k, strings.Join(explore.Kinds, ", ")))
+		}
+	}
 	o, err := f.cluster.options("")
 	if err != nil {
 		return err
@@ -220,7 +239,7 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	// The plans come from the scenarios as written, before any run:
 	// those --plans keeps decide which scenarios the reference runs are
 	// for.
-	plans := roundRobin(files)
+	plans := roundRobin(files, f.kinds)
 	if len(plans) == 0 {
 		return withCode(ExitUsage, errors.New("no plan: every scenario selected has a component step of its own, explores interleavings, or writes nothing"))
 	}
@@ -237,7 +256,7 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	}
 	o.Components = runner.WithComponents(o.Components, files, o.Trainer)
 	o.Heartbeat = runner.HeartbeatFor(files, o.Trainer)
-	o.Views = runner.ViewsFor(files, o.Trainer)
+	o.Views = runner.UnionViews(runner.ViewsFor(files, o.Trainer), explore.Viewed(plans))
 	env, err := startCluster(ctx, streams.Err, o)
 	defer stopCluster(env, &err)
 	if err != nil {
@@ -370,6 +389,10 @@ func (x *explorer) references(ctx context.Context, files []*scenario.File) error
 			x.report.NotExplored[file.Path] = why
 			fmt.Fprintf(x.streams.Err, "not explored: %s: %s\n", file.Path, why)
 		default:
+			if x.report.References == nil {
+				x.report.References = map[string]time.Duration{}
+			}
+			x.report.References[file.Path] = (a.Duration + b.Duration) / 2
 			noise := explore.Races(file.Scenario, explore.Noise(explore.EndStateOf(a), explore.EndStateOf(b)))
 			x.refs[file.Scenario.Metadata.Name] = &exploreRef{file: file, want: explore.EndStateOf(a), noise: noise}
 		}
@@ -377,12 +400,12 @@ func (x *explorer) references(ctx context.Context, files []*scenario.File) error
 	return nil
 }
 
-// roundRobin returns the scenarios' plans in turn: every scenario's first,
+// roundRobin returns the scenarios' plans of kinds in turn: every scenario's first,
 // then every scenario's second, ...
-func roundRobin(files []*scenario.File) []explore.Plan {
+func roundRobin(files []*scenario.File, kinds []string) []explore.Plan {
 	each := make([][]explore.Plan, len(files))
 	for i, f := range files {
-		each[i] = explore.Plans(f.Scenario, explore.Components(f.Scenario, true))
+		each[i] = slices.DeleteFunc(explore.Plans(f.Scenario, explore.Components(f.Scenario, true)), func(p explore.Plan) bool { return !slices.Contains(kinds, p.Kind) })
 	}
 	var out []explore.Plan
 	for i := 0; ; i++ {
@@ -609,7 +632,7 @@ func (x *explorer) summary(ctx context.Context) error {
 	return nil
 }
 
-// writeReport writes explore.json and junit.xml.
+// writeReport writes explore.json, junit.xml and explore.html.
 func (x *explorer) writeReport() error {
 	data, err := json.MarshalIndent(x.report, "", "  ")
 	if err != nil {
@@ -622,7 +645,14 @@ func (x *explorer) writeReport() error {
 	if err := reports.WriteJUnitCases(&junit, "simctl explore", x.report.Started, x.report.Duration, exploreCases(x.report.Run)); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(x.f.out, "junit.xml"), junit.Bytes(), 0o644)
+	if err := os.WriteFile(filepath.Join(x.f.out, "junit.xml"), junit.Bytes(), 0o644); err != nil {
+		return err
+	}
+	var page bytes.Buffer
+	if err := writeExploreHTML(&page, x.report); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(x.f.out, "explore.html"), page.Bytes(), 0o644)
 }
 
 // exploreCases are junit.xml's test cases, one per plan run, failed as

@@ -61,6 +61,7 @@ func TestExploreRefusesBeforeTheCluster(t *testing.T) {
 		{[]string{"explore", "--cluster", "kind", "../../../scenarios/examples/"}, "explore runs on envtest only"},
 		{[]string{"explore", "--confirm", "0", "../../../scenarios/examples/"}, "--confirm at least 1"},
 		{[]string{"explore", "--run", "no-such-scenario", "../../../scenarios/examples/"}, "no scenario selected"},
+		{[]string{"explore", "--kind", "restart,flip", "../../../scenarios/examples/"}, `--kind "flip": the kinds of plan are restart, down, stale`},
 	} {
 		_, stderr, code := run(t, append(c.args, "-o", t.TempDir())...)
 		if code != ExitUsage || !strings.Contains(stderr, c.want) {
@@ -145,5 +146,46 @@ func TestExploreJUnit(t *testing.T) {
 	}
 	if cases[4].Failure != nil || !strings.Contains(cases[4].Out, "not confirmed (1 of 2") {
 		t.Errorf("the false positive's case: failure %+v, out %q; want a pass that says it was not confirmed", cases[4].Failure, cases[4].Out)
+	}
+}
+
+// TestExploreHTML: explore.html counts the verdicts, shows each finding
+// with what differed and, once confirmed, its replay line, and escapes
+// what the runs said.
+func TestExploreHTML(t *testing.T) {
+	differs := explore.Verdict{Kind: explore.Found, Differences: []explore.Difference{{Key: "pod low-node-0-0-*", Want: "Running nvidia-h100-80gb", Got: "Pending <script>"}}}
+	report := exploreReport{
+		Started: time.Date(2026, 12, 3, 17, 0, 0, 0, time.UTC), Duration: 90 * time.Second, Plans: 7, Merged: 1,
+		NotExplored: map[string]string{"c.yaml": "its reference run failed at step \"1\""},
+		Run: []exploredRun{
+			{Plan: "a-restart-trainer-1", File: "a.yaml", Does: "trainer restarts after step 1", Verdict: explore.Verdict{Kind: explore.Same}},
+			{Plan: "b-stale-kueue-1", File: "b.yaml", Does: "kueue restarts after step 1 and lists trainjobs as they were before its write", Verdict: differs,
+				Confirm: &exploreConfirm{Runs: 2, Same: 2, Scenario: "out/findings/b-stale-kueue-1.yaml"}},
+			{Plan: "b-restart-kueue-2", File: "b.yaml", Does: "kueue restarts after step 2", Verdict: explore.Verdict{Kind: explore.Found, FailedStep: "3: the Pods run", Failure: "not true within 30s"},
+				Confirm: &exploreConfirm{Runs: 2, Same: 1, Others: []string{"failed at 4: the end"}}},
+		},
+	}
+	var out bytes.Buffer
+	if err := writeExploreHTML(&out, report); err != nil {
+		t.Fatal(err)
+	}
+	page := out.String()
+	for _, want := range []string{
+		"<th>run</th><td>3</td>", "<th>same as written</th><td>1</td>", "<th>found</th><td>2</td>",
+		"<th>confirmed</th><td>1</td>", "<th>not confirmed (false positives)</th><td>1</td>", "<th>down plans merged</th><td>1</td>",
+		"Replay: <code>simctl run out/findings/b-stale-kueue-1.yaml</code>",
+		"<td>pod low-node-0-0-*</td><td>Pending &lt;script&gt;</td><td>Running nvidia-h100-80gb</td>",
+		"not confirmed (a false positive): 1 of 2 runs ended the same way", "A confirmation run ended otherwise: failed at 4: the end",
+		"Failed at step <code>3: the Pods run</code>", "<td><code>c.yaml</code></td>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("explore.html lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "<script>") {
+		t.Errorf("explore.html has a run's text unescaped")
+	}
+	if n := strings.Count(page, "class=\"found\""); n != 2+2 {
+		t.Errorf("%d elements marked found, want 2 findings' headings and their 2 rows", n)
 	}
 }
