@@ -126,10 +126,10 @@ func (b *builder) build(writes []*write) error {
 	}
 	b.staleReads(managers, writes)
 	admissions, stops := b.kueueAdmissions(writes), b.kueueStops(writes)
-	// stopsUntil adds the steps of the stops stored before t, and of the
-	// admissions stored before the next of them.
+	// stopsUntil adds the steps of the stops stored before t (zero: all),
+	// and of the admissions stored before each of them.
 	stopsUntil := func(t time.Time, g []*write) {
-		for len(stops) > 0 && stops[0].at.Before(t) {
+		for len(stops) > 0 && (t.IsZero() || stops[0].at.Before(t)) {
 			b.admissionsUntil(&admissions, stops[0].at, g, writes)
 			b.suspendedBefore(stops[0])
 			stops = stops[1:]
@@ -223,8 +223,8 @@ func (b *builder) build(writes []*write) error {
 			}
 		}
 	}
-	stopsUntil(time.Time{}.AddDate(10000, 0, 0), nil)
-	b.admissionsUntil(&admissions, time.Time{}.AddDate(10000, 0, 0), nil, writes)
+	stopsUntil(time.Time{}, nil)
+	b.admissionsUntil(&admissions, time.Time{}, nil, writes)
 	spec.Actors = b.actorList
 	if last := b.finalExpectation(writes); last != nil {
 		spec.Steps = append(spec.Steps, *last)
@@ -233,12 +233,13 @@ func (b *builder) build(writes []*write) error {
 	return nil
 }
 
-// admissionsUntil adds the steps of the admissions stored before t, and
-// takes them off: the gate's and, when g (the group of writes received at
-// t) writes another object, the wait before g for the admission.
+// admissionsUntil adds the steps of the admissions stored before t (zero:
+// all), and takes them off: the gate's and, when g (the group of writes
+// received at t) writes another object, the wait before g for the
+// admission.
 func (b *builder) admissionsUntil(admissions *[]admission, t time.Time, g []*write, writes []*write) {
 	spec := &b.res.Scenario.Spec
-	for len(*admissions) > 0 && (*admissions)[0].at.Before(t) {
+	for len(*admissions) > 0 && (t.IsZero() || (*admissions)[0].at.Before(t)) {
 		a := (*admissions)[0]
 		if a.gated {
 			b.admitAfter(a)

@@ -445,7 +445,8 @@ func (b *builder) kueueStops(writes []*write) []stop {
 			if o.kind != trainJobKind || o.name != w.name {
 				continue
 			}
-			if o.status && identity.Who(first(o.ev.user())) == identity.Trainer && o.ev.ResponseStatus != nil && o.ev.ResponseStatus.Code < 300 &&
+			user, _ := o.ev.user()
+			if o.status && identity.Who(user) == identity.Trainer && o.ev.ResponseStatus != nil && o.ev.ResponseStatus.Code < 300 &&
 				hasCondition(requestObject(o), "Suspended", "True", "Suspended") {
 				reconciled = true
 			}
@@ -464,10 +465,9 @@ func (b *builder) kueueStops(writes []*write) []stop {
 
 // byKueue reports whether w is Kueue's, as a component.
 func (b *builder) byKueue(w *write) bool {
-	return identity.Who(first(w.ev.user())) == identity.Kueue
+	user, _ := w.ev.user()
+	return identity.Who(user) == identity.Kueue
 }
-
-func first[T, U any](t T, _ U) T { return t }
 
 // clears reports whether a TrainJob going from prior to after had Kueue's
 // entry's replicated jobs emptied (Kueue's RestorePodSetsInfo).
