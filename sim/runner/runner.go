@@ -72,6 +72,14 @@ const safetyPollInterval = time.Second
 // 6 to 8 s before 6 does, and 16 is slower again).
 func DefaultParallel() int { return 6 * runtime.NumCPU() }
 
+// DefaultShakenParallel is DefaultParallel for a shaken run: half of it.
+// The shaker delays every write, the components' too, and the Trainer
+// reconciles every run's TrainJobs with one worker: in a shaken replay of
+// the corpus's imports at twelve at once, its time from a TrainJob's
+// create to the JobSet's ranged from 0.5 s to 30 s, past the waits of
+// scenarios (the corpus's round trip); at six it stays well within them.
+func DefaultShakenParallel() int { return DefaultParallel() / 2 }
+
 // Runner runs scenarios on one cluster. The zero value of every field but
 // Cluster is a documented default.
 type Runner struct {
@@ -158,7 +166,11 @@ func (r *Runner) clock() clock.PassiveClock {
 // is false.
 func (r *Runner) Run(ctx context.Context, files []*scenario.File) ([]results.Scenario, bool) {
 	parallel := r.Parallel
-	if parallel <= 0 {
+	switch {
+	case parallel > 0:
+	case len(r.ShakeSeeds) > 0:
+		parallel = DefaultShakenParallel()
+	default:
 		parallel = DefaultParallel()
 	}
 	plans := Plans(files, r.Seed)

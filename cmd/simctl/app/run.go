@@ -155,7 +155,7 @@ Ctrl-C stops the run and still writes the reports of finished scenarios.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.reportDir, "report-dir", "", "write report.jsonl and junit.xml here as scenarios finish, report.json and report.html at the end")
-	fl.IntVar(&f.parallel, "parallel", 0, "scenarios run at once; 0: six times the CPUs, chosen by measurement (see docs/performance.md)")
+	fl.IntVar(&f.parallel, "parallel", 0, "scenarios run at once; 0: six times the CPUs, chosen by measurement (see docs/performance.md), three times with --shake (its delays slow every component)")
 	fl.StringVar(&f.run, "run", "", "run only scenarios whose name matches this regular expression")
 	fl.StringArrayVar(&f.labels, "label", nil, "run only scenarios with this label (key=value; repeatable, all must match)")
 	fl.BoolVar(&f.keep, "keep", false, "leave the cluster, namespaces and nodes up after the run: until Ctrl-C on envtest;\na kind cluster stays after simctl exits, until 'simctl clean --cluster kind'")
