@@ -126,7 +126,10 @@ fixtures: $(if $(TRAINER_DIR),trainer-workspace) ## Copy CRDs, webhook manifests
 	rm -rf fixtures/rbac
 	mkdir -p fixtures/rbac
 	$(GO) run ./hack/manifests -rbac $(TRAINER_ROOT) $(JOBSET_ROOT) > fixtures/rbac/trainer-manager.yaml
-	$(GO) run ./hack/manifests -rbac $$(cd $(KWOK_MOD) && $(GO) list -m -f '{{.Dir}}' sigs.k8s.io/kwok)/kustomize/kwok > fixtures/rbac/kwok.yaml
+	# KWOK's module is hack/kwok's dependency: downloaded first, as on a
+	# machine whose module cache is empty (go list -m gives no Dir then).
+	kwok=$$(cd $(KWOK_MOD) && $(GO) mod download sigs.k8s.io/kwok && $(GO) list -m -f '{{.Dir}}' sigs.k8s.io/kwok) && test -n "$$kwok" && \
+		$(GO) run ./hack/manifests -rbac $$kwok/kustomize/kwok > fixtures/rbac/kwok.yaml
 	install -m 0644 hack/local-path/rbac.yaml fixtures/rbac/local-path-provisioner.yaml
 	install -m 0644 hack/kwok/volumes-rbac.yaml fixtures/rbac/kwok-volumes.yaml
 	rm -rf fixtures/releases
