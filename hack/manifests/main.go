@@ -162,9 +162,16 @@ func keepKinds(res resmap.ResMap, kinds map[string]bool) ([]byte, error) {
 	return res.AsYaml()
 }
 
-// moduleAndPath names dir in the module cache as module@version/path.
+// moduleAndPath names dir in the module cache as module@version/path: the
+// same on every machine, whatever its cache's place ($GOMODCACHE, else
+// $GOPATH/pkg/mod).
 func moduleAndPath(dir string) string {
 	dir = filepath.ToSlash(dir)
+	if cache := os.Getenv("GOMODCACHE"); cache != "" {
+		if rest, ok := strings.CutPrefix(dir, strings.TrimSuffix(filepath.ToSlash(cache), "/")+"/"); ok {
+			return rest
+		}
+	}
 	if i := strings.Index(dir, "/pkg/mod/"); i >= 0 {
 		return dir[i+len("/pkg/mod/"):]
 	}
