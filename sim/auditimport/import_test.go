@@ -1520,11 +1520,7 @@ func TestFinalStateByResourceVersion(t *testing.T) {
 // Resumed condition a later wait asks for); a log whose Trainer wrote no
 // Resumed condition gets no such wait.
 func TestImportSuspendedSeen(t *testing.T) {
-	res, err := Import([]string{"testdata/examples-status-moved-on.audit.log"}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps := res.Scenario.Spec.Steps
+	steps := importedSteps(t, "testdata/examples-status-moved-on.audit.log")
 	resume := slices.IndexFunc(steps, func(st v1alpha1.Step) bool {
 		return st.Patch != nil && fmt.Sprint(st.Patch.Body) == "map[spec:map[suspend:false]]"
 	})
@@ -1555,11 +1551,7 @@ func TestImportSuspendedSeen(t *testing.T) {
 	if err := os.WriteFile(unseen, bytes.ReplaceAll(log, []byte(`"reason":"Resumed"`), []byte(`"reason":"Other"`)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err = Import([]string{unseen}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, st := range res.Scenario.Spec.Steps {
+	for _, st := range importedSteps(t, unseen) {
 		if strings.Contains(st.Name, "Suspended") {
 			t.Errorf("step %q waits for the Trainer to see a suspension, in a log without its Resumed condition", st.Name)
 		}
@@ -1572,11 +1564,7 @@ func TestImportSuspendedSeen(t *testing.T) {
 // sends the re-send, then an update from its answer, before the Trainer's
 // patch, and the update is refused 409).
 func TestImportWaitBeforeANoOp(t *testing.T) {
-	res, err := Import([]string{"testdata/resend-after-status.audit.log"}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps := res.Scenario.Spec.Steps
+	steps := importedSteps(t, "testdata/resend-after-status.audit.log")
 	resend := slices.IndexFunc(steps, func(st v1alpha1.Step) bool { return st.Patch != nil })
 	if resend < 1 {
 		t.Fatalf("no re-send in %v", stepNames(steps))
@@ -1669,11 +1657,7 @@ func TestCopiedLater(t *testing.T) {
 // counts after the suspension ("none active, one suspended") then cannot
 // be mistaken for the same counts from before the Job ran.
 func TestImportJobSetBeforeASuspend(t *testing.T) {
-	res, err := Import([]string{"testdata/preempted-before-jobset-reported.audit.log"}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps := res.Scenario.Spec.Steps
+	steps := importedSteps(t, "testdata/preempted-before-jobset-reported.audit.log")
 	suspend := slices.IndexFunc(steps, func(st v1alpha1.Step) bool {
 		return st.Patch != nil && st.Patch.Target.Name == "same-key" && fmt.Sprint(nested(map[string]any(st.Patch.Body.(map[string]any)), "spec", "suspend")) == "true"
 	})
@@ -1753,4 +1737,14 @@ func TestImportKueueStops(t *testing.T) {
 			listsMatch(t, "objects the step expects suspended", []string{"TrainJob", "JobSet"}, suspended)
 		})
 	}
+}
+
+// importedSteps returns the steps of the import of a testdata log.
+func importedSteps(t *testing.T, log string) []v1alpha1.Step {
+	t.Helper()
+	res, err := Import([]string{log}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Scenario.Spec.Steps
 }
