@@ -117,6 +117,41 @@ type Scenario struct {
 	// Timeline is every write of the scenario and every reaction the
 	// runner observed through watches, on one clock; see Timeline.
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Changes, for a run told to record them (simctl explore's reference
+	// runs), are the accepted writes to the namespace's TrainJobs, oldest
+	// first, each with its writer and the fields it changed.
+	Changes []ObjectChange `json:"changes,omitempty"`
+}
+
+// ObjectChange is one accepted write to a TrainJob: who sent it and what
+// it changed, as the runner's watch saw the object before and after it
+// (the write's resourceVersion).
+type ObjectChange struct {
+	// At is when the watch saw it; Step the step that ran then.
+	At   time.Time `json:"at"`
+	Step string    `json:"step"`
+	// Writer is the component that sent it (identity.Who: trainer, kueue,
+	// ...), or the scenario's actor (Actor true; "" for the admin).
+	Writer string `json:"writer"`
+	Actor  bool   `json:"actor,omitempty"`
+	// Verb is the request's: create, update or patch (an apply is a
+	// patch, as the API server records it).
+	Verb string `json:"verb"`
+	// Resource is trainjobs, or trainjobs/status for a status write.
+	Resource        string `json:"resource"`
+	Name            string `json:"name"`
+	ResourceVersion string `json:"resourceVersion"`
+	// Fields are the leaves it changed, by path (sim/fieldpath; list
+	// items by merge key: conditions by type, jobsStatus by name).
+	Fields []FieldDiff `json:"fields,omitempty"`
+}
+
+// FieldDiff is a field a write changed: its values before and after, as
+// compact JSON, empty where it was absent.
+type FieldDiff struct {
+	Path string `json:"path"`
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
 }
 
 // Shake is one shaken run of a scenario (sim/shake).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/scenario"
 )
 
 const scenarioYAML = `
@@ -209,5 +210,158 @@ func TestJudge(t *testing.T) {
 	}
 	if v := Judge(p, want, noise, run(false, nil, "a later step")); v.Kind != Found || v.Signature() != "failed at a later step" {
 		t.Errorf("a later step failed: %+v", v)
+	}
+}
+
+// kueueScenarioYAML is the shape of real-kueue/preemption-by-higher-priority:
+// a job runs, a second arrives, Kueue preempts the first.
+const kueueScenarioYAML = `
+apiVersion: sim.trainersim.dev/v1alpha1
+kind: Scenario
+metadata:
+  name: preemption
+spec:
+  components: [kueue]
+  actors:
+  - name: sdk
+    fieldManager: kubeflow-sdk
+  steps:
+  - name: low runs
+    actor: sdk
+    create: {apiVersion: trainer.kubeflow.org/v1alpha1, kind: TrainJob, metadata: {name: low}, spec: {runtimeRef: {name: torch}}}
+    expect:
+      within: 60s
+      pods: {selector: {matchLabels: {app: low}}, count: 1, phase: Running}
+      objects:
+      - target: {kind: TrainJob, name: low}
+        match: {status: {jobsStatus: [{name: node, active: 1}]}}
+      - target: {kind: TrainJob, name: low}
+        match: {spec: {suspend: false}}
+  - name: high arrives
+    actor: sdk
+    create: {apiVersion: trainer.kubeflow.org/v1alpha1, kind: TrainJob, metadata: {name: high}, spec: {runtimeRef: {name: torch}}}
+  - name: kueue preempts low
+    expect:
+      within: 60s
+      pods: {selector: {matchLabels: {app: high}}, count: 1, phase: Running}
+`
+
+// preemptionChanges are the writes to TrainJob low a reference run of it
+// records: the Trainer reports the Job active in the first step, Kueue
+// suspends the job and clears its entry in the third.
+func preemptionChanges() []results.ObjectChange {
+	return []results.ObjectChange{
+		{Step: "low runs", Writer: "sdk", Actor: true, Verb: "create", Resource: "trainjobs", Name: "low"},
+		{Step: "low runs", Writer: "kueue", Verb: "patch", Resource: "trainjobs", Name: "low", Fields: []results.FieldDiff{{Path: "spec.suspend", From: "true", To: "false"}}},
+		{Step: "low runs", Writer: "trainer", Verb: "patch", Resource: "trainjobs/status", Name: "low", Fields: []results.FieldDiff{
+			{Path: "status.conditions[type=Suspended].lastTransitionTime", From: `"a"`, To: `"b"`},
+			{Path: "status.jobsStatus[name=node].active", From: "0", To: "1"}}},
+		{Step: "kueue preempts low", Writer: "kueue", Verb: "update", Resource: "trainjobs", Name: "low", Fields: []results.FieldDiff{{Path: "spec.suspend", From: "false", To: "true"}}},
+		{Step: "kueue preempts low", Writer: "kueue", Verb: "patch", Resource: "trainjobs", Name: "low", Fields: []results.FieldDiff{
+			{Path: "spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec", To: "{}"},
+			{Path: "spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec.replicatedJobs[name=node].template.spec.template.spec.nodeSelector.gpu", From: `"h100"`}}},
+	}
+}
+
+// TestFlips: a plan for each component's write and each later write of
+// another writer to the same TrainJob that both reference runs order so,
+// the controllers' pairs first; none for an order the other run did not
+// show, nor for the second of two like writes.
+func TestFlips(t *testing.T) {
+	var sc v1alpha1.Scenario
+	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
+		t.Fatal(err)
+	}
+	changes := preemptionChanges()
+	var got []string
+	for _, p := range Flips(&sc, changes, changes) {
+		got = append(got, p.ID()+": "+p.String())
+	}
+	want := []string{
+		"preemption--flip-kueue-step-1-1: kueue's patch of trainjobs low (spec.suspend to false), in step 1, is held until trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, has landed",
+		"preemption--flip-trainer-step-1-2: trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, is held until kueue's update of trainjobs low (spec.suspend to true), in step 3, has landed",
+		"preemption--flip-trainer-step-1-3: trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, is held until kueue's patch of trainjobs low (spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec to {}), in step 3, has landed",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("flips (-want +got):\n%s", diff)
+	}
+	// The other run reported the Job active after Kueue's clear: the two
+	// runs disagree on that order, which is no order to flip.
+	other := slices.Clone(changes)
+	other[2], other[4] = other[4], other[2]
+	for _, p := range Flips(&sc, changes, other) {
+		if p.Held.Writer == "trainer" && p.Until.Field != "spec.suspend" {
+			t.Errorf("a flip of an order the runs disagree on: %s", p)
+		}
+	}
+}
+
+// TestApplyFlip: the gate holds the first write from the start; the
+// expectation that reads what it changes moves after the release; a step
+// waits for the second write with the first held, then the release, then
+// the second's step's expectations.
+func TestApplyFlip(t *testing.T) {
+	var sc v1alpha1.Scenario
+	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
+		t.Fatal(err)
+	}
+	changes := preemptionChanges()
+	plans := Flips(&sc, changes, changes)
+	out := plans[2].Apply(&sc)
+	want := []string{
+		"low runs +expect", "high arrives",
+		"explore: kueue's write lands while trainer's is held +expect",
+		"explore: trainer's held write goes on +expect",
+		"kueue preempts low: its expectations +expect",
+	}
+	if diff := cmp.Diff(want, stepNames(out)); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if len(out.Spec.Gates) != 1 {
+		t.Fatalf("gates: %+v", out.Spec.Gates)
+	}
+	g := out.Spec.Gates[0]
+	if g.Name != FlipGate || g.Component != "trainer" || g.Resource != "trainjobs/status" || g.ObjectName != "low" || g.Change.Field != "status.jobsStatus[name=node].active" || g.Change.To != float64(1) || g.Change.From != nil {
+		t.Errorf("gate: %+v %+v", g, g.Change)
+	}
+	first := out.Spec.Steps[0].Expect
+	if first.Pods == nil || len(first.Objects) != 1 || first.Objects[0].Match["spec"] == nil {
+		t.Errorf("step 1 keeps its Pods and the match of spec.suspend, not the jobsStatus: %+v", first)
+	}
+	wait := out.Spec.Steps[2].Expect
+	wantLanded := v1alpha1.Object{"spec": map[string]any{"runtimePatches": []any{map[string]any{"manager": "kueue.x-k8s.io/manager", "trainingRuntimeSpec": map[string]any{"template": map[string]any{"spec": map[string]any{}}}}}}}
+	if diff := cmp.Diff(wantLanded, wait.Objects[0].Match); diff != "" || len(wait.Held) != 1 || wait.Held[0].Gate != FlipGate || !slices.Equal(wait.Objects[0].Exact, []string{"spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec"}) {
+		t.Errorf("wait step: held %+v, exact %v, match (-want +got):\n%s", wait.Held, wait.Objects[0].Exact, diff)
+	}
+	release := out.Spec.Steps[3].Expect
+	if release == nil || len(release.Objects) != 1 || release.Objects[0].Match["status"] == nil || !release.Objects[0].Reached {
+		t.Errorf("the release step checks the moved expectation as reached: %+v", release)
+	}
+	if last := out.Spec.Steps[4].Expect; last.Pods == nil || len(last.Objects) != 0 {
+		t.Errorf("the last step has its own expectations: %+v", last)
+	}
+	// Its scenario lints as simctl lint does.
+	data, err := yaml.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scenario.Load("flip.yaml", data, scenario.Options{}); err != nil {
+		t.Errorf("the plan's scenario does not lint: %v\n%s", err, data)
+	}
+	// A run that failed before the release did not flip the order; one
+	// that failed after it found something.
+	failedAt := func(passed ...string) results.Scenario {
+		r := results.Scenario{}
+		for _, n := range passed {
+			r.Steps = append(r.Steps, results.Step{Name: n, Passed: true})
+		}
+		r.Steps = append(r.Steps, results.Step{Name: "x", Failure: "not true"})
+		return r
+	}
+	if v := Judge(plans[2], nil, nil, failedAt("low runs")); v.Kind != NotCarriedOut {
+		t.Errorf("failed while held: %s", v.Kind)
+	}
+	if v := Judge(plans[2], nil, nil, failedAt("low runs", "high arrives", plans[2].flipWaitStep(), plans[2].flipReleaseStep())); v.Kind != Found {
+		t.Errorf("failed after the release: %s", v.Kind)
 	}
 }

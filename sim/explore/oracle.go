@@ -216,12 +216,24 @@ func Judge(p Plan, want EndState, noise map[string]bool, got results.Scenario) V
 		if strings.HasPrefix(step, StepPrefix) {
 			return Verdict{Kind: NotCarriedOut, FailedStep: step, Failure: failure}
 		}
+		if p.Kind == Flip && !passed(got, p.flipReleaseStep()) {
+			// Failed while the first write was held: the steps before
+			// the second write may wait on what the held component would
+			// have done meanwhile (one worker, blocked on the held
+			// request), so the order could not be run to the end.
+			return Verdict{Kind: NotCarriedOut, FailedStep: step, Failure: failure}
+		}
 		return Verdict{Kind: Found, FailedStep: step, Failure: failure}
 	}
 	if d := Compare(want, EndStateOf(got), noise); len(d) > 0 {
 		return Verdict{Kind: Found, Differences: d}
 	}
 	return Verdict{Kind: Same}
+}
+
+// passed reports whether a run passed the step named name.
+func passed(sc results.Scenario, name string) bool {
+	return slices.ContainsFunc(sc.Steps, func(st results.Step) bool { return st.Name == name && st.Passed })
 }
 
 // FailedStep returns the first failed step of a run and its failure, or

@@ -38,9 +38,16 @@ const (
 	Stale = "stale"
 )
 
-// Kinds are the plan kinds in the order Plans gives them for one
-// component and step.
-var Kinds = []string{Restart, Down, Stale}
+// Kinds are the kinds of plan: those Plans gives for one component and
+// step, in its order, and Flip, which Flips gives from the reference runs.
+var Kinds = []string{Restart, Down, Stale, Flip}
+
+// DefaultKinds are the kinds explore runs unless told: Flip plans each
+// take their component (one worker) to themselves, and run one at a time.
+var DefaultKinds = []string{Restart, Down, Stale}
+
+// stepKinds are the kinds Plans makes from a scenario as written.
+var stepKinds = []string{Restart, Down, Stale}
 
 // StepPrefix begins the name of each step a plan adds: a component's crash,
 // start or restart, never an expectation.
@@ -71,11 +78,18 @@ type Plan struct {
 	// Resource is the plural resource of the step's object, which a
 	// Stale plan's component lists stale.
 	Resource string
+	// Held and Until are a Flip plan's writes: Held, Component's, is held
+	// until Until has landed; Index numbers the scenario's flip plans.
+	Held, Until *FlipWrite
+	Index       int
 }
 
 // ID names the plan in reports and file names: scenario, kind, component
 // and the step's number (from 1).
 func (p Plan) ID() string {
+	if p.Kind == Flip {
+		return fmt.Sprintf("%s--flip-%s-step-%d-%d", p.Scenario, p.Component, p.Step+1, p.Index)
+	}
 	return fmt.Sprintf("%s--%s-%s-step-%d", p.Scenario, p.Kind, p.Component, p.Step+1)
 }
 
@@ -84,6 +98,8 @@ func (p Plan) String() string {
 	switch p.Kind {
 	case Restart:
 		return fmt.Sprintf("%s restarts after step %d (%q)", p.Component, p.Step+1, p.StepName)
+	case Flip:
+		return fmt.Sprintf("%s, in step %d, is held until %s, in step %d, has landed", p.Held, p.Held.Step+1, p.Until, p.Until.Step+1)
 	case Stale:
 		return fmt.Sprintf("%s restarts after step %d (%q) and lists %s as they were before its write", p.Component, p.Step+1, p.StepName, p.Resource)
 	default:
@@ -151,7 +167,7 @@ func Plans(sc *v1alpha1.Scenario, components []string) []Plan {
 			continue
 		}
 		for _, c := range components {
-			for _, k := range Kinds {
+			for _, k := range stepKinds {
 				p := Plan{Scenario: sc.Metadata.Name, Kind: k, Component: c, Step: i, StepName: steps[i].Name, Write: writeOf(&steps[i])}
 				switch k {
 				case Restart, Stale:
@@ -253,12 +269,21 @@ func Refused(plans []Plan, refused map[string]bool) []Plan {
 // saying what was changed.
 func (p Plan) Apply(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
 	out := sc.Clone()
-	out.Metadata.Name = truncateName(sc.Metadata.Name + "-" + p.Kind + "-" + p.Component + fmt.Sprintf("-%d", p.Step+1))
+	suffix := fmt.Sprintf("-%d", p.Step+1)
+	if p.Kind == Flip {
+		suffix += fmt.Sprintf("-%d", p.Index)
+	}
+	out.Metadata.Name = truncateName(sc.Metadata.Name + "-" + p.Kind + "-" + p.Component + suffix)
 	if out.Metadata.Annotations == nil {
 		out.Metadata.Annotations = map[string]string{}
 	}
 	out.Metadata.Annotations[PlanAnnotation] = p.ID()
 	out.Spec.Description = fmt.Sprintf("Explored by simctl explore from %s: %s.\n\n%s", sc.Metadata.Name, p, sc.Spec.Description)
+	if p.Kind == Flip {
+		// A gate, which every cluster simctl starts serves.
+		p.applyFlip(out)
+		return out
+	}
 	if c := out.Spec.Clusters; c == nil || !slices.Equal(c.Only, []string{"envtest"}) {
 		out.Spec.Clusters = &v1alpha1.Clusters{Only: []string{"envtest"}, Reason: "its component steps act on what simctl runs itself, which only envtest does"}
 	}
@@ -298,22 +323,7 @@ func (p Plan) Apply(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
 		next = append(next, steps[p.Step+1:]...)
 		// What was to end after the step (its write answered and its
 		// expect checked) ends after its expectations.
-		retarget := func(until *string) {
-			if *until == write.Name {
-				*until = last
-			}
-		}
-		for i := range out.Spec.Webhooks {
-			if h := out.Spec.Webhooks[i].Hold; h != nil {
-				retarget(&h.Until)
-			}
-		}
-		for i := range out.Spec.Gates {
-			retarget(&out.Spec.Gates[i].Until)
-		}
-		for i := range out.Spec.Views {
-			retarget(&out.Spec.Views[i].Until)
-		}
+		retargetUntil(out, write.Name, last)
 	}
 	out.Spec.Steps = next
 	return out

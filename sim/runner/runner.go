@@ -105,6 +105,10 @@ type Runner struct {
 	// until its namespace has had no change for Settle, at most
 	// settleMax; a run that never got quiet says so in Unsettled.
 	Settle time.Duration
+	// RecordChanges, when set, gives each run's accepted writes to its
+	// TrainJobs, with their writers and the fields they changed
+	// (results.Scenario.Changes): what simctl explore flips the order of.
+	RecordChanges bool
 	// ScenarioTimeout bounds each scenario. Zero: DefaultScenarioTimeout.
 	ScenarioTimeout time.Duration
 	// Keep leaves each scenario's namespace and nodes in place.
@@ -566,7 +570,12 @@ func (r *Runner) runPlan(ctx context.Context, p Plan, c cluster.Cluster, watches
 		}()
 	}
 	// Runs before cleanup: the namespace's deletion is not the scenario's.
-	defer func() { res.Timeline = run.timeline(res.Setup, res.Steps) }()
+	defer func() {
+		res.Timeline = run.timeline(res.Setup, res.Steps)
+		if r.RecordChanges {
+			res.Changes = run.changes(res.Setup, res.Steps)
+		}
+	}()
 	defer func() {
 		if against := behaviourChange(sc, c.Versions()); against != "" && !res.Passed {
 			res.BehaviourChange = against
@@ -811,6 +820,11 @@ func NamespaceName(name string) string {
 func (s *scenarioRun) setUp(ctx context.Context) error {
 	c := s.cluster.Client()
 	s.watch = s.watches.watch(s.ns, s.clock)
+	if s.watch != nil {
+		s.watch.mu.Lock()
+		s.watch.recordChanges = s.runner.RecordChanges
+		s.watch.mu.Unlock()
+	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}
 	s.cluster.IsolateNamespace(ns)
 	if usesKueue(s.sc) {

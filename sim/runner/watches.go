@@ -288,6 +288,10 @@ type watcher struct {
 
 	mu   sync.Mutex
 	step string
+	// recordChanges keeps versions: each TrainJob version seen, with what
+	// changed (Runner.RecordChanges).
+	recordChanges bool
+	versions      []trainJobVersion
 	// last is when the last reaction was observed.
 	last     time.Time
 	entries  []results.TimelineEntry
@@ -460,13 +464,14 @@ func (w *watcher) notify() {
 // obj nil for a deleted one.
 func (w *watcher) observe(kind string, old, obj *unstructured.Unstructured) {
 	entries := reactions(kind, old, obj)
-	if len(entries) == 0 {
-		return
-	}
 	now := w.clock.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped {
+		return
+	}
+	w.recordVersion(kind, old, obj, now)
+	if len(entries) == 0 {
 		return
 	}
 	w.last = now

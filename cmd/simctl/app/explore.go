@@ -79,8 +79,19 @@ file that replays it.
               step's object (one it watches) is served as of before the
               step's write: it starts on the state from before the write,
               and the events since reach it once it is up (a stale-list
-              view; explore stands between the component and the API server).
-   --kind chooses among them.
+              view; explore stands between the component and the API server);
+     flip     from what the reference runs recorded (who wrote what to each
+              TrainJob): for a component's write and a later write of
+              another component or actor to the same TrainJob, in the order
+              both runs showed, a gate holds the first until the second has
+              landed, so the other order runs every time; the expectations
+              that read what the first changes are checked after it goes on.
+              A scenario's flips come before its other plans: two managers'
+              writes to one TrainJob are what this tool is for. Only with
+              --kind flip: each flip holds a write of a component that has
+              one worker, so flips run one at a time, and a flip whose
+              second write never comes waits 30s before it says so.
+   --kind chooses among them (restart, down and stale unless told).
    A scenario with a component step of its own states its lifecycle and gets
    no plan; nor does a component one of its views sees (a restart lists
    anew, which undoes what the view states), nor a scenario that explores
@@ -99,7 +110,10 @@ file that replays it.
    a down plan whose write the down component's webhook refused is not
    (refused-while-down: what a cluster does), nor a run that failed at a
    step of the plan's own, named "explore: ..." (plan-not-carried-out: a
-   component that did not start again says nothing of the scenario).
+   component that did not start again says nothing of the scenario), nor
+   a flip plan's run that failed before the held write went on (the second
+   write did not come, or a step waited on the held component: the order
+   could not be run).
 4. Each finding's plan runs --confirm times more: a finding is confirmed
    when every run ends the same way (the same failed step, or the same end
    state); one that does not is a false positive, counted and listed. A
@@ -144,7 +158,7 @@ not be started.`,
 	fl.StringVar(&f.run, "run", "", "explore only scenarios whose name matches this regular expression")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "explore only scenarios with this label, key=value (repeatable: all must match)")
 	fl.DurationVar(&f.settle, "settle", 2*time.Second, "before a run's end state is read, its namespace has had no change for this long (at most 30s; one that never does differs in that)")
-	fl.StringSliceVar(&f.kinds, "kind", explore.Kinds, "plan kinds to run (comma-separated, repeatable): "+strings.Join(explore.Kinds, ", "))
+	fl.StringSliceVar(&f.kinds, "kind", explore.DefaultKinds, "plan kinds to run (comma-separated, repeatable): "+strings.Join(explore.Kinds, ", ")+"; flip only when asked, its plans take their component to themselves")
 	fl.StringVar(&f.known, "known", "", "a folder of findings kept as scenarios (scenarios/found): a confirmed finding whose plan one of them states (annotation "+explore.PlanAnnotation+") is known and does not fail explore")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
 	f.cluster.registerCluster(cmd)
@@ -205,6 +219,9 @@ type exploreRef struct {
 	file  *scenario.File
 	want  explore.EndState
 	noise map[string]bool
+	// changes are the writes to TrainJobs each reference run recorded:
+	// what flip plans come from.
+	changes [2][]results.ObjectChange
 }
 
 func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, paths []string) (err error) {
@@ -216,6 +233,7 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 			return withCode(ExitUsage, fmt.Errorf("--kind %q: the kinds of plan are %s", k, strings.Join(explore.Kinds, ", ")))
 		}
 	}
+	kinds := f.kinds
 	o, err := f.cluster.options("")
 	if err != nil {
 		return err
@@ -239,11 +257,12 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	// The plans come from the scenarios as written, before any run:
 	// those --plans keeps decide which scenarios the reference runs are
 	// for.
-	plans := roundRobin(files, f.kinds)
+	plans := roundRobin(files, func(f *scenario.File) []explore.Plan { return stepPlans(f, kinds) })
 	if len(plans) == 0 {
 		return withCode(ExitUsage, errors.New("no plan: every scenario selected has a component step of its own, explores interleavings, or writes nothing"))
 	}
-	planned := len(plans)
+	// Place-holding flip plans are not plans (withFlips).
+	planned := len(plans) - flipHolders(plans)
 	if f.plans > 0 && len(plans) > f.plans {
 		plans = plans[:f.plans]
 	}
@@ -280,6 +299,15 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 		return err
 	}
 	plans = slices.DeleteFunc(plans, func(p explore.Plan) bool { return x.refs[p.Scenario] == nil })
+	if slices.Contains(kinds, explore.Flip) {
+		// The flips, from what the reference runs recorded, in the
+		// place of each scenario's first plan.
+		plans = x.withFlips(files, plans)
+		x.report.Plans = planned + len(slices.DeleteFunc(slices.Clone(plans), func(p explore.Plan) bool { return p.Kind != explore.Flip }))
+		if f.plans > 0 && len(plans) > f.plans {
+			plans = plans[:f.plans]
+		}
+	}
 	if len(x.refs) == 0 {
 		return withCode(ExitUsage, errors.New("no scenario to explore: each was skipped on this cluster or failed its reference run (above)"))
 	}
@@ -334,12 +362,12 @@ func (x *explorer) load(sc *v1alpha1.Scenario, what, fixtures string) (*scenario
 
 // runAll runs files at once, each in its own namespace, and returns their
 // results by path.
-func (x *explorer) runAll(ctx context.Context, files []*scenario.File) (map[string]results.Scenario, error) {
+func (x *explorer) runAll(ctx context.Context, files []*scenario.File, record bool) (map[string]results.Scenario, error) {
 	// Not Discarded: an explore runs thousands of scenarios on one
 	// cluster, whose nodes (each renewing its Lease) and namespaces would
 	// pile up and slow every later run; each run's are deleted as on a
 	// kept cluster.
-	done, err := runFiles(ctx, &runner.Runner{Cluster: x.cluster, Parallel: x.parallel, ScenarioTimeout: x.f.timeout, Watches: x.watches, Settle: x.f.settle}, files)
+	done, err := runFiles(ctx, &runner.Runner{Cluster: x.cluster, Parallel: x.parallel, ScenarioTimeout: x.f.timeout, Watches: x.watches, Settle: x.f.settle, RecordChanges: record}, files)
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +396,7 @@ func (x *explorer) references(ctx context.Context, files []*scenario.File) error
 		pairs[file] = pair
 	}
 	fmt.Fprintf(x.streams.Err, "reference runs: %d scenarios, twice each\n", len(files))
-	done, err := x.runAll(ctx, runs)
+	done, err := x.runAll(ctx, runs, true)
 	if err != nil {
 		return withCode(ExitFailed, fmt.Errorf("the reference runs did not finish: %w", err))
 	}
@@ -394,18 +422,61 @@ func (x *explorer) references(ctx context.Context, files []*scenario.File) error
 			}
 			x.report.References[file.Path] = (a.Duration + b.Duration) / 2
 			noise := explore.Races(file.Scenario, explore.Noise(explore.EndStateOf(a), explore.EndStateOf(b)))
-			x.refs[file.Scenario.Metadata.Name] = &exploreRef{file: file, want: explore.EndStateOf(a), noise: noise}
+			x.refs[file.Scenario.Metadata.Name] = &exploreRef{file: file, want: explore.EndStateOf(a), noise: noise, changes: [2][]results.ObjectChange{a.Changes, b.Changes}}
 		}
 	}
 	return nil
 }
 
-// roundRobin returns the scenarios' plans of kinds in turn: every scenario's first,
+// stepPlans returns the plans of kinds a scenario has as written; with
+// Flip among kinds, a Flip plan without writes first, in the place of the
+// flips its reference runs will give (withFlips).
+func stepPlans(f *scenario.File, kinds []string) []explore.Plan {
+	out := slices.DeleteFunc(explore.Plans(f.Scenario, explore.Components(f.Scenario, true)), func(p explore.Plan) bool { return !slices.Contains(kinds, p.Kind) })
+	if slices.Contains(kinds, explore.Flip) && explore.Flippable(f.Scenario) {
+		out = append([]explore.Plan{{Scenario: f.Scenario.Metadata.Name, Kind: explore.Flip}}, out...)
+	}
+	return out
+}
+
+// flipHolders counts the place-holding Flip plans of stepPlans.
+func flipHolders(plans []explore.Plan) int {
+	n := 0
+	for _, p := range plans {
+		if p.Kind == explore.Flip && p.Held == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// withFlips returns plans with each scenario's place-holding Flip plan
+// replaced by the flips of its reference runs, round robin again.
+func (x *explorer) withFlips(files []*scenario.File, plans []explore.Plan) []explore.Plan {
+	return roundRobin(files, func(f *scenario.File) []explore.Plan {
+		name := f.Scenario.Metadata.Name
+		var out []explore.Plan
+		for _, p := range plans {
+			switch {
+			case p.Scenario != name:
+			case p.Kind == explore.Flip && p.Held == nil:
+				if ref := x.refs[name]; ref != nil {
+					out = append(out, explore.Flips(f.Scenario, ref.changes[0], ref.changes[1])...)
+				}
+			default:
+				out = append(out, p)
+			}
+		}
+		return out
+	})
+}
+
+// roundRobin returns the scenarios' plans in turn: every scenario's first,
 // then every scenario's second, ...
-func roundRobin(files []*scenario.File, kinds []string) []explore.Plan {
+func roundRobin(files []*scenario.File, plansOf func(*scenario.File) []explore.Plan) []explore.Plan {
 	each := make([][]explore.Plan, len(files))
 	for i, f := range files {
-		each[i] = slices.DeleteFunc(explore.Plans(f.Scenario, explore.Components(f.Scenario, true)), func(p explore.Plan) bool { return !slices.Contains(kinds, p.Kind) })
+		each[i] = plansOf(f)
 	}
 	var out []explore.Plan
 	for i := 0; ; i++ {
@@ -443,7 +514,7 @@ func (x *explorer) runPlans(ctx context.Context, plans []explore.Plan) error {
 		files = append(files, file)
 		batch = append(batch, &exploredRun{Plan: p.ID(), File: ref.file.Path, Does: p.String(), plan: p, sc: sc})
 	}
-	done, err := x.runAll(ctx, files)
+	done, err := x.runAll(ctx, files, false)
 	if err != nil {
 		return withCode(ExitFailed, fmt.Errorf("plans did not finish: %w", err))
 	}
@@ -491,7 +562,7 @@ func (x *explorer) confirm(ctx context.Context, found []*exploredRun) error {
 			owner[file.Path] = run
 		}
 	}
-	done, err := x.runAll(ctx, files)
+	done, err := x.runAll(ctx, files, false)
 	if err != nil {
 		return withCode(ExitFailed, fmt.Errorf("confirmation runs did not finish: %w", err))
 	}

@@ -61,7 +61,7 @@ func TestExploreRefusesBeforeTheCluster(t *testing.T) {
 		{[]string{"explore", "--cluster", "kind", "../../../scenarios/examples/"}, "explore runs on envtest only"},
 		{[]string{"explore", "--confirm", "0", "../../../scenarios/examples/"}, "--confirm at least 1"},
 		{[]string{"explore", "--run", "no-such-scenario", "../../../scenarios/examples/"}, "no scenario selected"},
-		{[]string{"explore", "--kind", "restart,flip", "../../../scenarios/examples/"}, `--kind "flip": the kinds of plan are restart, down, stale`},
+		{[]string{"explore", "--kind", "restart,coalesce", "../../../scenarios/examples/"}, `--kind "coalesce": the kinds of plan are restart, down, stale, flip`},
 	} {
 		_, stderr, code := run(t, append(c.args, "-o", t.TempDir())...)
 		if code != ExitUsage || !strings.Contains(stderr, c.want) {

@@ -1,0 +1,370 @@
+package explore
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/trainersim/trainersim/results"
+	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/fieldpath"
+)
+
+// Flip plans: two writes to one TrainJob by different writers, in the order
+// both reference runs showed (a component's write, then a later one of
+// another component or of an actor), run in the other order. A gate holds
+// the first until the second has landed; the scenario's expectations that
+// read what the first changes are checked once it has gone through. The
+// shaker's delays (at most 300 ms) cannot flip two writes seconds apart; a
+// gate does, every time.
+
+// Flip is the kind of an order-flip plan.
+const Flip = "flip"
+
+// FlipGate names the gate a flip plan adds.
+const FlipGate = "explore-flip"
+
+// flipWithin bounds the wait for the second write while the first is
+// held: one that does not come (it waits on the first, or on what the
+// held component would have done meanwhile) leaves the plan not carried
+// out.
+const flipWithin = 30 * time.Second
+
+// FlipWrite is one of a flip plan's two writes, as a reference run recorded
+// it.
+type FlipWrite struct {
+	// Writer is the component (trainer, kueue) or the actor; Actor says
+	// which.
+	Writer string `json:"writer"`
+	Actor  bool   `json:"actor,omitempty"`
+	// Verb and Resource are the request's (patch, trainjobs/status).
+	Verb     string `json:"verb"`
+	Resource string `json:"resource"`
+	// Name is the TrainJob's.
+	Name string `json:"name"`
+	// Step is the index of the step that ran when it landed.
+	Step int `json:"step"`
+	// Field is the leaf the write is told by, From and To its values
+	// (compact JSON, empty where absent).
+	Field string `json:"field"`
+	From  string `json:"from,omitempty"`
+	To    string `json:"to,omitempty"`
+	// Fields are every leaf it changed: the expectations that read one are
+	// checked after it (the held write).
+	Fields []string `json:"fields,omitempty"`
+}
+
+// who names the writer in a step's name.
+func (w FlipWrite) who() string {
+	if w.Actor && w.Writer == "" {
+		return "the admin"
+	}
+	return w.Writer
+}
+
+func (w FlipWrite) String() string {
+	return fmt.Sprintf("%s's %s of %s %s (%s to %s)", w.who(), w.Verb, w.Resource, w.Name, w.Field, orNone(w.To))
+}
+
+// Flips returns the flip plans of a scenario from the changes its two
+// reference runs recorded: for each write of a component to a TrainJob
+// (not its create), each later write to that TrainJob by another writer,
+// when the other reference run has the two in the same order. Pairs that
+// make the same changes (writers, resources, fields) are one plan. Those
+// whose second write is a component's come first: two controllers' order,
+// which no actor's step states.
+func Flips(sc *v1alpha1.Scenario, a, b []results.ObjectChange) []Plan {
+	stepIndex := map[string]int{}
+	for i, st := range sc.Spec.Steps {
+		stepIndex[st.Name] = i
+	}
+	if !Flippable(sc) {
+		return nil
+	}
+	seen := map[string]bool{}
+	var byComponent, byActor []Plan
+	for i, first := range a {
+		held, ok := flipWrite(first, stepIndex)
+		if !ok || first.Actor || first.Verb == "create" || slices.ContainsFunc(a[:i], func(c results.ObjectChange) bool { return like(c, held) }) {
+			// Not a component's, or not the first write like it (the
+			// gate would hold that one).
+			continue
+		}
+		for _, second := range a[i+1:] {
+			if second.Name != first.Name || second.Writer == first.Writer && second.Actor == first.Actor || second.Verb == "create" {
+				continue
+			}
+			until, ok := flipWrite(second, stepIndex)
+			if !ok || until.Step < held.Step {
+				continue
+			}
+			key := held.Writer + " " + held.Resource + " " + strings.Join(held.Fields, ",") + " / " + until.Writer + " " + until.Resource + " " + until.Field
+			if seen[key] || !inOrder(b, held, until) {
+				continue
+			}
+			seen[key] = true
+			p := Plan{Scenario: sc.Metadata.Name, Kind: Flip, Component: held.Writer, Step: held.Step, StepName: sc.Spec.Steps[held.Step].Name,
+				Write: held.Verb + " " + held.Resource, Held: &held, Until: &until}
+			if until.Actor {
+				byActor = append(byActor, p)
+			} else {
+				byComponent = append(byComponent, p)
+			}
+		}
+	}
+	out := append(byComponent, byActor...)
+	// Numbered in order, for their IDs.
+	for i := range out {
+		out[i].Index = i + 1
+	}
+	return out
+}
+
+// flipWrite is a recorded change as a flip plan's write: the leaf it is
+// told by (not a time, the first by path that has a value after), and the
+// index of its step; false for a change in the set-up, or without such a
+// leaf.
+func flipWrite(c results.ObjectChange, stepIndex map[string]int) (FlipWrite, bool) {
+	step, ok := stepIndex[c.Step]
+	if !ok {
+		return FlipWrite{}, false
+	}
+	w := FlipWrite{Writer: c.Writer, Actor: c.Actor, Verb: c.Verb, Resource: c.Resource, Name: c.Name, Step: step}
+	for _, f := range c.Fields {
+		if isTime(f.Path) {
+			continue
+		}
+		w.Fields = append(w.Fields, f.Path)
+		if w.Field == "" && f.To != "" {
+			w.Field, w.From, w.To = f.Path, f.From, f.To
+		}
+	}
+	return w, w.Field != ""
+}
+
+// isTime reports whether a leaf is a time a write stamps (a condition's
+// lastTransitionTime, an entry's time): it tells no write apart.
+func isTime(path string) bool {
+	last := strings.ToLower(fieldpath.Last(path))
+	return last == "time" || strings.HasSuffix(last, "time") || strings.HasSuffix(last, "timestamp")
+}
+
+// inOrder reports whether changes have a write like first before one like
+// second (the same writer, resource, object and field change).
+func inOrder(changes []results.ObjectChange, first, second FlipWrite) bool {
+	i := slices.IndexFunc(changes, func(c results.ObjectChange) bool { return like(c, first) })
+	return i >= 0 && slices.ContainsFunc(changes[i+1:], func(c results.ObjectChange) bool { return like(c, second) })
+}
+
+// like reports whether a change is a write like w: the same writer,
+// resource, object and change of w's field.
+func like(c results.ObjectChange, w FlipWrite) bool {
+	if c.Writer != w.Writer || c.Actor != w.Actor || c.Resource != w.Resource || c.Name != w.Name {
+		return false
+	}
+	return slices.ContainsFunc(c.Fields, func(f results.FieldDiff) bool { return f.Path == w.Field && f.To == w.To })
+}
+
+// Flip's steps, by name.
+func (p Plan) flipWaitStep() string {
+	return StepPrefix + p.Until.who() + "'s write lands while " + p.Held.who() + "'s is held"
+}
+
+func (p Plan) flipReleaseStep() string {
+	return StepPrefix + p.Held.who() + "'s held write goes on"
+}
+
+// applyFlip puts the flip's gate and steps into out, a copy of the
+// scenario: the gate holds the first write from the start; the second
+// write's step runs without its expectations, then (for a component's
+// write) a step waits until it has landed with the first still held, a
+// step releases the gate and checks, as reached since, the expectations of
+// the steps between the two that read what the first changes, and a step
+// checks the second's step's expectations.
+func (p Plan) applyFlip(out *v1alpha1.Scenario) {
+	held, until := p.Held, p.Until
+	// To the value, from any other: the run may reach it from another
+	// (a status written in one patch or two).
+	change := &v1alpha1.GateChange{Field: held.Field, To: decode(held.To)}
+	out.Spec.Gates = append(out.Spec.Gates, v1alpha1.Gate{Name: FlipGate, Component: held.Writer, Verb: held.Verb, Resource: held.Resource, ObjectName: held.Name, Change: change})
+	steps := out.Spec.Steps
+	var moved []v1alpha1.ObjectExpectation
+	var next []v1alpha1.Step
+	for i := range steps {
+		st := steps[i]
+		if i >= held.Step && i < until.Step && st.Expect != nil {
+			e := *st.Expect
+			e.Objects, moved = readsHeld(e.Objects, held, moved)
+			st.Expect = emptyToNil(&e)
+		}
+		if i != until.Step {
+			next = append(next, st)
+			continue
+		}
+		expect := st.Expect
+		st.Expect = nil
+		if _, acts := v1alpha1.VerbOf(&st); acts {
+			next = append(next, st)
+		}
+		if !until.Actor {
+			next = append(next, v1alpha1.Step{Name: p.flipWaitStep(), Expect: &v1alpha1.Expect{
+				Within:  v1alpha1.Duration{Duration: flipWithin},
+				Held:    []v1alpha1.HeldExpectation{{Gate: FlipGate}},
+				Objects: []v1alpha1.ObjectExpectation{landed(until)},
+			}})
+		}
+		release := v1alpha1.Step{Name: p.flipReleaseStep(), Release: &v1alpha1.Release{Gate: FlipGate}}
+		if len(moved) > 0 {
+			// What they read is the held write's, which the second
+			// write's consequences may change right after it lands: each
+			// need only have held at some moment since the release.
+			for i := range moved {
+				moved[i].Reached = true
+			}
+			release.Expect = &v1alpha1.Expect{Objects: moved}
+		}
+		next = append(next, release)
+		last := st.Name
+		if expect != nil {
+			last = st.Name + ": its expectations"
+			next = append(next, v1alpha1.Step{Name: last, Expect: expect})
+		}
+		retargetUntil(out, st.Name, last)
+	}
+	out.Spec.Steps = next
+}
+
+// readsHeld moves from objs to moved the expectations of the held write's
+// object that read a field it changes.
+func readsHeld(objs []v1alpha1.ObjectExpectation, held *FlipWrite, moved []v1alpha1.ObjectExpectation) (keep, out []v1alpha1.ObjectExpectation) {
+	for _, o := range objs {
+		if o.Target.Kind == "TrainJob" && o.Target.Name == held.Name && slices.ContainsFunc(held.Fields, func(f string) bool { return reads(o, f) }) {
+			moved = append(moved, o)
+			continue
+		}
+		keep = append(keep, o)
+	}
+	return keep, moved
+}
+
+// reads reports whether an object expectation's match (or matchAny) says
+// anything of the field at path: of it, of what is under it, or of a
+// value it is in.
+func reads(o v1alpha1.ObjectExpectation, path string) bool {
+	p, err := fieldpath.Parse(path)
+	if err != nil {
+		return true
+	}
+	matches := append([]v1alpha1.Object{o.Match}, o.MatchAny...)
+	return slices.ContainsFunc(matches, func(m v1alpha1.Object) bool { return m != nil && readsAt(map[string]any(m), p) })
+}
+
+func readsAt(v any, p fieldpath.Path) bool {
+	if len(p) == 0 {
+		return true
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if p[0].Kind != fieldpath.FieldKind {
+			return false
+		}
+		child, ok := x[p[0].Name]
+		return ok && readsAt(child, p[1:])
+	case []any:
+		if p[0].Kind == fieldpath.FieldKind {
+			return false
+		}
+		return slices.ContainsFunc(x, func(item any) bool { return readsAt(item, p[1:]) })
+	default:
+		return true // a value the field is in
+	}
+}
+
+// landed is the expectation that the second write has landed: its object
+// has its field's value after it (compared whole when a map or list).
+func landed(w *FlipWrite) v1alpha1.ObjectExpectation {
+	o := v1alpha1.ObjectExpectation{Target: v1alpha1.Target{Kind: "TrainJob", Name: w.Name}}
+	p, err := fieldpath.Parse(w.Field)
+	if err != nil {
+		return o
+	}
+	value := decode(w.To)
+	m, _ := nest(p, value).(map[string]any)
+	o.Match = m
+	switch value.(type) {
+	case map[string]any, []any:
+		o.Exact = []string{w.Field}
+	}
+	return o
+}
+
+// nest builds the partial object that has value at p: a list item by key
+// is an item with the key, one by index an item of its own.
+func nest(p fieldpath.Path, value any) any {
+	if len(p) == 0 {
+		return value
+	}
+	inner := nest(p[1:], value)
+	switch p[0].Kind {
+	case fieldpath.FieldKind:
+		return map[string]any{p[0].Name: inner}
+	default:
+		item, _ := inner.(map[string]any)
+		if item == nil {
+			item = map[string]any{}
+		}
+		for _, k := range p[0].Key {
+			item[k.Name] = decode(k.Value) // a string as it is, else JSON
+		}
+		return []any{item}
+	}
+}
+
+// decode is a compact JSON value as YAML takes it.
+func decode(s string) any {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return s
+	}
+	return v
+}
+
+// emptyToNil is nil for expectations that expect nothing.
+func emptyToNil(e *v1alpha1.Expect) *v1alpha1.Expect {
+	if e.Pods == nil && len(e.Objects) == 0 && len(e.Events) == 0 && len(e.Owners) == 0 && e.NoOverlaps == "" && len(e.Requests) == 0 && e.Holding == "" && len(e.Held) == 0 {
+		return nil
+	}
+	return e
+}
+
+// retargetUntil makes what was to end after step from (a gate's,
+// view's or webhook hold's until) end after step to.
+func retargetUntil(sc *v1alpha1.Scenario, from, to string) {
+	retarget := func(until *string) {
+		if *until == from {
+			*until = to
+		}
+	}
+	for i := range sc.Spec.Webhooks {
+		if h := sc.Spec.Webhooks[i].Hold; h != nil {
+			retarget(&h.Until)
+		}
+	}
+	for i := range sc.Spec.Gates {
+		retarget(&sc.Spec.Gates[i].Until)
+	}
+	for i := range sc.Spec.Views {
+		retarget(&sc.Spec.Views[i].Until)
+	}
+}
+
+// Flippable reports whether a scenario can have flip plans: not one that
+// states its components' lifecycle or explores the interleavings of a
+// concurrently group (Plans).
+func Flippable(sc *v1alpha1.Scenario) bool {
+	return !slices.ContainsFunc(sc.Spec.Steps, func(st v1alpha1.Step) bool {
+		return st.Component != nil || st.Concurrently != nil && st.Concurrently.Interleavings != nil
+	})
+}
