@@ -278,12 +278,17 @@ func TestFlips(t *testing.T) {
 		got = append(got, p.ID()+": "+p.String())
 	}
 	want := []string{
-		"preemption--flip-kueue-step-1-1: kueue's patch of trainjobs low (spec.suspend to false), in step 1, is held until trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, has landed",
-		"preemption--flip-trainer-step-1-2: trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, is held until kueue's update of trainjobs low (spec.suspend to true), in step 3, has landed",
-		"preemption--flip-trainer-step-1-3: trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, is held until kueue's patch of trainjobs low (spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec to {}), in step 3, has landed",
+		"preemption--flip-kueue-step-1-05e45433: kueue's patch of trainjobs low (spec.suspend to false), in step 1, is held until trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, has landed",
+		"preemption--flip-trainer-step-1-d9005296: trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, is held until kueue's update of trainjobs low (spec.suspend to true), in step 3, has landed",
+		"preemption--flip-trainer-step-1-7be42bfa: trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, is held until kueue's patch of trainjobs low (spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec to {}), in step 3, has landed",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("flips (-want +got):\n%s", diff)
+	}
+	// A flip's ID does not depend on the other flips the runs give.
+	fewer := slices.Delete(slices.Clone(changes), 1, 2) // no unsuspend of Kueue's
+	if ids := planIDs(Flips(&sc, fewer, fewer)); !slices.Contains(ids, "preemption--flip-trainer-step-1-7be42bfa") {
+		t.Errorf("the flip's ID changed with the other flips: %v", ids)
 	}
 	// The other run reported the Job active after Kueue's clear: the two
 	// runs disagree on that order, which is no order to flip.
@@ -364,4 +369,12 @@ func TestApplyFlip(t *testing.T) {
 	if v := Judge(plans[2], nil, nil, failedAt("low runs", "high arrives", plans[2].flipWaitStep(), plans[2].flipReleaseStep())); v.Kind != Found {
 		t.Errorf("failed after the release: %s", v.Kind)
 	}
+}
+
+func planIDs(plans []Plan) []string {
+	var out []string
+	for _, p := range plans {
+		out = append(out, p.ID())
+	}
+	return out
 }

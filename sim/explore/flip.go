@@ -3,6 +3,7 @@ package explore
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
@@ -114,12 +115,20 @@ func Flips(sc *v1alpha1.Scenario, a, b []results.ObjectChange) []Plan {
 			}
 		}
 	}
-	out := append(byComponent, byActor...)
-	// Numbered in order, for their IDs.
-	for i := range out {
-		out[i].Index = i + 1
+	return append(byComponent, byActor...)
+}
+
+// flipKey is what a flip plan's ID is made of: the two writes, told by
+// writer, resource, object, step and the change each is told by, so that
+// the same flip has the same ID in every explore (a finding kept in
+// scenarios/found/ is known by it), whatever other flips the reference runs
+// gave.
+func flipKey(held, until *FlipWrite) string {
+	h := fnv.New32a()
+	for _, w := range []*FlipWrite{held, until} {
+		fmt.Fprintf(h, "%s|%t|%s|%s|%d|%s|%s;", w.Writer, w.Actor, w.Resource, w.Name, w.Step, w.Field, w.To)
 	}
-	return out
+	return fmt.Sprintf("%08x", h.Sum32())
 }
 
 // flipWrite is a recorded change as a flip plan's write: the leaf it is

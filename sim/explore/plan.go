@@ -79,16 +79,15 @@ type Plan struct {
 	// Stale plan's component lists stale.
 	Resource string
 	// Held and Until are a Flip plan's writes: Held, Component's, is held
-	// until Until has landed; Index numbers the scenario's flip plans.
+	// until Until has landed.
 	Held, Until *FlipWrite
-	Index       int
 }
 
 // ID names the plan in reports and file names: scenario, kind, component
 // and the step's number (from 1).
 func (p Plan) ID() string {
 	if p.Kind == Flip {
-		return fmt.Sprintf("%s--flip-%s-step-%d-%d", p.Scenario, p.Component, p.Step+1, p.Index)
+		return fmt.Sprintf("%s--flip-%s-step-%d-%s", p.Scenario, p.Component, p.Step+1, flipKey(p.Held, p.Until))
 	}
 	return fmt.Sprintf("%s--%s-%s-step-%d", p.Scenario, p.Kind, p.Component, p.Step+1)
 }
@@ -271,7 +270,7 @@ func (p Plan) Apply(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
 	out := sc.Clone()
 	suffix := fmt.Sprintf("-%d", p.Step+1)
 	if p.Kind == Flip {
-		suffix += fmt.Sprintf("-%d", p.Index)
+		suffix += "-" + flipKey(p.Held, p.Until)
 	}
 	out.Metadata.Name = truncateName(sc.Metadata.Name + "-" + p.Kind + "-" + p.Component + suffix)
 	if out.Metadata.Annotations == nil {
