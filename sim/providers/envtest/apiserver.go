@@ -14,6 +14,7 @@ import (
 
 	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/internal/assets"
+	"github.com/trainersim/trainersim/sim/internal/controlplane"
 	"github.com/trainersim/trainersim/sim/internal/proc"
 	"github.com/trainersim/trainersim/sim/internal/startup"
 	"github.com/trainersim/trainersim/sim/view"
@@ -52,6 +53,9 @@ func (e *Environment) startAPIServer(bins map[string]string) error {
 	e.env.ControlPlane.GetAPIServer().Path = apiserver
 	e.env.ControlPlane.GetAPIServer().CertDir = filepath.Join(e.WorkDir, "kube-apiserver-certs")
 	e.env.ControlPlane.Etcd = &envtest.Etcd{Path: etcd, DataDir: filepath.Join(e.WorkDir, "etcd")}
+	if err := e.reserveWebhookPort(); err != nil {
+		return err
+	}
 	cfg, err := e.env.Start()
 	if err != nil {
 		return fmt.Errorf("failed to start kube-apiserver and etcd: %w", err)
@@ -173,5 +177,22 @@ func writeKubeconfigFile(path string, data []byte) error {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("failed to write kubeconfig %s: %w", path, err)
 	}
+	return nil
+}
+
+// reserveWebhookPort gives the webhook server (where the Trainer's manager
+// serves) a port of controlplane.FreePort: below the kernel's ephemeral
+// range and reserved among trainersim's processes. envtest would take a
+// port the kernel gave it (a listen on :0, closed at once), and until the
+// manager binds it, any outgoing connection can get it as its local port:
+// CI saw the Trainer's manager fail with "bind: address already in use" on
+// such a port. (The API server's and etcd's ports are still envtest's.)
+func (e *Environment) reserveWebhookPort() error {
+	port, err := controlplane.FreePort()
+	if err != nil {
+		return err
+	}
+	hooks := &e.env.WebhookInstallOptions
+	hooks.LocalServingHost, hooks.LocalServingPort = "127.0.0.1", port
 	return nil
 }
