@@ -42,12 +42,10 @@ const (
 // step, in its order, and Flip, which Flips gives from the reference runs.
 var Kinds = []string{Restart, Down, Stale, Flip}
 
-// DefaultKinds are the kinds explore runs unless told: Flip plans each
-// take their component (one worker) to themselves, and run one at a time.
+// DefaultKinds are the kinds explore runs unless told, and those Plans
+// makes from a scenario as written: Flip plans each take their component
+// (one worker) to themselves, and run one at a time.
 var DefaultKinds = []string{Restart, Down, Stale}
-
-// stepKinds are the kinds Plans makes from a scenario as written.
-var stepKinds = []string{Restart, Down, Stale}
 
 // StepPrefix begins the name of each step a plan adds: a component's crash,
 // start or restart, never an expectation.
@@ -62,7 +60,7 @@ const PlanAnnotation = "trainersim.dev/explore-plan"
 type Plan struct {
 	// Scenario is the explored scenario's metadata.name.
 	Scenario string
-	// Kind is Restart or Down.
+	// Kind is one of Kinds.
 	Kind string
 	// Component is the component crashed: a name of a component step.
 	Component string
@@ -166,7 +164,7 @@ func Plans(sc *v1alpha1.Scenario, components []string) []Plan {
 			continue
 		}
 		for _, c := range components {
-			for _, k := range stepKinds {
+			for _, k := range DefaultKinds {
 				p := Plan{Scenario: sc.Metadata.Name, Kind: k, Component: c, Step: i, StepName: steps[i].Name, Write: writeOf(&steps[i])}
 				switch k {
 				case Restart, Stale:

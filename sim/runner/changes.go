@@ -78,11 +78,7 @@ func fieldDiffs(before, after map[string]any) []results.FieldDiff {
 // server owns.
 func withoutServerMetadata(obj map[string]any) any {
 	c, _ := normalize(obj).(map[string]any)
-	if md, ok := c["metadata"].(map[string]any); ok {
-		for _, f := range serverMetadata {
-			delete(md, f)
-		}
-	}
+	deleteServerMetadata(c)
 	return c
 }
 
@@ -120,23 +116,39 @@ func leaves(path, field string, v any, out map[string]any) {
 }
 
 // changes returns the accepted writes to the namespace's TrainJobs the
-// watch saw, each with its writer: a component's from the audit log, an
-// actor's from the scenario's writes (setup and steps), by the
-// resourceVersion each wrote. A version no write is known to have made
-// (a cluster that records no requests) is left out.
-func (s *scenarioRun) changes(setup []results.Write, steps []results.Step) []results.ObjectChange {
+// watch saw, each with its writer (attribute); an audit log that cannot be
+// read is an error: without it no component's write has a writer.
+func (s *scenarioRun) changes(setup []results.Write, steps []results.Step) ([]results.ObjectChange, error) {
 	s.watch.mu.Lock()
 	versions := slices.Clone(s.watch.versions)
 	s.watch.mu.Unlock()
+	var reqs []cluster.ComponentRequest
+	var err error
+	if auditing, ok := s.cluster.(cluster.RequestAuditing); ok {
+		reqs, err = auditing.ComponentRequests(s.ns)
+	}
+	return attribute(versions, reqs, append(slices.Clone(setup), writesOf(steps)...)), err
+}
+
+// writesOf returns the writes of steps, in order.
+func writesOf(steps []results.Step) []results.Write {
+	var out []results.Write
+	for _, st := range steps {
+		out = append(out, st.Writes...)
+	}
+	return out
+}
+
+// attribute gives each version its writer, by the resourceVersion each
+// wrote: a component's from its accepted requests (the audit log), an
+// actor's from the scenario's own writes. A version no write is known to
+// have made (a cluster that records no requests) is left out.
+func attribute(versions []trainJobVersion, reqs []cluster.ComponentRequest, own []results.Write) []results.ObjectChange {
 	type writer struct {
 		who, verb, resource string
 		actor               bool
 	}
 	by := map[string]writer{} // by name and resourceVersion
-	var reqs []cluster.ComponentRequest
-	if auditing, ok := s.cluster.(cluster.RequestAuditing); ok {
-		reqs, _ = auditing.ComponentRequests(s.ns)
-	}
 	for _, r := range reqs {
 		if r.Resource != "trainjobs" || r.Code >= 300 || r.ResourceVersion == "" {
 			continue
@@ -147,25 +159,17 @@ func (s *scenarioRun) changes(setup []results.Write, steps []results.Step) []res
 		}
 		by[r.Name+"@"+r.ResourceVersion] = writer{who: r.Component, verb: r.Verb, resource: res}
 	}
-	own := func(w results.Write) {
+	for _, w := range own {
 		kind, where, _ := strings.Cut(w.Target, " ")
 		if kind != "TrainJob" || w.Status >= 300 || w.ResourceVersionAfter == "" {
-			return
+			continue
 		}
 		name := where[strings.LastIndexByte(where, '/')+1:]
 		verb := w.Verb
 		if verb == "apply" {
-			verb = "patch"
+			verb = "patch" // as the API server records it
 		}
 		by[name+"@"+w.ResourceVersionAfter] = writer{who: w.Actor, verb: verb, resource: "trainjobs", actor: true}
-	}
-	for _, w := range setup {
-		own(w)
-	}
-	for _, st := range steps {
-		for _, w := range st.Writes {
-			own(w)
-		}
 	}
 	var out []results.ObjectChange
 	for _, v := range versions {

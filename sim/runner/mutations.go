@@ -90,6 +90,11 @@ func mutations(p *prepared, stored map[string]any) []results.FieldChange {
 // withoutServerFields deletes status and the server's metadata from obj.
 func withoutServerFields(obj map[string]any) {
 	delete(obj, "status")
+	deleteServerMetadata(obj)
+}
+
+// deleteServerMetadata deletes the metadata the server owns from obj.
+func deleteServerMetadata(obj map[string]any) {
 	if md, ok := obj["metadata"].(map[string]any); ok {
 		for _, f := range serverMetadata {
 			delete(md, f)

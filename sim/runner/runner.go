@@ -573,7 +573,10 @@ func (r *Runner) runPlan(ctx context.Context, p Plan, c cluster.Cluster, watches
 	defer func() {
 		res.Timeline = run.timeline(res.Setup, res.Steps)
 		if r.RecordChanges {
-			res.Changes = run.changes(res.Setup, res.Steps)
+			var err error
+			if res.Changes, err = run.changes(res.Setup, res.Steps); err != nil && res.Timeline != nil {
+				res.Timeline.Problems = append(res.Timeline.Problems, fmt.Sprintf("the writers of the TrainJobs' changes are missing: failed to read the API server's audit log: %v", err))
+			}
 		}
 	}()
 	defer func() {
