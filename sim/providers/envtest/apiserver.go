@@ -2,9 +2,12 @@ package envtest
 
 import (
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -53,7 +56,7 @@ func (e *Environment) startAPIServer(bins map[string]string) error {
 	e.env.ControlPlane.GetAPIServer().Path = apiserver
 	e.env.ControlPlane.GetAPIServer().CertDir = filepath.Join(e.WorkDir, "kube-apiserver-certs")
 	e.env.ControlPlane.Etcd = &envtest.Etcd{Path: etcd, DataDir: filepath.Join(e.WorkDir, "etcd")}
-	if err := e.reserveWebhookPort(); err != nil {
+	if err := e.reservePorts(); err != nil {
 		return err
 	}
 	cfg, err := e.env.Start()
@@ -180,19 +183,32 @@ func writeKubeconfigFile(path string, data []byte) error {
 	return nil
 }
 
-// reserveWebhookPort gives the webhook server (where the Trainer's manager
-// serves) a port of controlplane.FreePort: below the kernel's ephemeral
-// range and reserved among trainersim's processes. envtest would take a
-// port the kernel gave it (a listen on :0, closed at once), and until the
-// manager binds it, any outgoing connection can get it as its local port:
-// CI saw the Trainer's manager fail with "bind: address already in use" on
-// such a port. (The API server's and etcd's ports are still envtest's.)
-func (e *Environment) reserveWebhookPort() error {
-	port, err := controlplane.FreePort()
-	if err != nil {
-		return err
+// reservePorts gives the API server, etcd (its client and peer ports) and
+// the webhook server (where the Trainer's manager serves) ports of
+// controlplane.FreePort: below the kernel's ephemeral range and reserved
+// among trainersim's processes. envtest would take ports the kernel gave
+// it (a listen on :0, closed at once), and until the process binds one,
+// any outgoing connection can get it as its local port: CI saw the
+// Trainer's manager fail with "bind: address already in use" on such a
+// port.
+func (e *Environment) reservePorts() error {
+	ports := make([]int, 4)
+	for i := range ports {
+		port, err := controlplane.FreePort()
+		if err != nil {
+			return err
+		}
+		ports[i] = port
 	}
+	const host = "127.0.0.1"
+	url := func(port int) *url.URL {
+		return &url.URL{Scheme: "http", Host: net.JoinHostPort(host, strconv.Itoa(port))}
+	}
+	api := e.env.ControlPlane.GetAPIServer()
+	api.SecureServing.Address, api.SecureServing.Port = host, strconv.Itoa(ports[0])
+	e.env.ControlPlane.Etcd.URL = url(ports[1])
+	e.env.ControlPlane.Etcd.Configure().Set("listen-peer-urls", url(ports[2]).String())
 	hooks := &e.env.WebhookInstallOptions
-	hooks.LocalServingHost, hooks.LocalServingPort = "127.0.0.1", port
+	hooks.LocalServingHost, hooks.LocalServingPort = host, ports[3]
 	return nil
 }
