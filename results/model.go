@@ -118,18 +118,20 @@ type Scenario struct {
 	// runner observed through watches, on one clock; see Timeline.
 	Timeline *Timeline `json:"timeline,omitempty"`
 	// Changes, for a run told to record them (simctl explore's reference
-	// runs), are the accepted writes to the namespace's TrainJobs, oldest
-	// first, each with its writer and the fields it changed.
+	// runs), are the accepted writes to the namespace's TrainJobs and
+	// JobSets (those the audit log records: their status), oldest first, each with its writer and the fields it changed.
 	Changes []ObjectChange `json:"changes,omitempty"`
 }
 
-// ObjectChange is one accepted write to a TrainJob: who sent it and what
-// it changed, as the runner's watch saw the object before and after it
-// (the write's resourceVersion).
+// ObjectChange is one accepted write to a TrainJob or a JobSet: who sent
+// it and what it changed, as the runner's watch saw the object before and
+// after it (the write's resourceVersion).
 type ObjectChange struct {
 	// At is when the watch saw it; Step the step that ran then.
 	At   time.Time `json:"at"`
 	Step string    `json:"step"`
+	// Kind is the object's: TrainJob or JobSet.
+	Kind string `json:"kind"`
 	// Writer is the component that sent it (identity.Who: trainer, kueue,
 	// ...), or the scenario's actor (Actor true; "" for the admin).
 	Writer string `json:"writer"`
@@ -137,7 +139,8 @@ type ObjectChange struct {
 	// Verb is the request's: create, update or patch (an apply is a
 	// patch, as the API server records it).
 	Verb string `json:"verb"`
-	// Resource is trainjobs, or trainjobs/status for a status write.
+	// Resource is trainjobs, or trainjobs/status for a status write
+	// (jobsets/status).
 	Resource        string `json:"resource"`
 	Name            string `json:"name"`
 	ResourceVersion string `json:"resourceVersion"`

@@ -246,18 +246,20 @@ spec:
       pods: {selector: {matchLabels: {app: high}}, count: 1, phase: Running}
 `
 
-// preemptionChanges are the writes to TrainJob low a reference run of it
-// records: the Trainer reports the Job active in the first step, Kueue
+// preemptionChanges are the writes to TrainJob low (and its JobSet's
+// status) a reference run of it records: the Trainer reports the Job
+// active in the first step, then the JobSet controller its Pod ready; Kueue
 // suspends the job and clears its entry in the third.
 func preemptionChanges() []results.ObjectChange {
 	return []results.ObjectChange{
-		{Step: "low runs", Writer: "sdk", Actor: true, Verb: "create", Resource: "trainjobs", Name: "low"},
-		{Step: "low runs", Writer: "kueue", Verb: "patch", Resource: "trainjobs", Name: "low", Fields: []results.FieldDiff{{Path: "spec.suspend", From: "true", To: "false"}}},
-		{Step: "low runs", Writer: "trainer", Verb: "patch", Resource: "trainjobs/status", Name: "low", Fields: []results.FieldDiff{
+		{Step: "low runs", Writer: "sdk", Actor: true, Verb: "create", Kind: "TrainJob", Resource: "trainjobs", Name: "low"},
+		{Step: "low runs", Writer: "kueue", Verb: "patch", Kind: "TrainJob", Resource: "trainjobs", Name: "low", Fields: []results.FieldDiff{{Path: "spec.suspend", From: "true", To: "false"}}},
+		{Step: "low runs", Writer: "trainer", Verb: "patch", Kind: "TrainJob", Resource: "trainjobs/status", Name: "low", Fields: []results.FieldDiff{
 			{Path: "status.conditions[type=Suspended].lastTransitionTime", From: `"a"`, To: `"b"`},
 			{Path: "status.jobsStatus[name=node].active", From: "0", To: "1"}}},
-		{Step: "kueue preempts low", Writer: "kueue", Verb: "update", Resource: "trainjobs", Name: "low", Fields: []results.FieldDiff{{Path: "spec.suspend", From: "false", To: "true"}}},
-		{Step: "kueue preempts low", Writer: "kueue", Verb: "patch", Resource: "trainjobs", Name: "low", Fields: []results.FieldDiff{
+		{Step: "low runs", Writer: "jobset", Verb: "update", Kind: "JobSet", Resource: "jobsets/status", Name: "low", Fields: []results.FieldDiff{{Path: "status.replicatedJobsStatus[name=node].ready", From: "0", To: "1"}}},
+		{Step: "kueue preempts low", Writer: "kueue", Verb: "update", Kind: "TrainJob", Resource: "trainjobs", Name: "low", Fields: []results.FieldDiff{{Path: "spec.suspend", From: "false", To: "true"}}},
+		{Step: "kueue preempts low", Writer: "kueue", Verb: "patch", Kind: "TrainJob", Resource: "trainjobs", Name: "low", Fields: []results.FieldDiff{
 			{Path: "spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec", To: "{}"},
 			{Path: "spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec.replicatedJobs[name=node].template.spec.template.spec.nodeSelector.gpu", From: `"h100"`}}},
 	}
@@ -265,8 +267,10 @@ func preemptionChanges() []results.ObjectChange {
 
 // TestFlips: a plan for each component's write and each later write of
 // another writer to the same TrainJob that both reference runs order so,
-// the controllers' pairs first; none for an order the other run did not
-// show, nor for the second of two like writes.
+// the controllers' pairs first, a flip of a status write followed by its
+// twin that holds the JobSet's next status write too; none for an order
+// the other run did not show, nor for the second of two like writes, nor
+// for a JobSet's write alone.
 func TestFlips(t *testing.T) {
 	var sc v1alpha1.Scenario
 	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
@@ -280,7 +284,9 @@ func TestFlips(t *testing.T) {
 	want := []string{
 		"preemption--flip-kueue-step-1-05e45433: kueue's patch of trainjobs low (spec.suspend to false), in step 1, is held until trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, has landed",
 		"preemption--flip-trainer-step-1-d9005296: trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, is held until kueue's update of trainjobs low (spec.suspend to true), in step 3, has landed",
+		"preemption--flip-trainer-step-1-58b23ccf: trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, and jobset's update of jobsets/status low (status.replicatedJobsStatus[name=node].ready to 1) after it are held until kueue's update of trainjobs low (spec.suspend to true), in step 3, has landed",
 		"preemption--flip-trainer-step-1-7be42bfa: trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, is held until kueue's patch of trainjobs low (spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec to {}), in step 3, has landed",
+		"preemption--flip-trainer-step-1-3c7febc3: trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, and jobset's update of jobsets/status low (status.replicatedJobsStatus[name=node].ready to 1) after it are held until kueue's patch of trainjobs low (spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec to {}), in step 3, has landed",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("flips (-want +got):\n%s", diff)
@@ -293,7 +299,7 @@ func TestFlips(t *testing.T) {
 	// The other run reported the Job active after Kueue's clear: the two
 	// runs disagree on that order, which is no order to flip.
 	other := slices.Clone(changes)
-	other[2], other[4] = other[4], other[2]
+	other[2], other[5] = other[5], other[2]
 	for _, p := range Flips(&sc, changes, other) {
 		if p.Held.Writer == "trainer" && p.Until.Field != "spec.suspend" {
 			t.Errorf("a flip of an order the runs disagree on: %s", p)
@@ -312,7 +318,7 @@ func TestApplyFlip(t *testing.T) {
 	}
 	changes := preemptionChanges()
 	plans := Flips(&sc, changes, changes)
-	out := plans[2].Apply(&sc)
+	out := plans[3].Apply(&sc)
 	want := []string{
 		"low runs +expect", "high arrives",
 		"explore: kueue's write lands while trainer's is held +expect",
@@ -363,11 +369,65 @@ func TestApplyFlip(t *testing.T) {
 		r.Steps = append(r.Steps, results.Step{Name: "x", Failure: "not true"})
 		return r
 	}
-	if v := Judge(plans[2], nil, nil, failedAt("low runs")); v.Kind != NotCarriedOut {
+	if v := Judge(plans[3], nil, nil, failedAt("low runs")); v.Kind != NotCarriedOut {
 		t.Errorf("failed while held: %s", v.Kind)
 	}
-	if v := Judge(plans[2], nil, nil, failedAt("low runs", "high arrives", plans[2].flipWaitStep(), plans[2].flipReleaseStep())); v.Kind != Found {
+	if v := Judge(plans[3], nil, nil, failedAt("low runs", "high arrives", plans[3].flipWaitStep(), plans[3].lastFlipRelease())); v.Kind != Found {
 		t.Errorf("failed after the release: %s", v.Kind)
+	}
+}
+
+// TestApplyFlipAlso: the twin of a flip of the Trainer's status write holds
+// the JobSet controller's next status write to the JobSet too: a second
+// gate, the wait step holds both, and each goes on in a release step of
+// its own, the Trainer's first; a run that failed between the two
+// releases did not run the order to its end.
+func TestApplyFlipAlso(t *testing.T) {
+	var sc v1alpha1.Scenario
+	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
+		t.Fatal(err)
+	}
+	changes := preemptionChanges()
+	p := Flips(&sc, changes, changes)[4]
+	if p.Also == nil {
+		t.Fatalf("not a twin: %s", p)
+	}
+	out := p.Apply(&sc)
+	want := []string{
+		"low runs +expect", "high arrives",
+		"explore: kueue's write lands while trainer's and jobset's are held +expect",
+		"explore: trainer's held write goes on",
+		"explore: jobset's held write goes on +expect",
+		"kueue preempts low: its expectations +expect",
+	}
+	if diff := cmp.Diff(want, stepNames(out)); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if len(out.Spec.Gates) != 2 {
+		t.Fatalf("gates: %+v", out.Spec.Gates)
+	}
+	g := out.Spec.Gates[1]
+	if g.Name != FlipAlsoGate || g.Component != "jobset" || g.Verb != "update" || g.Resource != "jobsets/status" || g.ObjectName != "low" || g.Change.Field != "status.replicatedJobsStatus[name=node].ready" || g.Change.To != float64(1) {
+		t.Errorf("the JobSet's gate: %+v %+v", g, g.Change)
+	}
+	if held := out.Spec.Steps[2].Expect.Held; len(held) != 2 || held[0].Gate != FlipGate || held[1].Gate != FlipAlsoGate {
+		t.Errorf("the wait step holds both: %+v", held)
+	}
+	if r := out.Spec.Steps[3].Release; r == nil || r.Gate != FlipGate {
+		t.Errorf("the Trainer's write goes on first: %+v", out.Spec.Steps[3])
+	}
+	if r := out.Spec.Steps[4].Release; r == nil || r.Gate != FlipAlsoGate {
+		t.Errorf("then the JobSet's: %+v", out.Spec.Steps[4])
+	}
+	data, err := yaml.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scenario.Load("flip.yaml", data, scenario.Options{}); err != nil {
+		t.Errorf("the plan's scenario does not lint: %v\n%s", err, data)
+	}
+	if v := Judge(p, nil, nil, (results.Scenario{Steps: []results.Step{{Name: out.Spec.Steps[3].Name, Passed: true}, {Name: "x", Failure: "not true"}}})); v.Kind != NotCarriedOut {
+		t.Errorf("failed between the releases: %s", v.Kind)
 	}
 }
 

@@ -20,12 +20,24 @@ import (
 // read what the first changes are checked once it has gone through. The
 // shaker's delays (at most 300 ms) cannot flip two writes seconds apart; a
 // gate does, every time.
+//
+// A TrainJob's status is in part a copy of its JobSet's (the Trainer
+// copies the Jobs' counts), and the two are read by different components:
+// Kueue reads the TrainJob's to tell whether its Job is still active, the
+// Trainer's webhook the JobSet's to let a manager's entry change through.
+// A flip that holds the Trainer's status write to a TrainJob has a twin
+// that also holds the JobSet controller's next status write to the
+// TrainJob's JobSet, so that both statuses stay behind the Pods together.
 
 // Flip is the kind of an order-flip plan.
 const Flip = "flip"
 
-// FlipGate names the gate a flip plan adds.
-const FlipGate = "explore-flip"
+// FlipGate names the gate a flip plan adds, FlipAlsoGate the second one of
+// a flip that holds the JobSet's status write too.
+const (
+	FlipGate     = "explore-flip"
+	FlipAlsoGate = "explore-flip-jobset"
+)
 
 // flipWithin bounds the wait for the second write while the first is
 // held: one that does not come (it waits on the first, or on what the
@@ -43,7 +55,8 @@ type FlipWrite struct {
 	// Verb and Resource are the request's (patch, trainjobs/status).
 	Verb     string `json:"verb"`
 	Resource string `json:"resource"`
-	// Name is the TrainJob's.
+	// Kind is the object's, TrainJob or JobSet; Name is its name.
+	Kind string `json:"kind"`
 	Name string `json:"name"`
 	// Step is the index of the step that ran when it landed.
 	Step int `json:"step"`
@@ -52,8 +65,11 @@ type FlipWrite struct {
 	Field string `json:"field"`
 	From  string `json:"from,omitempty"`
 	To    string `json:"to,omitempty"`
-	// Fields are every leaf it changed: the expectations that read one are
-	// checked after it (the held write).
+	// Fields are every leaf it changed, and for a held write every leaf
+	// its writer changed in that object after it, up to the second write
+	// (a component with one worker, blocked on the held request, writes
+	// none of them meanwhile): the expectations that read one are checked
+	// after it goes on.
 	Fields []string `json:"fields,omitempty"`
 }
 
@@ -69,13 +85,24 @@ func (w FlipWrite) String() string {
 	return fmt.Sprintf("%s's %s of %s %s (%s to %s)", w.who(), w.Verb, w.Resource, w.Name, w.Field, orNone(w.To))
 }
 
+// heldGate is the gate that holds w from the start of the run: the first
+// request of its writer, verb, resource and object that changes its field
+// to its value, from any other (the run may reach it from another: a
+// status written in one patch or two).
+func (w FlipWrite) heldGate(name string) v1alpha1.Gate {
+	change := &v1alpha1.GateChange{Field: w.Field, To: decode(w.To)}
+	return v1alpha1.Gate{Name: name, Component: w.Writer, Verb: w.Verb, Resource: w.Resource, ObjectName: w.Name, Change: change}
+}
+
 // Flips returns the flip plans of a scenario from the changes its two
 // reference runs recorded: for each write of a component to a TrainJob
 // (not its create), each later write to that TrainJob by another writer,
 // when the other reference run has the two in the same order. Pairs that
 // make the same changes (writers, resources, fields) are one plan. Those
 // whose second write is a component's come first: two controllers' order,
-// which no actor's step states.
+// which no actor's step states. A flip that holds a write to a TrainJob's
+// status is followed by its twin that also holds the next status write to
+// the JobSet of that name, by another writer, between the two (alsoHeld).
 func Flips(sc *v1alpha1.Scenario, a, b []results.ObjectChange) []Plan {
 	stepIndex := map[string]int{}
 	for i, st := range sc.Spec.Steps {
@@ -88,13 +115,14 @@ func Flips(sc *v1alpha1.Scenario, a, b []results.ObjectChange) []Plan {
 	var byComponent, byActor []Plan
 	for i, first := range a {
 		held, ok := flipWrite(first, stepIndex)
-		if !ok || first.Actor || first.Verb == "create" || slices.ContainsFunc(a[:i], func(c results.ObjectChange) bool { return like(c, held) }) {
-			// Not a component's, or not the first write like it (the
-			// gate would hold that one).
+		if !ok || first.Kind != "TrainJob" || first.Actor || first.Verb == "create" || slices.ContainsFunc(a[:i], func(c results.ObjectChange) bool { return like(c, held) }) {
+			// Not a component's write to a TrainJob, or not the first
+			// write like it (the gate would hold that one).
 			continue
 		}
-		for _, second := range a[i+1:] {
-			if second.Name != first.Name || second.Writer == first.Writer && second.Actor == first.Actor || second.Verb == "create" {
+		for j := i + 1; j < len(a); j++ {
+			second := a[j]
+			if second.Kind != "TrainJob" || second.Name != first.Name || second.Writer == first.Writer && second.Actor == first.Actor || second.Verb == "create" {
 				continue
 			}
 			until, ok := flipWrite(second, stepIndex)
@@ -106,16 +134,62 @@ func Flips(sc *v1alpha1.Scenario, a, b []results.ObjectChange) []Plan {
 				continue
 			}
 			seen[key] = true
+			h := held
+			h.Fields = laterFields(a[i:j], held)
 			p := Plan{Scenario: sc.Metadata.Name, Kind: Flip, Component: held.Writer, Step: held.Step, StepName: sc.Spec.Steps[held.Step].Name,
-				Write: held.Verb + " " + held.Resource, Held: &held, Until: &until}
+				Write: held.Verb + " " + held.Resource, Held: &h, Until: &until}
+			plans := []Plan{p}
+			if also, ok := alsoHeld(a[i+1:j], b, held, stepIndex); ok {
+				p.Also = &also
+				plans = append(plans, p)
+			}
 			if until.Actor {
-				byActor = append(byActor, p)
+				byActor = append(byActor, plans...)
 			} else {
-				byComponent = append(byComponent, p)
+				byComponent = append(byComponent, plans...)
 			}
 		}
 	}
 	return append(byComponent, byActor...)
+}
+
+// laterFields are the leaves held's writer changed in its object from held
+// (changes[0]) up to the second write: what a run cannot show while held
+// is held.
+func laterFields(changes []results.ObjectChange, held FlipWrite) []string {
+	fields := slices.Clone(held.Fields)
+	for _, c := range changes[1:] {
+		if c.Kind != held.Kind || c.Name != held.Name || c.Writer != held.Writer || c.Actor {
+			continue
+		}
+		for _, f := range c.Fields {
+			if !isTime(f.Path) && !slices.Contains(fields, f.Path) {
+				fields = append(fields, f.Path)
+			}
+		}
+	}
+	return fields
+}
+
+// alsoHeld is the write a flip that holds held, a status write to a
+// TrainJob, holds too: the first status write to the JobSet of that name
+// by another component among between (the changes after held, before the
+// second write), one the other reference run (b) also has after held.
+func alsoHeld(between, b []results.ObjectChange, held FlipWrite, stepIndex map[string]int) (FlipWrite, bool) {
+	if !strings.HasSuffix(held.Resource, "/status") {
+		return FlipWrite{}, false
+	}
+	for _, c := range between {
+		if c.Kind != "JobSet" || c.Name != held.Name || c.Actor || c.Writer == held.Writer || !strings.HasSuffix(c.Resource, "/status") {
+			continue
+		}
+		w, ok := flipWrite(c, stepIndex)
+		if !ok || !inOrder(b, held, w) {
+			return FlipWrite{}, false
+		}
+		return w, true
+	}
+	return FlipWrite{}, false
 }
 
 // flipKey is what a flip plan's ID is made of: the two writes, told by
@@ -123,10 +197,12 @@ func Flips(sc *v1alpha1.Scenario, a, b []results.ObjectChange) []Plan {
 // the same flip has the same ID in every explore (a finding kept in
 // scenarios/found/ is known by it), whatever other flips the reference runs
 // gave.
-func flipKey(held, until *FlipWrite) string {
+func flipKey(held, until, also *FlipWrite) string {
 	h := fnv.New32a()
-	for _, w := range []*FlipWrite{held, until} {
-		fmt.Fprintf(h, "%s|%t|%s|%s|%d|%s|%s;", w.Writer, w.Actor, w.Resource, w.Name, w.Step, w.Field, w.To)
+	for _, w := range []*FlipWrite{held, until, also} {
+		if w != nil {
+			fmt.Fprintf(h, "%s|%t|%s|%s|%d|%s|%s;", w.Writer, w.Actor, w.Resource, w.Name, w.Step, w.Field, w.To)
+		}
 	}
 	return fmt.Sprintf("%08x", h.Sum32())
 }
@@ -140,7 +216,7 @@ func flipWrite(c results.ObjectChange, stepIndex map[string]int) (FlipWrite, boo
 	if !ok {
 		return FlipWrite{}, false
 	}
-	w := FlipWrite{Writer: c.Writer, Actor: c.Actor, Verb: c.Verb, Resource: c.Resource, Name: c.Name, Step: step}
+	w := FlipWrite{Writer: c.Writer, Actor: c.Actor, Verb: c.Verb, Resource: c.Resource, Kind: c.Kind, Name: c.Name, Step: step}
 	for _, f := range c.Fields {
 		if isTime(f.Path) {
 			continue
@@ -170,7 +246,7 @@ func inOrder(changes []results.ObjectChange, first, second FlipWrite) bool {
 // like reports whether a change is a write like w: the same writer,
 // resource, object and change of w's field.
 func like(c results.ObjectChange, w FlipWrite) bool {
-	if c.Writer != w.Writer || c.Actor != w.Actor || c.Resource != w.Resource || c.Name != w.Name {
+	if c.Writer != w.Writer || c.Actor != w.Actor || c.Resource != w.Resource || c.Kind != w.Kind || c.Name != w.Name {
 		return false
 	}
 	return slices.ContainsFunc(c.Fields, func(f results.FieldDiff) bool { return f.Path == w.Field && f.To == w.To })
@@ -178,11 +254,27 @@ func like(c results.ObjectChange, w FlipWrite) bool {
 
 // Flip's steps, by name.
 func (p Plan) flipWaitStep() string {
+	if p.Also != nil {
+		return StepPrefix + p.Until.who() + "'s write lands while " + p.Held.who() + "'s and " + p.Also.who() + "'s are held"
+	}
 	return StepPrefix + p.Until.who() + "'s write lands while " + p.Held.who() + "'s is held"
 }
 
-func (p Plan) flipReleaseStep() string {
-	return StepPrefix + p.Held.who() + "'s held write goes on"
+// flipReleaseSteps name the steps that let the held writes go on: the
+// held one, then the JobSet's when it is held too. The last one checks
+// the moved expectations; a run that failed before it had the order held.
+func (p Plan) flipReleaseSteps() []string {
+	out := []string{StepPrefix + p.Held.who() + "'s held write goes on"}
+	if p.Also != nil {
+		out = append(out, StepPrefix+p.Also.who()+"'s held write goes on")
+	}
+	return out
+}
+
+// lastFlipRelease is the last of flipReleaseSteps.
+func (p Plan) lastFlipRelease() string {
+	steps := p.flipReleaseSteps()
+	return steps[len(steps)-1]
 }
 
 // applyFlip puts the flip's gate and steps into out, a copy of the
@@ -194,10 +286,12 @@ func (p Plan) flipReleaseStep() string {
 // checks the second's step's expectations.
 func (p Plan) applyFlip(out *v1alpha1.Scenario) {
 	held, until := p.Held, p.Until
-	// To the value, from any other: the run may reach it from another
-	// (a status written in one patch or two).
-	change := &v1alpha1.GateChange{Field: held.Field, To: decode(held.To)}
-	out.Spec.Gates = append(out.Spec.Gates, v1alpha1.Gate{Name: FlipGate, Component: held.Writer, Verb: held.Verb, Resource: held.Resource, ObjectName: held.Name, Change: change})
+	heldWrites, gates := []*FlipWrite{held}, []string{FlipGate}
+	out.Spec.Gates = append(out.Spec.Gates, held.heldGate(FlipGate))
+	if p.Also != nil {
+		heldWrites, gates = append(heldWrites, p.Also), append(gates, FlipAlsoGate)
+		out.Spec.Gates = append(out.Spec.Gates, p.Also.heldGate(FlipAlsoGate))
+	}
 	steps := out.Spec.Steps
 	var moved []v1alpha1.ObjectExpectation
 	var next []v1alpha1.Step
@@ -205,7 +299,7 @@ func (p Plan) applyFlip(out *v1alpha1.Scenario) {
 		st := steps[i]
 		if i >= held.Step && i < until.Step && st.Expect != nil {
 			e := *st.Expect
-			e.Objects, moved = readsHeld(e.Objects, held, moved)
+			e.Objects, moved = readsHeld(e.Objects, heldWrites, moved)
 			st.Expect = emptyToNil(&e)
 		}
 		if i != until.Step {
@@ -218,23 +312,26 @@ func (p Plan) applyFlip(out *v1alpha1.Scenario) {
 			next = append(next, st)
 		}
 		if !until.Actor {
-			next = append(next, v1alpha1.Step{Name: p.flipWaitStep(), Expect: &v1alpha1.Expect{
-				Within:  v1alpha1.Duration{Duration: flipWithin},
-				Held:    []v1alpha1.HeldExpectation{{Gate: FlipGate}},
-				Objects: []v1alpha1.ObjectExpectation{landed(until)},
-			}})
-		}
-		release := v1alpha1.Step{Name: p.flipReleaseStep(), Release: &v1alpha1.Release{Gate: FlipGate}}
-		if len(moved) > 0 {
-			// What they read is the held write's, which the second
-			// write's consequences may change right after it lands: each
-			// need only have held at some moment since the release.
-			for i := range moved {
-				moved[i].Reached = true
+			wait := &v1alpha1.Expect{Within: v1alpha1.Duration{Duration: flipWithin}, Objects: []v1alpha1.ObjectExpectation{landed(until)}}
+			for _, g := range gates {
+				wait.Held = append(wait.Held, v1alpha1.HeldExpectation{Gate: g})
 			}
-			release.Expect = &v1alpha1.Expect{Objects: moved}
+			next = append(next, v1alpha1.Step{Name: p.flipWaitStep(), Expect: wait})
 		}
-		next = append(next, release)
+		for k, name := range p.flipReleaseSteps() {
+			release := v1alpha1.Step{Name: name, Release: &v1alpha1.Release{Gate: gates[k]}}
+			if k == len(gates)-1 && len(moved) > 0 {
+				// What they read is the held writes', which the second
+				// write's consequences may change right after it lands:
+				// each need only have held at some moment since the
+				// release.
+				for i := range moved {
+					moved[i].Reached = true
+				}
+				release.Expect = &v1alpha1.Expect{Objects: moved}
+			}
+			next = append(next, release)
+		}
 		last := st.Name
 		if expect != nil {
 			last = st.Name + ": its expectations"
@@ -245,11 +342,13 @@ func (p Plan) applyFlip(out *v1alpha1.Scenario) {
 	out.Spec.Steps = next
 }
 
-// readsHeld moves from objs to moved the expectations of the held write's
+// readsHeld moves from objs to moved the expectations of a held write's
 // object that read a field it changes.
-func readsHeld(objs []v1alpha1.ObjectExpectation, held *FlipWrite, moved []v1alpha1.ObjectExpectation) (keep, out []v1alpha1.ObjectExpectation) {
+func readsHeld(objs []v1alpha1.ObjectExpectation, held []*FlipWrite, moved []v1alpha1.ObjectExpectation) (keep, out []v1alpha1.ObjectExpectation) {
 	for _, o := range objs {
-		if o.Target.Kind == "TrainJob" && o.Target.Name == held.Name && slices.ContainsFunc(held.Fields, func(f string) bool { return reads(o, f) }) {
+		if slices.ContainsFunc(held, func(w *FlipWrite) bool {
+			return o.Target.Kind == w.Kind && o.Target.Name == w.Name && slices.ContainsFunc(w.Fields, func(f string) bool { return reads(o, f) })
+		}) {
 			moved = append(moved, o)
 			continue
 		}

@@ -216,7 +216,7 @@ func Judge(p Plan, want EndState, noise map[string]bool, got results.Scenario) V
 		if strings.HasPrefix(step, StepPrefix) {
 			return Verdict{Kind: NotCarriedOut, FailedStep: step, Failure: failure}
 		}
-		if p.Kind == Flip && !passed(got, p.flipReleaseStep()) {
+		if p.Kind == Flip && !passed(got, p.lastFlipRelease()) {
 			// Failed while the first write was held: the steps before
 			// the second write may wait on what the held component would
 			// have done meanwhile (one worker, blocked on the held

@@ -77,15 +77,16 @@ type Plan struct {
 	// Stale plan's component lists stale.
 	Resource string
 	// Held and Until are a Flip plan's writes: Held, Component's, is held
-	// until Until has landed.
-	Held, Until *FlipWrite
+	// until Until has landed. Also, when set, is held with it: the JobSet
+	// controller's status write to the JobSet of Held's TrainJob.
+	Held, Until, Also *FlipWrite
 }
 
 // ID names the plan in reports and file names: scenario, kind, component
 // and the step's number (from 1).
 func (p Plan) ID() string {
 	if p.Kind == Flip {
-		return fmt.Sprintf("%s--flip-%s-step-%d-%s", p.Scenario, p.Component, p.Step+1, flipKey(p.Held, p.Until))
+		return fmt.Sprintf("%s--flip-%s-step-%d-%s", p.Scenario, p.Component, p.Step+1, flipKey(p.Held, p.Until, p.Also))
 	}
 	return fmt.Sprintf("%s--%s-%s-step-%d", p.Scenario, p.Kind, p.Component, p.Step+1)
 }
@@ -96,6 +97,9 @@ func (p Plan) String() string {
 	case Restart:
 		return fmt.Sprintf("%s restarts after step %d (%q)", p.Component, p.Step+1, p.StepName)
 	case Flip:
+		if p.Also != nil {
+			return fmt.Sprintf("%s, in step %d, and %s after it are held until %s, in step %d, has landed", p.Held, p.Held.Step+1, p.Also, p.Until, p.Until.Step+1)
+		}
 		return fmt.Sprintf("%s, in step %d, is held until %s, in step %d, has landed", p.Held, p.Held.Step+1, p.Until, p.Until.Step+1)
 	case Stale:
 		return fmt.Sprintf("%s restarts after step %d (%q) and lists %s as they were before its write", p.Component, p.Step+1, p.StepName, p.Resource)
@@ -268,7 +272,7 @@ func (p Plan) Apply(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
 	out := sc.Clone()
 	suffix := fmt.Sprintf("-%d", p.Step+1)
 	if p.Kind == Flip {
-		suffix += "-" + flipKey(p.Held, p.Until)
+		suffix += "-" + flipKey(p.Held, p.Until, p.Also)
 	}
 	out.Metadata.Name = truncateName(sc.Metadata.Name + "-" + p.Kind + "-" + p.Component + suffix)
 	if out.Metadata.Annotations == nil {

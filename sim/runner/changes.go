@@ -13,24 +13,32 @@ import (
 	"github.com/trainersim/trainersim/sim/fieldpath"
 )
 
-// The accepted writes to TrainJobs with their writers and the fields they
-// changed (Runner.RecordChanges): what simctl explore flips the order of.
-// The watch gives each version of a TrainJob with the one before it; the
-// API server's audit log (the components') and the scenario's own writes
-// (the actors') say who wrote which resourceVersion.
+// The accepted writes to TrainJobs and to the JobSets' status, with their
+// writers and the fields they changed (Runner.RecordChanges): what simctl
+// explore flips the order of. The watch gives each version of an object
+// with the one before it; the API server's audit log (the components') and
+// the scenario's own writes (the actors') say who wrote which
+// resourceVersion.
 
 // changeKeys name, by a list's field, the key its items are told apart by
-// in a change's paths, beside mergeKeys: a TrainJob's status lists.
+// in a change's paths, beside mergeKeys: a TrainJob's and a JobSet's
+// status lists.
 var changeKeys = map[string]string{
-	"conditions": "type",
-	"jobsStatus": "name",
+	"conditions":           "type",
+	"jobsStatus":           "name",
+	"replicatedJobsStatus": "name",
 }
 
-// trainJobVersion is one version of a TrainJob the watch saw, with the
-// leaves that changed from the version before.
-type trainJobVersion struct {
+// recordedKinds are the kinds whose versions a watcher that records
+// changes records, with their resource.
+var recordedKinds = map[string]string{"TrainJob": "trainjobs", "JobSet": "jobsets"}
+
+// objectVersion is one version of a TrainJob or JobSet the watch saw, with
+// the leaves that changed from the version before.
+type objectVersion struct {
 	at     time.Time
 	step   string
+	kind   string
 	name   string
 	rv     string
 	create bool
@@ -40,10 +48,10 @@ type trainJobVersion struct {
 // recordVersion records obj's change from old (nil: created), when the
 // watcher records changes; w.mu is held.
 func (w *watcher) recordVersion(kind string, old, obj *unstructured.Unstructured, at time.Time) {
-	if !w.recordChanges || kind != "TrainJob" || obj == nil {
+	if _, ok := recordedKinds[kind]; !ok || !w.recordChanges || obj == nil {
 		return
 	}
-	v := trainJobVersion{at: at, step: w.step, name: obj.GetName(), rv: obj.GetResourceVersion(), create: old == nil}
+	v := objectVersion{at: at, step: w.step, kind: kind, name: obj.GetName(), rv: obj.GetResourceVersion(), create: old == nil}
 	if old != nil {
 		v.fields = fieldDiffs(old.Object, obj.Object)
 	}
@@ -115,8 +123,8 @@ func leaves(path, field string, v any, out map[string]any) {
 	}
 }
 
-// changes returns the accepted writes to the namespace's TrainJobs the
-// watch saw, each with its writer (attribute); an audit log that cannot be
+// changes returns the accepted writes to the namespace's TrainJobs and
+// JobSets the watch saw, each with its writer (attribute); an audit log that cannot be
 // read is an error: without it no component's write has a writer.
 func (s *scenarioRun) changes(setup []results.Write, steps []results.Step) ([]results.ObjectChange, error) {
 	s.watch.mu.Lock()
@@ -143,21 +151,21 @@ func writesOf(steps []results.Step) []results.Write {
 // wrote: a component's from its accepted requests (the audit log), an
 // actor's from the scenario's own writes. A version no write is known to
 // have made (a cluster that records no requests) is left out.
-func attribute(versions []trainJobVersion, reqs []cluster.ComponentRequest, own []results.Write) []results.ObjectChange {
+func attribute(versions []objectVersion, reqs []cluster.ComponentRequest, own []results.Write) []results.ObjectChange {
 	type writer struct {
 		who, verb, resource string
 		actor               bool
 	}
-	by := map[string]writer{} // by name and resourceVersion
+	by := map[string]writer{} // by resource, name and resourceVersion
 	for _, r := range reqs {
-		if r.Resource != "trainjobs" || r.Code >= 300 || r.ResourceVersion == "" {
+		if r.Code >= 300 || r.ResourceVersion == "" {
 			continue
 		}
 		res := r.Resource
 		if r.Subresource != "" {
 			res += "/" + r.Subresource
 		}
-		by[r.Name+"@"+r.ResourceVersion] = writer{who: r.Component, verb: r.Verb, resource: res}
+		by[r.Resource+" "+r.Name+"@"+r.ResourceVersion] = writer{who: r.Component, verb: r.Verb, resource: res}
 	}
 	for _, w := range own {
 		kind, where, _ := strings.Cut(w.Target, " ")
@@ -169,15 +177,15 @@ func attribute(versions []trainJobVersion, reqs []cluster.ComponentRequest, own 
 		if verb == "apply" {
 			verb = "patch" // as the API server records it
 		}
-		by[name+"@"+w.ResourceVersionAfter] = writer{who: w.Actor, verb: verb, resource: "trainjobs", actor: true}
+		by["trainjobs "+name+"@"+w.ResourceVersionAfter] = writer{who: w.Actor, verb: verb, resource: "trainjobs", actor: true}
 	}
 	var out []results.ObjectChange
 	for _, v := range versions {
-		w, ok := by[v.name+"@"+v.rv]
+		w, ok := by[recordedKinds[v.kind]+" "+v.name+"@"+v.rv]
 		if !ok {
 			continue
 		}
-		c := results.ObjectChange{At: v.at, Step: v.step, Writer: w.who, Actor: w.actor, Verb: w.verb, Resource: w.resource, Name: v.name, ResourceVersion: v.rv, Fields: v.fields}
+		c := results.ObjectChange{At: v.at, Step: v.step, Kind: v.kind, Writer: w.who, Actor: w.actor, Verb: w.verb, Resource: w.resource, Name: v.name, ResourceVersion: v.rv, Fields: v.fields}
 		if v.create {
 			c.Verb = "create"
 		}

@@ -291,7 +291,7 @@ type watcher struct {
 	// recordChanges keeps versions: each TrainJob version seen, with what
 	// changed (Runner.RecordChanges).
 	recordChanges bool
-	versions      []trainJobVersion
+	versions      []objectVersion
 	// last is when the last reaction was observed.
 	last     time.Time
 	entries  []results.TimelineEntry

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +41,7 @@ type exploreFlags struct {
 	parallel int
 	timeout  time.Duration
 	run      string
+	plan     string
 	labels   []string
 	fixtures string
 	known    string
@@ -86,6 +88,10 @@ file that replays it.
               both runs showed, a gate holds the first until the second has
               landed, so the other order runs every time; the expectations
               that read what the first changes are checked after it goes on.
+              A flip of a write to a TrainJob's status has a twin that holds
+              the JobSet controller's next status write to its JobSet too
+              (the Trainer copies one into the other; Kueue reads the
+              TrainJob's, the Trainer's webhook the JobSet's).
               A scenario's flips come before its other plans: two managers'
               writes to one TrainJob are what this tool is for. Only with
               --kind flip: each flip holds a write of a component that has
@@ -156,6 +162,7 @@ not be started.`,
 	fl.IntVar(&f.parallel, "parallel", 0, "plans run at once; 0: six times the CPUs, as simctl run")
 	fl.DurationVar(&f.timeout, "timeout", runner.DefaultScenarioTimeout, "time limit of each run")
 	fl.StringVar(&f.run, "run", "", "explore only scenarios whose name matches this regular expression")
+	fl.StringVar(&f.plan, "plan", "", "run only plans whose ID (a finding's file name, its annotation "+explore.PlanAnnotation+") matches this regular expression: replay one plan, or one kind")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "explore only scenarios with this label, key=value (repeatable: all must match)")
 	fl.DurationVar(&f.settle, "settle", 2*time.Second, "before a run's end state is read, its namespace has had no change for this long (at most 30s; one that never does differs in that)")
 	fl.StringSliceVar(&f.kinds, "kind", explore.DefaultKinds, "plan kinds to run (comma-separated, repeatable): "+strings.Join(explore.Kinds, ", ")+"; flip only when asked, its plans take their component to themselves")
@@ -234,6 +241,15 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 		}
 	}
 	kinds := f.kinds
+	planRE, err := regexp.Compile(f.plan)
+	if err != nil {
+		return withCode(ExitUsage, fmt.Errorf("invalid --plan: %w", err))
+	}
+	// A flip's ID is known once its scenario's reference runs are: the
+	// place-holding flip plan stays until then.
+	chosen := func(p explore.Plan) bool {
+		return p.Kind == explore.Flip && p.Held == nil || planRE.MatchString(p.ID())
+	}
 	o, err := f.cluster.options("")
 	if err != nil {
 		return err
@@ -257,9 +273,11 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	// The plans come from the scenarios as written, before any run:
 	// those --plans keeps decide which scenarios the reference runs are
 	// for.
-	plans := roundRobin(files, func(f *scenario.File) []explore.Plan { return stepPlans(f, kinds) })
+	plans := roundRobin(files, func(f *scenario.File) []explore.Plan {
+		return slices.DeleteFunc(stepPlans(f, kinds), func(p explore.Plan) bool { return !chosen(p) })
+	})
 	if len(plans) == 0 {
-		return withCode(ExitUsage, errors.New("no plan: every scenario selected has a component step of its own, explores interleavings, or writes nothing"))
+		return withCode(ExitUsage, errors.New("no plan: every scenario selected has a component step of its own, explores interleavings, or writes nothing, or no plan matches --plan"))
 	}
 	// Place-holding flip plans are not plans (withFlips).
 	planned := len(plans) - flipHolders(plans)
@@ -302,7 +320,7 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	if slices.Contains(kinds, explore.Flip) {
 		// The flips, from what the reference runs recorded, in the
 		// place of each scenario's first plan.
-		plans = x.withFlips(files, plans)
+		plans = slices.DeleteFunc(x.withFlips(files, plans), func(p explore.Plan) bool { return !chosen(p) })
 		x.report.Plans = planned + len(slices.DeleteFunc(slices.Clone(plans), func(p explore.Plan) bool { return p.Kind != explore.Flip }))
 		if f.plans > 0 && len(plans) > f.plans {
 			plans = plans[:f.plans]
@@ -361,13 +379,24 @@ func (x *explorer) load(sc *v1alpha1.Scenario, what, fixtures string) (*scenario
 }
 
 // runAll runs files at once, each in its own namespace, and returns their
-// results by path.
+// results by path; a plan's run (not record) says when it ends.
 func (x *explorer) runAll(ctx context.Context, files []*scenario.File, record bool) (map[string]results.Scenario, error) {
 	// Not Discarded: an explore runs thousands of scenarios on one
 	// cluster, whose nodes (each renewing its Lease) and namespaces would
 	// pile up and slow every later run; each run's are deleted as on a
 	// kept cluster.
-	done, err := runFiles(ctx, &runner.Runner{Cluster: x.cluster, Parallel: x.parallel, ScenarioTimeout: x.f.timeout, Watches: x.watches, Settle: x.f.settle, RecordChanges: record}, files)
+	r := &runner.Runner{Cluster: x.cluster, Parallel: x.parallel, ScenarioTimeout: x.f.timeout, Watches: x.watches, Settle: x.f.settle, RecordChanges: record}
+	if !record {
+		// A plan's run can take a minute, and a batch of plans that
+		// take their component to themselves runs one after another:
+		// a line as each ends, not only at the batch's end.
+		ended := 0
+		r.OnScenario = func(sc *results.Scenario) {
+			ended++
+			fmt.Fprintf(x.streams.Err, "    %d of %d ended: %s (%s)\n", ended, len(files), sc.Name, sc.Duration.Round(time.Second))
+		}
+	}
+	done, err := runFiles(ctx, r, files)
 	if err != nil {
 		return nil, err
 	}

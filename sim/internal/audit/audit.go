@@ -31,9 +31,10 @@ import (
 
 // Policy records the writes of every component's user (and of
 // kube-controller-manager's controllers' accounts): who, what and the answer
-// (level Metadata), once answered; for TrainJobs, the request and response
-// objects too (RequestResponse), whose resourceVersions say which write a
-// 409 Conflict lost to. Leases, Events and Nodes, which components write all
+// (level Metadata), once answered; for TrainJobs and the JobSets' status,
+// the request and response objects too (RequestResponse), whose
+// resourceVersions say which write a 409 Conflict lost to and which
+// version of the object each write made (the writes simctl explore flips). Leases, Events and Nodes, which components write all
 // the time (heartbeats), and everything else are not recorded.
 func Policy() string { return policy(false) }
 
@@ -111,6 +112,8 @@ func policy(record bool) string {
   resources:
   - group: trainer.kubeflow.org
     resources: [trainjobs, trainjobs/status]
+  - group: jobset.x-k8s.io
+    resources: [jobsets/status]
 `
 	if record {
 		rules += `- level: RequestResponse
