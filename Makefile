@@ -259,12 +259,15 @@ shake: run-assets build ## Run the corpus SHAKE times (default 2) with seeded de
 # make explore runs a bounded explore of the corpus (simctl explore --help):
 # the first EXPLORE_PLANS plans, round robin over the scenarios (the same
 # plans every time for the same corpus), and fails on a confirmed finding
-# that no scenario of scenarios/found/ states.
+# that no scenario of scenarios/found/ states. Then the plans of the findings
+# kept in scenarios/found/ run again, each from the scenario it was found in,
+# and it fails on one that is not found again (LOST).
 EXPLORE_PLANS ?= 40
 
 .PHONY: explore
-explore: run-assets build ## Explore the corpus, bounded: its first EXPLORE_PLANS plans (default 40), a component restarted, down or restarted onto a stale list around a write; fail on a confirmed finding scenarios/found/ does not hold; reports in reports/explore/.
+explore: run-assets build ## Explore the corpus, bounded: its first EXPLORE_PLANS plans (default 40), a component restarted, down or restarted onto a stale list around a write; fail on a confirmed finding scenarios/found/ does not hold; then find each finding of scenarios/found/ again from its scenario; reports in reports/explore/ and reports/explore-found/.
 	$(SIMCTL) explore scenarios/ --plans $(EXPLORE_PLANS) --known scenarios/found -o $(PROJECT_DIR)/reports/explore
+	$(SIMCTL) explore scenarios/ --kind restart,down,stale,flip --found scenarios/found -o $(PROJECT_DIR)/reports/explore-found
 
 # make soak runs the corpus SOAK times in a row, each on a cluster of its own,
 # and hack/soak prints every scenario whose verdict changed between runs.

@@ -138,8 +138,8 @@ func TestApply(t *testing.T) {
 	}
 	long := Plan{Scenario: "x", Kind: Restart, Component: "kube-controller-manager", Step: 2}
 	sc.Metadata.Name = "a-scenario-whose-name-is-already-fifty-characters"
-	if n := long.Apply(sc).Metadata.Name; len(n) > 63 || n[0] == '-' {
-		t.Errorf("name %q: over 63 characters or starts with -", n)
+	if n := long.Apply(sc).Metadata.Name; n != "a-scenario-whose-name-is-alre-restart-kube-controller-manager-3" {
+		t.Errorf("name %q: the scenario's name cut, the plan's part whole, within 63 characters", n)
 	}
 }
 
@@ -247,17 +247,24 @@ spec:
 `
 
 // preemptionChanges are the writes to TrainJob low (and its JobSet's
-// status) a reference run of it records: the Trainer reports the Job
-// active in the first step, then the JobSet controller its Pod ready; Kueue
-// suspends the job and clears its entry in the third.
+// status) a reference run of it records: in the first step Kueue
+// unsuspends it, the Trainer reports it resumed, the JobSet controller
+// reports its Job resumed and then active, and the Trainer copies both
+// counts (only the active one is a twin's: the suspended count's write
+// comes first, and the JobSet controller's worker held on it would keep
+// the Job from resuming); Kueue suspends the job and clears its entry in the third.
 func preemptionChanges() []results.ObjectChange {
 	return []results.ObjectChange{
 		{Step: "low runs", Writer: "sdk", Actor: true, Verb: "create", Kind: "TrainJob", Resource: "trainjobs", Name: "low"},
 		{Step: "low runs", Writer: "kueue", Verb: "patch", Kind: "TrainJob", Resource: "trainjobs", Name: "low", Fields: []results.FieldDiff{{Path: "spec.suspend", From: "true", To: "false"}}},
 		{Step: "low runs", Writer: "trainer", Verb: "patch", Kind: "TrainJob", Resource: "trainjobs/status", Name: "low", Fields: []results.FieldDiff{
 			{Path: "status.conditions[type=Suspended].lastTransitionTime", From: `"a"`, To: `"b"`},
-			{Path: "status.jobsStatus[name=node].active", From: "0", To: "1"}}},
-		{Step: "low runs", Writer: "jobset", Verb: "update", Kind: "JobSet", Resource: "jobsets/status", Name: "low", Fields: []results.FieldDiff{{Path: "status.replicatedJobsStatus[name=node].ready", From: "0", To: "1"}}},
+			{Path: "status.conditions[type=Suspended].status", From: `"True"`, To: `"False"`}}},
+		{Step: "low runs", Writer: "jobset", Verb: "update", Kind: "JobSet", Resource: "jobsets/status", Name: "low", Fields: []results.FieldDiff{{Path: "status.replicatedJobsStatus[name=node].suspended", From: "1", To: "0"}}},
+		{Step: "low runs", Writer: "jobset", Verb: "update", Kind: "JobSet", Resource: "jobsets/status", Name: "low", Fields: []results.FieldDiff{{Path: "status.replicatedJobsStatus[name=node].active", From: "0", To: "1"}}},
+		{Step: "low runs", Writer: "trainer", Verb: "patch", Kind: "TrainJob", Resource: "trainjobs/status", Name: "low", Fields: []results.FieldDiff{
+			{Path: "status.jobsStatus[name=node].active", From: "0", To: "1"},
+			{Path: "status.jobsStatus[name=node].suspended", From: "1", To: "0"}}},
 		{Step: "kueue preempts low", Writer: "kueue", Verb: "update", Kind: "TrainJob", Resource: "trainjobs", Name: "low", Fields: []results.FieldDiff{{Path: "spec.suspend", From: "false", To: "true"}}},
 		{Step: "kueue preempts low", Writer: "kueue", Verb: "patch", Kind: "TrainJob", Resource: "trainjobs", Name: "low", Fields: []results.FieldDiff{
 			{Path: "spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec", To: "{}"},
@@ -282,11 +289,14 @@ func TestFlips(t *testing.T) {
 		got = append(got, p.ID()+": "+p.String())
 	}
 	want := []string{
+		"preemption--flip-kueue-step-1-382f9e93: kueue's patch of trainjobs low (spec.suspend to false), in step 1, is held until trainer's patch of trainjobs/status low (status.conditions[type=Suspended].status to \"False\"), in step 1, has landed",
 		"preemption--flip-kueue-step-1-05e45433: kueue's patch of trainjobs low (spec.suspend to false), in step 1, is held until trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, has landed",
+		"preemption--flip-trainer-step-1-7f17e0a8: trainer's patch of trainjobs/status low (status.conditions[type=Suspended].status to \"False\"), in step 1, is held until kueue's update of trainjobs low (spec.suspend to true), in step 3, has landed",
+		"preemption--flip-trainer-step-1-a4acf2b2: trainer's patch of trainjobs/status low (status.conditions[type=Suspended].status to \"False\"), in step 1, and jobset's update of jobsets/status low (status.replicatedJobsStatus[name=node].active to 1) after it are held until kueue's update of trainjobs low (spec.suspend to true), in step 3, has landed",
+		"preemption--flip-trainer-step-1-a0d3e360: trainer's patch of trainjobs/status low (status.conditions[type=Suspended].status to \"False\"), in step 1, is held until kueue's patch of trainjobs low (spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec to {}), in step 3, has landed",
+		"preemption--flip-trainer-step-1-08e1341a: trainer's patch of trainjobs/status low (status.conditions[type=Suspended].status to \"False\"), in step 1, and jobset's update of jobsets/status low (status.replicatedJobsStatus[name=node].active to 1) after it are held until kueue's patch of trainjobs low (spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec to {}), in step 3, has landed",
 		"preemption--flip-trainer-step-1-d9005296: trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, is held until kueue's update of trainjobs low (spec.suspend to true), in step 3, has landed",
-		"preemption--flip-trainer-step-1-58b23ccf: trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, and jobset's update of jobsets/status low (status.replicatedJobsStatus[name=node].ready to 1) after it are held until kueue's update of trainjobs low (spec.suspend to true), in step 3, has landed",
 		"preemption--flip-trainer-step-1-7be42bfa: trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, is held until kueue's patch of trainjobs low (spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec to {}), in step 3, has landed",
-		"preemption--flip-trainer-step-1-3c7febc3: trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, and jobset's update of jobsets/status low (status.replicatedJobsStatus[name=node].ready to 1) after it are held until kueue's patch of trainjobs low (spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec to {}), in step 3, has landed",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("flips (-want +got):\n%s", diff)
@@ -299,9 +309,9 @@ func TestFlips(t *testing.T) {
 	// The other run reported the Job active after Kueue's clear: the two
 	// runs disagree on that order, which is no order to flip.
 	other := slices.Clone(changes)
-	other[2], other[5] = other[5], other[2]
+	other[5], other[7] = other[7], other[5]
 	for _, p := range Flips(&sc, changes, other) {
-		if p.Held.Writer == "trainer" && p.Until.Field != "spec.suspend" {
+		if p.Held.Field == "status.jobsStatus[name=node].active" && p.Until.Field != "spec.suspend" {
 			t.Errorf("a flip of an order the runs disagree on: %s", p)
 		}
 	}
@@ -318,7 +328,8 @@ func TestApplyFlip(t *testing.T) {
 	}
 	changes := preemptionChanges()
 	plans := Flips(&sc, changes, changes)
-	out := plans[3].Apply(&sc)
+	p := plans[7]
+	out := p.Apply(&sc)
 	want := []string{
 		"low runs +expect", "high arrives",
 		"explore: kueue's write lands while trainer's is held +expect",
@@ -369,26 +380,28 @@ func TestApplyFlip(t *testing.T) {
 		r.Steps = append(r.Steps, results.Step{Name: "x", Failure: "not true"})
 		return r
 	}
-	if v := Judge(plans[3], nil, nil, failedAt("low runs")); v.Kind != NotCarriedOut {
+	if v := Judge(p, nil, nil, failedAt("low runs")); v.Kind != NotCarriedOut {
 		t.Errorf("failed while held: %s", v.Kind)
 	}
-	if v := Judge(plans[3], nil, nil, failedAt("low runs", "high arrives", plans[3].flipWaitStep(), plans[3].lastFlipRelease())); v.Kind != Found {
+	if v := Judge(p, nil, nil, failedAt("low runs", "high arrives", p.flipWaitStep(), p.lastFlipRelease())); v.Kind != Found {
 		t.Errorf("failed after the release: %s", v.Kind)
 	}
 }
 
 // TestApplyFlipAlso: the twin of a flip of the Trainer's status write holds
-// the JobSet controller's next status write to the JobSet too: a second
-// gate, the wait step holds both, and each goes on in a release step of
-// its own, the Trainer's first; a run that failed between the two
-// releases did not run the order to its end.
+// the JobSet controller's status write that the Trainer copies later (the
+// Job's active count, not the resume before it) too: a second gate, the
+// wait step holds both, and each goes on in a release step of its own,
+// the Trainer's first, with the expectation of what the Trainer writes
+// after its held write (jobsStatus) checked then; a run that failed
+// between the two releases did not run the order to its end.
 func TestApplyFlipAlso(t *testing.T) {
 	var sc v1alpha1.Scenario
 	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
 		t.Fatal(err)
 	}
 	changes := preemptionChanges()
-	p := Flips(&sc, changes, changes)[4]
+	p := Flips(&sc, changes, changes)[5]
 	if p.Also == nil {
 		t.Fatalf("not a twin: %s", p)
 	}
@@ -407,7 +420,7 @@ func TestApplyFlipAlso(t *testing.T) {
 		t.Fatalf("gates: %+v", out.Spec.Gates)
 	}
 	g := out.Spec.Gates[1]
-	if g.Name != FlipAlsoGate || g.Component != "jobset" || g.Verb != "update" || g.Resource != "jobsets/status" || g.ObjectName != "low" || g.Change.Field != "status.replicatedJobsStatus[name=node].ready" || g.Change.To != float64(1) {
+	if g.Name != FlipAlsoGate || g.Component != "jobset" || g.Verb != "update" || g.Resource != "jobsets/status" || g.ObjectName != "low" || g.Change.Field != "status.replicatedJobsStatus[name=node].active" || g.Change.To != float64(1) {
 		t.Errorf("the JobSet's gate: %+v %+v", g, g.Change)
 	}
 	if held := out.Spec.Steps[2].Expect.Held; len(held) != 2 || held[0].Gate != FlipGate || held[1].Gate != FlipAlsoGate {
@@ -416,8 +429,8 @@ func TestApplyFlipAlso(t *testing.T) {
 	if r := out.Spec.Steps[3].Release; r == nil || r.Gate != FlipGate {
 		t.Errorf("the Trainer's write goes on first: %+v", out.Spec.Steps[3])
 	}
-	if r := out.Spec.Steps[4].Release; r == nil || r.Gate != FlipAlsoGate {
-		t.Errorf("then the JobSet's: %+v", out.Spec.Steps[4])
+	if r := out.Spec.Steps[4].Release; r == nil || r.Gate != FlipAlsoGate || out.Spec.Steps[4].Expect == nil || len(out.Spec.Steps[4].Expect.Objects) != 1 || out.Spec.Steps[4].Expect.Objects[0].Match["status"] == nil {
+		t.Errorf("then the JobSet's, with the jobsStatus expectation: %+v", out.Spec.Steps[4])
 	}
 	data, err := yaml.Marshal(out)
 	if err != nil {

@@ -26,8 +26,9 @@ import (
 // Kueue reads the TrainJob's to tell whether its Job is still active, the
 // Trainer's webhook the JobSet's to let a manager's entry change through.
 // A flip that holds the Trainer's status write to a TrainJob has a twin
-// that also holds the JobSet controller's next status write to the
-// TrainJob's JobSet, so that both statuses stay behind the Pods together.
+// that also holds the JobSet controller's status write to the TrainJob's
+// JobSet that reports the Job active (the count the Trainer copies), so
+// that both statuses stay behind the Pods together.
 
 // Flip is the kind of an order-flip plan.
 const Flip = "flip"
@@ -101,8 +102,9 @@ func (w FlipWrite) heldGate(name string) v1alpha1.Gate {
 // make the same changes (writers, resources, fields) are one plan. Those
 // whose second write is a component's come first: two controllers' order,
 // which no actor's step states. A flip that holds a write to a TrainJob's
-// status is followed by its twin that also holds the next status write to
-// the JobSet of that name, by another writer, between the two (alsoHeld).
+// status is followed by its twin that also holds the status write to the
+// JobSet of that name, between the two, whose active count the held
+// write's component copies later (alsoHeld).
 func Flips(sc *v1alpha1.Scenario, a, b []results.ObjectChange) []Plan {
 	stepIndex := map[string]int{}
 	for i, st := range sc.Spec.Steps {
@@ -172,24 +174,63 @@ func laterFields(changes []results.ObjectChange, held FlipWrite) []string {
 }
 
 // alsoHeld is the write a flip that holds held, a status write to a
-// TrainJob, holds too: the first status write to the JobSet of that name
-// by another component among between (the changes after held, before the
-// second write), one the other reference run (b) also has after held.
+// TrainJob, holds too: among between (the changes after held, before the
+// second write), the first status write of another component to the
+// JobSet of that name that held's writer copies into the TrainJob later
+// in between (copied: the Job's active count the JobSet controller reports
+// and the Trainer copies into jobsStatus, which Kueue and the Trainer's
+// webhook read), one the other reference run (b) also has after held. It is
+// told by that leaf: the gate holds the write that reports it.
 func alsoHeld(between, b []results.ObjectChange, held FlipWrite, stepIndex map[string]int) (FlipWrite, bool) {
-	if !strings.HasSuffix(held.Resource, "/status") {
+	if held.Kind != "TrainJob" || !strings.HasSuffix(held.Resource, "/status") {
 		return FlipWrite{}, false
 	}
-	for _, c := range between {
+	for i, c := range between {
 		if c.Kind != "JobSet" || c.Name != held.Name || c.Actor || c.Writer == held.Writer || !strings.HasSuffix(c.Resource, "/status") {
 			continue
 		}
-		w, ok := flipWrite(c, stepIndex)
-		if !ok || !inOrder(b, held, w) {
-			return FlipWrite{}, false
+		for _, f := range c.Fields {
+			if f.To == "" || isTime(f.Path) || !copied(between[i+1:], held, f) {
+				continue
+			}
+			w, ok := flipWrite(c, stepIndex)
+			if !ok {
+				continue
+			}
+			w.Field, w.From, w.To = f.Path, f.From, f.To
+			if !inOrder(b, held, w) {
+				return FlipWrite{}, false
+			}
+			return w, true
 		}
-		return w, true
 	}
 	return FlipWrite{}, false
+}
+
+// readCopies are the leaves of a JobSet's status the Trainer copies into
+// its TrainJob's status that other components read at both levels, by
+// the TrainJob's leaf: a replicated job's active count, which Kueue reads
+// in the TrainJob (IsActive, before it clears its entry) and the Trainer's
+// webhook in the JobSet (before it lets an entry change).
+var readCopies = map[string]string{"status.replicatedJobsStatus[].active": "status.jobsStatus[].active"}
+
+// copied reports whether held's writer copies f, a leaf of a JobSet's
+// status, into held's TrainJob among changes (readCopies: the same item,
+// to the same value).
+func copied(changes []results.ObjectChange, held FlipWrite, f results.FieldDiff) bool {
+	open, end := strings.IndexByte(f.Path, '['), strings.IndexByte(f.Path, ']')
+	if open < 0 || end < open {
+		return false
+	}
+	into, ok := readCopies[f.Path[:open+1]+f.Path[end:]]
+	if !ok {
+		return false
+	}
+	into = strings.Replace(into, "[]", f.Path[open:end+1], 1)
+	return slices.ContainsFunc(changes, func(c results.ObjectChange) bool {
+		return c.Kind == held.Kind && c.Name == held.Name && c.Writer == held.Writer && !c.Actor &&
+			slices.ContainsFunc(c.Fields, func(g results.FieldDiff) bool { return g.Path == into && g.To == f.To })
+	})
 }
 
 // flipKey is what a flip plan's ID is made of: the two writes, told by

@@ -274,7 +274,7 @@ func (p Plan) Apply(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
 	if p.Kind == Flip {
 		suffix += "-" + flipKey(p.Held, p.Until, p.Also)
 	}
-	out.Metadata.Name = truncateName(sc.Metadata.Name + "-" + p.Kind + "-" + p.Component + suffix)
+	out.Metadata.Name = planName(sc.Metadata.Name, "-"+p.Kind+"-"+p.Component+suffix)
 	if out.Metadata.Annotations == nil {
 		out.Metadata.Annotations = map[string]string{}
 	}
@@ -330,12 +330,14 @@ func (p Plan) Apply(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
 	return out
 }
 
-// truncateName keeps a scenario's name within a label value's 63
-// characters (runs name namespaces after it), its end kept.
-func truncateName(name string) string {
+// planName is the name of a plan's scenario: the explored scenario's, then
+// what the plan does (suffix), within a label value's 63 characters (runs
+// name namespaces after it): the scenario's name is cut at its end, the
+// plan's part kept whole.
+func planName(scenario, suffix string) string {
 	const max = 63
-	if len(name) <= max {
-		return name
+	if len(scenario)+len(suffix) > max {
+		scenario = strings.TrimRight(scenario[:max-len(suffix)], "-")
 	}
-	return strings.TrimLeft(name[len(name)-max:], "-")
+	return scenario + suffix
 }

@@ -45,6 +45,7 @@ type exploreFlags struct {
 	labels   []string
 	fixtures string
 	known    string
+	found    string
 	settle   time.Duration
 	kinds    []string
 }
@@ -89,9 +90,9 @@ file that replays it.
               landed, so the other order runs every time; the expectations
               that read what the first changes are checked after it goes on.
               A flip of a write to a TrainJob's status has a twin that holds
-              the JobSet controller's next status write to its JobSet too
-              (the Trainer copies one into the other; Kueue reads the
-              TrainJob's, the Trainer's webhook the JobSet's).
+              too the JobSet controller's write of its JobSet's active count,
+              which the Trainer copies (Kueue reads the TrainJob's, the
+              Trainer's webhook the JobSet's).
               A scenario's flips come before its other plans: two managers'
               writes to one TrainJob are what this tool is for. Only with
               --kind flip: each flip holds a write of a component that has
@@ -141,12 +142,14 @@ explore runs on envtest, the cluster it starts: the Trainer and JobSet it
 crashes run in simctl's process there.
 
 Exit codes: 0 no confirmed finding but known ones; 1 a confirmed finding
-not known, or interrupted;
+not known, a plan of a known finding that did not find it again (LOST), or
+interrupted;
 2 invalid scenario or usage, or no scenario to explore; 3 the cluster could
 not be started.`,
 		Example: `  simctl explore scenarios/real-kueue/ --budget 20m
   simctl explore scenarios/examples/first-trainjob.yaml --plans 6 -o /tmp/explore
-  simctl run /tmp/explore/findings/*.yaml -v   # replay a finding`,
+  simctl run /tmp/explore/findings/*.yaml -v   # replay a finding
+  simctl explore scenarios/ --found scenarios/found   # find each kept finding again`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				args = []string{"scenarios"}
@@ -167,6 +170,7 @@ not be started.`,
 	fl.DurationVar(&f.settle, "settle", 2*time.Second, "before a run's end state is read, its namespace has had no change for this long (at most 30s; one that never does differs in that)")
 	fl.StringSliceVar(&f.kinds, "kind", explore.DefaultKinds, "plan kinds to run (comma-separated, repeatable): "+strings.Join(explore.Kinds, ", ")+"; flip only when asked, its plans take their component to themselves")
 	fl.StringVar(&f.known, "known", "", "a folder of findings kept as scenarios (scenarios/found): a confirmed finding whose plan one of them states (annotation "+explore.PlanAnnotation+") is known and does not fail explore")
+	fl.StringVar(&f.found, "found", "", "a folder of findings kept as scenarios (scenarios/found): run only their plans, each from the scenario it was found in (of those given), with --known set to it; a plan that does not find its finding again fails explore (LOST)")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
 	f.cluster.registerCluster(cmd)
 	return cmd
@@ -245,10 +249,27 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("invalid --plan: %w", err))
 	}
+	var kept map[string]string
+	if f.found != "" {
+		if f.known != "" && filepath.Clean(f.known) != filepath.Clean(f.found) {
+			return withCode(ExitUsage, errors.New("--found sets --known to its folder: give one of them"))
+		}
+		f.known, kinds = f.found, explore.Kinds
+		if kept, err = knownFindings(f.found); err != nil {
+			return withCode(ExitUsage, err)
+		}
+		if len(kept) == 0 {
+			return withCode(ExitUsage, fmt.Errorf("--found %s: no scenario there carries the annotation %s", f.found, explore.PlanAnnotation))
+		}
+	}
 	// A flip's ID is known once its scenario's reference runs are: the
 	// place-holding flip plan stays until then.
 	chosen := func(p explore.Plan) bool {
-		return p.Kind == explore.Flip && p.Held == nil || planRE.MatchString(p.ID())
+		if p.Kind == explore.Flip && p.Held == nil {
+			return kept == nil || keptFrom(kept, p.Scenario)
+		}
+		_, isKept := kept[p.ID()]
+		return planRE.MatchString(p.ID()) && (kept == nil || isKept)
 	}
 	o, err := f.cluster.options("")
 	if err != nil {
@@ -455,6 +476,17 @@ func (x *explorer) references(ctx context.Context, files []*scenario.File) error
 		}
 	}
 	return nil
+}
+
+// keptFrom reports whether a kept finding's plan is of the scenario named
+// name: a plan's ID is the scenario's name, "--", and the plan's.
+func keptFrom(kept map[string]string, name string) bool {
+	for id := range kept {
+		if strings.HasPrefix(id, name+"--") {
+			return true
+		}
+	}
+	return false
 }
 
 // stepPlans returns the plans of kinds a scenario has as written; with
@@ -723,13 +755,32 @@ func (x *explorer) summary(ctx context.Context) error {
 		}
 		fmt.Fprintf(out, "FOUND %s: %s\n  %s\n  %s\n", r.File, r.Does, findingLine(r.Verdict), state)
 	}
+	lost := x.lost()
+	for _, r := range lost {
+		fmt.Fprintf(out, "LOST %s: %s\n  kept in %s, this time %s\n", r.File, r.Does, x.known[r.Plan], r.Verdict.Kind)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return withCode(ExitFailed, errors.New("interrupted: the findings confirmed so far are written"))
 	case confirmed > 0:
 		return withCode(ExitFailed, fmt.Errorf("%d confirmed findings not in --known's folder", confirmed))
+	case len(lost) > 0:
+		return withCode(ExitFailed, fmt.Errorf("%d findings kept in --known's folder were not found again by the plan that found them", len(lost)))
 	}
 	return nil
+}
+
+// lost returns the runs of plans that a scenario of --known states which
+// did not end as a confirmed finding: the finding kept there is not found
+// again (the components changed, or explore did).
+func (x *explorer) lost() []exploredRun {
+	var out []exploredRun
+	for _, r := range x.report.Run {
+		if _, kept := x.known[r.Plan]; kept && (r.Confirm == nil || r.Confirm.Known == "") {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // writeReport writes explore.json, junit.xml and explore.html.

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,11 @@ func TestExploreRefusesBeforeTheCluster(t *testing.T) {
 		{[]string{"explore", "--confirm", "0", "../../../scenarios/examples/"}, "--confirm at least 1"},
 		{[]string{"explore", "--run", "no-such-scenario", "../../../scenarios/examples/"}, "no scenario selected"},
 		{[]string{"explore", "--kind", "restart,coalesce", "../../../scenarios/examples/"}, `--kind "coalesce": the kinds of plan are restart, down, stale, flip`},
+		{[]string{"explore", "--plan", "(", "../../../scenarios/examples/"}, "invalid --plan"},
+		{[]string{"explore", "--plan", "no-such-plan", "../../../scenarios/examples/"}, "or no plan matches --plan"},
+		{[]string{"explore", "--found", "../../../scenarios/found", "--known", "../../../scenarios", "../../../scenarios/examples/"}, "--found sets --known to its folder"},
+		{[]string{"explore", "--found", "../../../scenarios/examples", "../../../scenarios/examples/"}, "no scenario there carries the annotation"},
+		{[]string{"explore", "--found", "../../../scenarios/found", "../../../scenarios/examples/"}, "no plan"},
 	} {
 		_, stderr, code := run(t, append(c.args, "-o", t.TempDir())...)
 		if code != ExitUsage || !strings.Contains(stderr, c.want) {
@@ -93,6 +99,25 @@ func TestKnownFindings(t *testing.T) {
 	}
 	if none, err := knownFindings(filepath.Join(dir, "absent")); err != nil || len(none) != 0 {
 		t.Errorf("a folder that does not exist: %v, %v", none, err)
+	}
+}
+
+// TestLostFindings: a run of a kept finding's plan that did not end as a
+// confirmed finding is lost; one that did, and a run of another plan, are
+// not.
+func TestLostFindings(t *testing.T) {
+	x := &explorer{known: map[string]string{"kept": "scenarios/found/kept.yaml", "kept-again": "scenarios/found/again.yaml"}}
+	x.report.Run = []exploredRun{
+		{Plan: "kept", Verdict: explore.Verdict{Kind: explore.Same}},
+		{Plan: "kept-again", Verdict: explore.Verdict{Kind: explore.Found}, Confirm: &exploreConfirm{Runs: 2, Same: 2, Known: "scenarios/found/again.yaml"}},
+		{Plan: "other", Verdict: explore.Verdict{Kind: explore.Same}},
+	}
+	var got []string
+	for _, r := range x.lost() {
+		got = append(got, r.Plan)
+	}
+	if !slices.Equal(got, []string{"kept"}) {
+		t.Errorf("lost %v, want [kept]", got)
 	}
 }
 
