@@ -322,14 +322,7 @@ func TestFlips(t *testing.T) {
 // waits for the second write with the first held, then the release, then
 // the second's step's expectations.
 func TestApplyFlip(t *testing.T) {
-	var sc v1alpha1.Scenario
-	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
-		t.Fatal(err)
-	}
-	changes := preemptionChanges()
-	plans := Flips(&sc, changes, changes)
-	p := plans[7]
-	out := p.Apply(&sc)
+	p, out := appliedFlip(t, 7)
 	want := []string{
 		"low runs +expect", "high arrives",
 		"explore: kueue's write lands while trainer's is held +expect",
@@ -362,14 +355,7 @@ func TestApplyFlip(t *testing.T) {
 	if last := out.Spec.Steps[4].Expect; last.Pods == nil || len(last.Objects) != 0 {
 		t.Errorf("the last step has its own expectations: %+v", last)
 	}
-	// Its scenario lints as simctl lint does.
-	data, err := yaml.Marshal(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := scenario.Load("flip.yaml", data, scenario.Options{}); err != nil {
-		t.Errorf("the plan's scenario does not lint: %v\n%s", err, data)
-	}
+	lints(t, out)
 	// A run that failed before the release did not flip the order; one
 	// that failed after it found something.
 	failedAt := func(passed ...string) results.Scenario {
@@ -396,16 +382,10 @@ func TestApplyFlip(t *testing.T) {
 // after its held write (jobsStatus) checked then; a run that failed
 // between the two releases did not run the order to its end.
 func TestApplyFlipAlso(t *testing.T) {
-	var sc v1alpha1.Scenario
-	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
-		t.Fatal(err)
-	}
-	changes := preemptionChanges()
-	p := Flips(&sc, changes, changes)[5]
+	p, out := appliedFlip(t, 5)
 	if p.Also == nil {
 		t.Fatalf("not a twin: %s", p)
 	}
-	out := p.Apply(&sc)
 	want := []string{
 		"low runs +expect", "high arrives",
 		"explore: kueue's write lands while trainer's and jobset's are held +expect",
@@ -432,15 +412,34 @@ func TestApplyFlipAlso(t *testing.T) {
 	if r := out.Spec.Steps[4].Release; r == nil || r.Gate != FlipAlsoGate || out.Spec.Steps[4].Expect == nil || len(out.Spec.Steps[4].Expect.Objects) != 1 || out.Spec.Steps[4].Expect.Objects[0].Match["status"] == nil {
 		t.Errorf("then the JobSet's, with the jobsStatus expectation: %+v", out.Spec.Steps[4])
 	}
-	data, err := yaml.Marshal(out)
+	lints(t, out)
+	if v := Judge(p, nil, nil, (results.Scenario{Steps: []results.Step{{Name: out.Spec.Steps[3].Name, Passed: true}, {Name: "x", Failure: "not true"}}})); v.Kind != NotCarriedOut {
+		t.Errorf("failed between the releases: %s", v.Kind)
+	}
+}
+
+// appliedFlip returns the i-th flip of the preemption scenario's recorded
+// changes and the scenario it runs.
+func appliedFlip(t *testing.T, i int) (Plan, *v1alpha1.Scenario) {
+	t.Helper()
+	var sc v1alpha1.Scenario
+	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
+		t.Fatal(err)
+	}
+	changes := preemptionChanges()
+	p := Flips(&sc, changes, changes)[i]
+	return p, p.Apply(&sc)
+}
+
+// lints checks that a plan's scenario lints as simctl lint does.
+func lints(t *testing.T, sc *v1alpha1.Scenario) {
+	t.Helper()
+	data, err := yaml.Marshal(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := scenario.Load("flip.yaml", data, scenario.Options{}); err != nil {
 		t.Errorf("the plan's scenario does not lint: %v\n%s", err, data)
-	}
-	if v := Judge(p, nil, nil, (results.Scenario{Steps: []results.Step{{Name: out.Spec.Steps[3].Name, Passed: true}, {Name: "x", Failure: "not true"}}})); v.Kind != NotCarriedOut {
-		t.Errorf("failed between the releases: %s", v.Kind)
 	}
 }
 
