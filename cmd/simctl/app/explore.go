@@ -169,7 +169,7 @@ not be started.`,
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "explore only scenarios with this label, key=value (repeatable: all must match)")
 	fl.DurationVar(&f.settle, "settle", 2*time.Second, "before a run's end state is read, its namespace has had no change for this long (at most 30s; one that never does differs in that)")
 	fl.StringSliceVar(&f.kinds, "kind", explore.DefaultKinds, "plan kinds to run (comma-separated, repeatable): "+strings.Join(explore.Kinds, ", ")+"; flip only when asked, its plans take their component to themselves")
-	fl.StringVar(&f.known, "known", "", "a folder of findings kept as scenarios (scenarios/found): a confirmed finding whose plan one of them states (annotation "+explore.PlanAnnotation+") is known and does not fail explore")
+	fl.StringVar(&f.known, "known", "", "a folder of findings kept as scenarios (scenarios/found): a confirmed finding whose plan one of them states (annotation "+explore.PlanAnnotation+": the IDs of the plans that found it, space-separated) is known and does not fail explore")
 	fl.StringVar(&f.found, "found", "", "a folder of findings kept as scenarios (scenarios/found): run only their plans, each from the scenario it was found in (of those given), with --known set to it; a plan that does not find its finding again fails explore (LOST)")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
 	f.cluster.registerCluster(cmd)
@@ -255,7 +255,7 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 			return withCode(ExitUsage, errors.New("--found sets --known to its folder: give one of them"))
 		}
 		f.known, kinds = f.found, explore.Kinds
-		if kept, err = knownFindings(f.found); err != nil {
+		if _, kept, err = knownFindings(f.found); err != nil {
 			return withCode(ExitUsage, err)
 		}
 		if len(kept) == 0 {
@@ -305,7 +305,7 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	if f.plans > 0 && len(plans) > f.plans {
 		plans = plans[:f.plans]
 	}
-	known, err := knownFindings(f.known)
+	known, _, err := knownFindings(f.known)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
@@ -708,26 +708,34 @@ func (x *explorer) counts() (confirmed, known, unconfirmed int) {
 }
 
 // knownFindings returns the plans the scenarios of a folder state (their
-// annotation explore.PlanAnnotation), by plan ID; none when dir is empty
-// or does not exist.
-func knownFindings(dir string) (map[string]string, error) {
+// annotation explore.PlanAnnotation: the IDs of the plans that found each,
+// space-separated), by plan ID, with the scenario's path; and the first
+// plan of each (the one --found runs again). None when dir is empty or
+// does not exist.
+func knownFindings(dir string) (known, first map[string]string, err error) {
 	out := map[string]string{}
+	first = map[string]string{}
 	if dir == "" {
-		return out, nil
+		return out, first, nil
 	}
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return out, nil
+		return out, first, nil
 	}
 	files, err := scenario.LoadPaths([]string{dir}, scenario.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("invalid --known scenarios:\n%w", err)
+		return nil, nil, fmt.Errorf("invalid --known scenarios:\n%w", err)
 	}
 	for _, f := range files {
-		if id := f.Scenario.Metadata.Annotations[explore.PlanAnnotation]; id != "" {
+		// The plans that found it, the first first: other plans that
+		// end the same way are the same finding.
+		for i, id := range strings.Fields(f.Scenario.Metadata.Annotations[explore.PlanAnnotation]) {
 			out[id] = f.Path
+			if i == 0 {
+				first[id] = f.Path
+			}
 		}
 	}
-	return out, nil
+	return out, first, nil
 }
 
 // summary prints the verdicts and findings, and returns explore's exit.

@@ -77,7 +77,8 @@ func TestExploreRefusesBeforeTheCluster(t *testing.T) {
 }
 
 // TestKnownFindings: a finding's file moved to a --known folder is known
-// by its plan; a folder that does not exist knows none.
+// by its plan, and by each other plan its annotation names; a folder that
+// does not exist knows none.
 func TestKnownFindings(t *testing.T) {
 	files, err := scenario.LoadPaths([]string{"../../../scenarios/examples/first-scenario.yaml"}, scenario.Options{FixturesDir: "../../../fixtures"})
 	if err != nil {
@@ -90,14 +91,28 @@ func TestKnownFindings(t *testing.T) {
 	if err := writeFinding(path, run); err != nil {
 		t.Fatal(err)
 	}
-	known, err := knownFindings(dir)
+	known, first, err := knownFindings(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if known[p.ID()] != path || len(known) != 1 {
-		t.Errorf("known findings %v, want %s at %s", known, p.ID(), path)
+	if known[p.ID()] != path || len(known) != 1 || first[p.ID()] != path {
+		t.Errorf("known findings %v (first %v), want %s at %s", known, first, p.ID(), path)
 	}
-	if none, err := knownFindings(filepath.Join(dir, "absent")); err != nil || len(none) != 0 {
+	// A kept scenario that names the other plans that found it: each is
+	// known, the first is the one --found runs.
+	kept, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept = []byte(strings.Replace(string(kept), explore.PlanAnnotation+": "+p.ID(), explore.PlanAnnotation+": "+p.ID()+" other-plan", 1))
+	if err := os.WriteFile(path, kept, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	known, first, err = knownFindings(dir)
+	if err != nil || known["other-plan"] != path || known[p.ID()] != path || len(first) != 1 || first[p.ID()] != path {
+		t.Errorf("known findings %v (first %v, %v), want %s and other-plan at %s, the first first", known, first, err, p.ID(), path)
+	}
+	if none, _, err := knownFindings(filepath.Join(dir, "absent")); err != nil || len(none) != 0 {
 		t.Errorf("a folder that does not exist: %v, %v", none, err)
 	}
 }
