@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -322,7 +323,7 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	}
 	watches := runner.StartWatches(ctx, env.Config(), env.Client().RESTMapper())
 	defer watches.Stop()
-	x := &explorer{streams: streams, f: f, cluster: env, watches: watches, started: time.Now(), known: known,
+	x := &explorer{streams: streams, f: f, cluster: env, watches: watches, started: time.Now(), known: known, refind: kept,
 		parallel: cmp.Or(f.parallel, runner.DefaultParallel()),
 		report:   exploreReport{Started: time.Now(), NotExplored: map[string]string{}}}
 	defer func() {
@@ -378,8 +379,9 @@ type explorer struct {
 	parallel int
 	report   exploreReport
 	refs     map[string]*exploreRef
-	// known are the plans --known's scenarios state, by plan ID.
-	known map[string]string
+	// known are the plans --known's scenarios state, by plan ID; refind,
+	// with --found, the first of each, which must run and find it again.
+	known, refind map[string]string
 
 	mu sync.Mutex
 	n  int
@@ -764,8 +766,8 @@ func (x *explorer) summary(ctx context.Context) error {
 		fmt.Fprintf(out, "FOUND %s: %s\n  %s\n  %s\n", r.File, r.Does, findingLine(r.Verdict), state)
 	}
 	lost := x.lost()
-	for _, r := range lost {
-		fmt.Fprintf(out, "LOST %s: %s\n  kept in %s, this time %s\n", r.File, r.Does, x.known[r.Plan], r.Verdict.Kind)
+	for _, line := range lost {
+		fmt.Fprintln(out, line)
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -778,14 +780,23 @@ func (x *explorer) summary(ctx context.Context) error {
 	return nil
 }
 
-// lost returns the runs of plans that a scenario of --known states which
-// did not end as a confirmed finding: the finding kept there is not found
-// again (the components changed, or explore did).
-func (x *explorer) lost() []exploredRun {
-	var out []exploredRun
+// lost says, a line each, which findings kept in --known's folder were not
+// found again: a run of a plan one of them states that did not end as a
+// confirmed finding, and (with --found) a kept plan that did not run at
+// all (its scenario's reference runs did not give it, or --plans or
+// --budget cut it). The components changed, or explore did.
+func (x *explorer) lost() []string {
+	var out []string
+	ran := map[string]bool{}
 	for _, r := range x.report.Run {
+		ran[r.Plan] = true
 		if _, kept := x.known[r.Plan]; kept && (r.Confirm == nil || r.Confirm.Known == "") {
-			out = append(out, r)
+			out = append(out, fmt.Sprintf("LOST %s: %s\n  kept in %s, this time %s", r.File, r.Does, x.known[r.Plan], r.Verdict.Kind))
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(x.refind)) {
+		if !ran[id] {
+			out = append(out, fmt.Sprintf("LOST %s: kept in %s, and the plan did not run (its scenario's reference runs did not give it, or --plans or --budget cut it)", id, x.refind[id]))
 		}
 	}
 	return out

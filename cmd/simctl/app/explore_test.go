@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,21 +117,20 @@ func TestKnownFindings(t *testing.T) {
 }
 
 // TestLostFindings: a run of a kept finding's plan that did not end as a
-// confirmed finding is lost; one that did, and a run of another plan, are
+// confirmed finding is lost, and so is a plan --found was to run again that
+// did not run; a run that found it again, and a run of another plan, are
 // not.
 func TestLostFindings(t *testing.T) {
-	x := &explorer{known: map[string]string{"kept": "scenarios/found/kept.yaml", "kept-again": "scenarios/found/again.yaml"}}
+	x := &explorer{known: map[string]string{"kept": "scenarios/found/kept.yaml", "kept-again": "scenarios/found/again.yaml", "not-made": "scenarios/found/gone.yaml"},
+		refind: map[string]string{"kept-again": "scenarios/found/again.yaml", "not-made": "scenarios/found/gone.yaml"}}
 	x.report.Run = []exploredRun{
 		{Plan: "kept", Verdict: explore.Verdict{Kind: explore.Same}},
 		{Plan: "kept-again", Verdict: explore.Verdict{Kind: explore.Found}, Confirm: &exploreConfirm{Runs: 2, Same: 2, Known: "scenarios/found/again.yaml"}},
 		{Plan: "other", Verdict: explore.Verdict{Kind: explore.Same}},
 	}
-	var got []string
-	for _, r := range x.lost() {
-		got = append(got, r.Plan)
-	}
-	if !slices.Equal(got, []string{"kept"}) {
-		t.Errorf("lost %v, want [kept]", got)
+	got := x.lost()
+	if len(got) != 2 || !strings.Contains(got[0], "kept in scenarios/found/kept.yaml, this time same") || !strings.HasPrefix(got[1], "LOST not-made: kept in scenarios/found/gone.yaml, and the plan did not run") {
+		t.Errorf("lost:\n%s\nwant the run of kept and the plan not-made", strings.Join(got, "\n"))
 	}
 }
 
