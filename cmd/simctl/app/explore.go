@@ -121,7 +121,11 @@ file that replays it.
    component that did not start again says nothing of the scenario), nor
    a flip plan's run that failed before the held write went on (the second
    write did not come, or a step waited on the held component: the order
-   could not be run).
+   could not be run). And no component logs a panic: the components' logs
+   are read after the reference runs and after each batch of plans, and a
+   line with "Observed a panic" (a panic the controller-runtime or
+   client-go recovered) or "panic: " is printed with the plans that ran
+   meanwhile, kept in explore.json, and fails explore.
 4. Each finding's plan runs --confirm times more: a finding is confirmed
    when every run ends the same way (the same failed step, or the same end
    state); one that does not is a false positive, counted and listed. A
@@ -198,6 +202,17 @@ type exploreReport struct {
 	// plan's cost (make bench).
 	References map[string]time.Duration `json:"references,omitempty"`
 	Run        []exploredRun            `json:"run"`
+	// Panics are the lines the components logged a panic with, and what
+	// ran meanwhile (an oracle's invariant: no component logs one).
+	Panics []explorePanic `json:"panics,omitempty"`
+}
+
+// explorePanic is what the components logged a panic with while some runs
+// ran: the reference runs, or a batch of plans (their IDs).
+type explorePanic struct {
+	During string   `json:"during"`
+	Plans  []string `json:"plans,omitempty"`
+	Lines  []string `json:"lines"`
 }
 
 // exploredRun is one plan's run and its verdict.
@@ -335,9 +350,13 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	}()
 
 	x.report.Plans = planned
+	if logs, ok := env.(cluster.Logs); ok {
+		x.logs = &explore.LogScan{Dir: logs.LogDir()}
+	}
 	if err := x.references(ctx, withPlans(files, plans)); err != nil {
 		return err
 	}
+	x.checkPanics("the reference runs", nil)
 	plans = slices.DeleteFunc(plans, func(p explore.Plan) bool { return x.refs[p.Scenario] == nil })
 	if slices.Contains(kinds, explore.Flip) {
 		// The flips, from what the reference runs recorded, in the
@@ -379,6 +398,9 @@ type explorer struct {
 	parallel int
 	report   exploreReport
 	refs     map[string]*exploreRef
+	// logs reads the components' logs for panics, when the cluster keeps
+	// them.
+	logs *explore.LogScan
 	// known are the plans --known's scenarios state, by plan ID; refind,
 	// with --found, the first of each, which must run and find it again.
 	known, refind map[string]string
@@ -598,6 +620,11 @@ func (x *explorer) runPlans(ctx context.Context, plans []explore.Plan) error {
 	for _, run := range batch {
 		x.report.Run = append(x.report.Run, *run)
 	}
+	var ids []string
+	for _, p := range plans {
+		ids = append(ids, p.ID())
+	}
+	x.checkPanics("a batch of plans", ids)
 	// explore.json as it stands after each batch: a killed explore keeps
 	// every verdict so far.
 	x.report.Duration = time.Since(x.started)
@@ -769,6 +796,9 @@ func (x *explorer) summary(ctx context.Context) error {
 	for _, line := range lost {
 		fmt.Fprintln(out, line)
 	}
+	for _, p := range x.report.Panics {
+		fmt.Fprintf(out, "PANIC logged while %s ran %s:\n  %s\n", p.During, strings.Join(p.Plans, ", "), strings.Join(p.Lines, "\n  "))
+	}
 	switch {
 	case ctx.Err() != nil:
 		return withCode(ExitFailed, errors.New("interrupted: the findings confirmed so far are written"))
@@ -776,8 +806,27 @@ func (x *explorer) summary(ctx context.Context) error {
 		return withCode(ExitFailed, fmt.Errorf("%d confirmed findings not in --known's folder", confirmed))
 	case len(lost) > 0:
 		return withCode(ExitFailed, fmt.Errorf("%d findings kept in --known's folder were not found again by the plan that found them", len(lost)))
+	case len(x.report.Panics) > 0:
+		return withCode(ExitFailed, fmt.Errorf("components logged a panic (%d times; explore.json's panics say while which runs ran)", len(x.report.Panics)))
 	}
 	return nil
+}
+
+// checkPanics records and prints what the components logged a panic with
+// since the last check, while the runs named by during and plans ran.
+func (x *explorer) checkPanics(during string, plans []string) {
+	if x.logs == nil {
+		return
+	}
+	lines, err := x.logs.Panics()
+	if err != nil {
+		lines = append(lines, "the components' logs could not be read: "+err.Error())
+	}
+	if len(lines) == 0 {
+		return
+	}
+	x.report.Panics = append(x.report.Panics, explorePanic{During: during, Plans: plans, Lines: lines})
+	fmt.Fprintf(x.streams.Err, "  PANIC logged while %s ran (%s):\n    %s\n", during, strings.Join(plans, ", "), strings.Join(lines, "\n    "))
 }
 
 // lost says, a line each, which findings kept in --known's folder were not
