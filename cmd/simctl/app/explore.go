@@ -175,7 +175,7 @@ not be started.`,
 	fl.DurationVar(&f.settle, "settle", 2*time.Second, "before a run's end state is read, its namespace has had no change for this long (at most 30s; one that never does differs in that)")
 	fl.StringSliceVar(&f.kinds, "kind", explore.DefaultKinds, "plan kinds to run (comma-separated, repeatable): "+strings.Join(explore.Kinds, ", ")+"; flip only when asked, its plans take their component to themselves")
 	fl.StringVar(&f.known, "known", "", "a folder of findings kept as scenarios (scenarios/found): a confirmed finding whose plan one of them states (annotation "+explore.PlanAnnotation+": the IDs of the plans that found it, space-separated) is known and does not fail explore")
-	fl.StringVar(&f.found, "found", "", "a folder of findings kept as scenarios (scenarios/found): run only their plans, each from the scenario it was found in (of those given), with --known set to it; a plan that does not find its finding again fails explore (LOST)")
+	fl.StringVar(&f.found, "found", "", "a folder of findings kept as scenarios (scenarios/found): run one plan of each, from the scenario it was found in (of those given): the first its annotation names that the reference runs make; with --known set to it; a finding not found again, or none of whose plans is made, fails explore (LOST)")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
 	f.cluster.registerCluster(cmd)
 	return cmd
@@ -266,12 +266,13 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 		return withCode(ExitUsage, fmt.Errorf("invalid --plan: %w", err))
 	}
 	var kept map[string]string
+	var keptOrder map[string][]string
 	if f.found != "" {
 		if f.known != "" && filepath.Clean(f.known) != filepath.Clean(f.found) {
 			return withCode(ExitUsage, errors.New("--found sets --known to its folder: give one of them"))
 		}
 		f.known, kinds = f.found, explore.Kinds
-		if _, kept, err = knownFindings(f.found); err != nil {
+		if kept, keptOrder, err = knownFindings(f.found); err != nil {
 			return withCode(ExitUsage, err)
 		}
 		if len(kept) == 0 {
@@ -338,7 +339,7 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	}
 	watches := runner.StartWatches(ctx, env.Config(), env.Client().RESTMapper())
 	defer watches.Stop()
-	x := &explorer{streams: streams, f: f, cluster: env, watches: watches, started: time.Now(), known: known, refind: kept,
+	x := &explorer{streams: streams, f: f, cluster: env, watches: watches, started: time.Now(), known: known,
 		parallel: cmp.Or(f.parallel, runner.DefaultParallel()),
 		report:   exploreReport{Started: time.Now(), NotExplored: map[string]string{}}}
 	defer func() {
@@ -366,6 +367,13 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 		if f.plans > 0 && len(plans) > f.plans {
 			plans = plans[:f.plans]
 		}
+	}
+	if keptOrder != nil {
+		// One plan of each kept finding: the first its scenario names
+		// that the reference runs made (a flip's writes can come in
+		// another number of patches), or none, which is LOST.
+		plans, x.refind, x.unmade = refindPlans(plans, keptOrder)
+		x.report.Plans = len(plans)
 	}
 	if len(x.refs) == 0 {
 		return withCode(ExitUsage, errors.New("no scenario to explore: each was skipped on this cluster or failed its reference run (above)"))
@@ -402,8 +410,10 @@ type explorer struct {
 	// them.
 	logs *explore.LogScan
 	// known are the plans --known's scenarios state, by plan ID; refind,
-	// with --found, the first of each, which must run and find it again.
+	// with --found, the plan of each that runs and must find it again,
+	// and unmade those none of whose plans the reference runs made.
 	known, refind map[string]string
+	unmade        []string
 
 	mu sync.Mutex
 	n  int
@@ -500,6 +510,29 @@ func (x *explorer) references(ctx context.Context, files []*scenario.File) error
 		}
 	}
 	return nil
+}
+
+// refindPlans keeps, of plans, one plan of each kept finding (order: its
+// scenario's plan IDs, by path): the first it names that plans has. It
+// returns them, with the finding's path by plan ID, and the paths of the
+// findings none of whose plans are among plans.
+func refindPlans(plans []explore.Plan, order map[string][]string) (out []explore.Plan, refind map[string]string, unmade []string) {
+	made := map[string]explore.Plan{}
+	for _, p := range plans {
+		made[p.ID()] = p
+	}
+	refind = map[string]string{}
+	for _, path := range slices.Sorted(maps.Keys(order)) {
+		i := slices.IndexFunc(order[path], func(id string) bool { _, ok := made[id]; return ok })
+		if i < 0 {
+			unmade = append(unmade, path)
+			continue
+		}
+		id := order[path][i]
+		refind[id] = path
+		out = append(out, made[id])
+	}
+	return out, refind, unmade
 }
 
 // keptFrom reports whether a kept finding's plan is of the scenario named
@@ -738,17 +771,16 @@ func (x *explorer) counts() (confirmed, known, unconfirmed int) {
 
 // knownFindings returns the plans the scenarios of a folder state (their
 // annotation explore.PlanAnnotation: the IDs of the plans that found each,
-// space-separated), by plan ID, with the scenario's path; and the first
-// plan of each (the one --found runs again). None when dir is empty or
-// does not exist.
-func knownFindings(dir string) (known, first map[string]string, err error) {
-	out := map[string]string{}
-	first = map[string]string{}
+// space-separated), by plan ID, with the scenario's path; and each
+// scenario's IDs in their order, by path. None when dir is empty or does
+// not exist.
+func knownFindings(dir string) (known map[string]string, order map[string][]string, err error) {
+	known, order = map[string]string{}, map[string][]string{}
 	if dir == "" {
-		return out, first, nil
+		return known, order, nil
 	}
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return out, first, nil
+		return known, order, nil
 	}
 	files, err := scenario.LoadPaths([]string{dir}, scenario.Options{})
 	if err != nil {
@@ -757,14 +789,12 @@ func knownFindings(dir string) (known, first map[string]string, err error) {
 	for _, f := range files {
 		// The plans that found it, the first first: other plans that
 		// end the same way are the same finding.
-		for i, id := range strings.Fields(f.Scenario.Metadata.Annotations[explore.PlanAnnotation]) {
-			out[id] = f.Path
-			if i == 0 {
-				first[id] = f.Path
-			}
+		for _, id := range strings.Fields(f.Scenario.Metadata.Annotations[explore.PlanAnnotation]) {
+			known[id] = f.Path
+			order[f.Path] = append(order[f.Path], id)
 		}
 	}
-	return out, first, nil
+	return known, order, nil
 }
 
 // summary prints the verdicts and findings, and returns explore's exit.
@@ -845,8 +875,11 @@ func (x *explorer) lost() []string {
 	}
 	for _, id := range slices.Sorted(maps.Keys(x.refind)) {
 		if !ran[id] {
-			out = append(out, fmt.Sprintf("LOST %s: kept in %s, and the plan did not run (its scenario's reference runs did not give it, or --plans or --budget cut it)", id, x.refind[id]))
+			out = append(out, fmt.Sprintf("LOST %s: kept in %s, and the plan did not run (--plans or --budget cut it)", id, x.refind[id]))
 		}
+	}
+	for _, path := range x.unmade {
+		out = append(out, fmt.Sprintf("LOST %s: none of the plans it names was made (its scenario was not explored, or its reference runs did not give them)", path))
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,15 +91,15 @@ func TestKnownFindings(t *testing.T) {
 	if err := writeFinding(path, run); err != nil {
 		t.Fatal(err)
 	}
-	known, first, err := knownFindings(dir)
+	known, order, err := knownFindings(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if known[p.ID()] != path || len(known) != 1 || first[p.ID()] != path {
-		t.Errorf("known findings %v (first %v), want %s at %s", known, first, p.ID(), path)
+	if known[p.ID()] != path || len(known) != 1 || !slices.Equal(order[path], []string{p.ID()}) {
+		t.Errorf("known findings %v (order %v), want %s at %s", known, order, p.ID(), path)
 	}
 	// A kept scenario that names the other plans that found it: each is
-	// known, the first is the one --found runs.
+	// known, in its order.
 	kept, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -107,30 +108,51 @@ func TestKnownFindings(t *testing.T) {
 	if err := os.WriteFile(path, kept, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	known, first, err = knownFindings(dir)
-	if err != nil || known["other-plan"] != path || known[p.ID()] != path || len(first) != 1 || first[p.ID()] != path {
-		t.Errorf("known findings %v (first %v, %v), want %s and other-plan at %s, the first first", known, first, err, p.ID(), path)
+	known, order, err = knownFindings(dir)
+	if err != nil || known["other-plan"] != path || known[p.ID()] != path || !slices.Equal(order[path], []string{p.ID(), "other-plan"}) {
+		t.Errorf("known findings %v (order %v, %v), want %s and other-plan at %s, in that order", known, order, err, p.ID(), path)
 	}
 	if none, _, err := knownFindings(filepath.Join(dir, "absent")); err != nil || len(none) != 0 {
 		t.Errorf("a folder that does not exist: %v, %v", none, err)
 	}
 }
 
+// TestRefindPlans: of each kept finding, the first plan it names that the
+// reference runs made; one none of whose plans was made is unmade.
+func TestRefindPlans(t *testing.T) {
+	a := explore.Plan{Scenario: "s", Kind: explore.Restart, Component: "trainer", Step: 0}
+	b := explore.Plan{Scenario: "s", Kind: explore.Down, Component: "kueue", Step: 1}
+	order := map[string][]string{
+		"found/one.yaml":  {"s--flip-trainer-step-1-00000000", b.ID(), a.ID()},
+		"found/two.yaml":  {a.ID()},
+		"found/gone.yaml": {"s--flip-kueue-step-2-11111111"},
+	}
+	plans, refind, unmade := refindPlans([]explore.Plan{a, b}, order)
+	var ids []string
+	for _, p := range plans {
+		ids = append(ids, p.ID())
+	}
+	if !slices.Equal(ids, []string{b.ID(), a.ID()}) || refind[b.ID()] != "found/one.yaml" || refind[a.ID()] != "found/two.yaml" || !slices.Equal(unmade, []string{"found/gone.yaml"}) {
+		t.Errorf("plans %v, refind %v, unmade %v", ids, refind, unmade)
+	}
+}
+
 // TestLostFindings: a run of a kept finding's plan that did not end as a
-// confirmed finding is lost, and so is a plan --found was to run again that
-// did not run; a run that found it again, and a run of another plan, are
-// not.
+// confirmed finding is lost, and so are a plan --found was to run again
+// that did not run and a finding none of whose plans was made; a run that
+// found it again, and a run of another plan, are not.
 func TestLostFindings(t *testing.T) {
-	x := &explorer{known: map[string]string{"kept": "scenarios/found/kept.yaml", "kept-again": "scenarios/found/again.yaml", "not-made": "scenarios/found/gone.yaml"},
-		refind: map[string]string{"kept-again": "scenarios/found/again.yaml", "not-made": "scenarios/found/gone.yaml"}}
+	x := &explorer{known: map[string]string{"kept": "scenarios/found/kept.yaml", "kept-again": "scenarios/found/again.yaml", "not-run": "scenarios/found/cut.yaml"},
+		refind: map[string]string{"kept-again": "scenarios/found/again.yaml", "not-run": "scenarios/found/cut.yaml"}, unmade: []string{"scenarios/found/gone.yaml"}}
 	x.report.Run = []exploredRun{
 		{Plan: "kept", Verdict: explore.Verdict{Kind: explore.Same}},
 		{Plan: "kept-again", Verdict: explore.Verdict{Kind: explore.Found}, Confirm: &exploreConfirm{Runs: 2, Same: 2, Known: "scenarios/found/again.yaml"}},
 		{Plan: "other", Verdict: explore.Verdict{Kind: explore.Same}},
 	}
 	got := x.lost()
-	if len(got) != 2 || !strings.Contains(got[0], "kept in scenarios/found/kept.yaml, this time same") || !strings.HasPrefix(got[1], "LOST not-made: kept in scenarios/found/gone.yaml, and the plan did not run") {
-		t.Errorf("lost:\n%s\nwant the run of kept and the plan not-made", strings.Join(got, "\n"))
+	if len(got) != 3 || !strings.Contains(got[0], "kept in scenarios/found/kept.yaml, this time same") || !strings.HasPrefix(got[1], "LOST not-run: kept in scenarios/found/cut.yaml, and the plan did not run") ||
+		!strings.HasPrefix(got[2], "LOST scenarios/found/gone.yaml: none of the plans it names was made") {
+		t.Errorf("lost:\n%s\nwant the run of kept, the plan not-run and the finding gone", strings.Join(got, "\n"))
 	}
 }
 
