@@ -1014,8 +1014,17 @@ func TestImportKueueAdmissions(t *testing.T) {
 				if !strings.HasSuffix(st.Name, "are made before Kueue admits it") {
 					continue
 				}
-				if jobs := st.Expect.Objects; len(jobs) != 2 || jobs[0].Target.Kind != "JobSet" || jobs[1].Target.Kind != "Job" || !strings.HasPrefix(jobs[1].Target.Name, jobs[0].Target.Name+"-node-0") {
-					t.Errorf("step %q expects %+v: want the JobSet and its Job", st.Name, jobs)
+				// The JobSet and its Job, and the TrainJob's status as
+				// Kueue's admission found it (Suspended, reached since
+				// the TrainJob's create).
+				objs := st.Expect.Objects
+				if len(objs) != 3 || objs[0].Target.Kind != "JobSet" || objs[1].Target.Kind != "Job" || !strings.HasPrefix(objs[1].Target.Name, objs[0].Target.Name+"-node-0") {
+					t.Errorf("step %q expects %+v: want the JobSet, its Job and the TrainJob's status", st.Name, objs)
+					continue
+				}
+				status, _ := objs[2].Match["status"].(map[string]any)
+				if objs[2].Target.Kind != "TrainJob" || objs[2].Target.Name != objs[0].Target.Name || !objs[2].Reached || !strings.Contains(objs[2].ReachedSince, "creates TrainJob "+objs[0].Target.Name) || status["conditions"] == nil {
+					t.Errorf("step %q expects the TrainJob's status %+v: want its conditions as Kueue's admission found them, reached since its create", st.Name, objs[2])
 				}
 			}
 		})

@@ -316,6 +316,7 @@ type admission struct {
 	jobs     []string
 	at       time.Time
 	gated    bool
+	w        *write
 }
 
 // kueueAdmissions keeps the order the log shows between the Trainer's and
@@ -342,7 +343,7 @@ func (b *builder) kueueAdmissions(writes []*write) []admission {
 		if i < 0 {
 			continue
 		}
-		a := admission{trainJob: name, at: writes[i].ev.Completed}
+		a := admission{trainJob: name, at: writes[i].ev.Completed, w: writes[i]}
 		jobSet := false
 		for _, c := range b.created {
 			if !c.at.Before(a.at) {
@@ -384,7 +385,15 @@ func admits(body map[string]any) bool {
 
 // admitAfter adds the step that expects a's JobSet and Jobs, and the gate
 // that holds Kueue's admission until it: every update of Kueue's to the
-// TrainJob, as the entry's update and the resume are two (admits).
+// TrainJob, as the entry's update and the resume are two (admits). The
+// step expects too the TrainJob's status as the admission's answer has it,
+// its conditions and the jobs its jobsStatus names (not their counts):
+// that the Trainer had reported the JobSet's jobs by then, which a later
+// wait before a manager's write may ask for as Kueue's write left it. Admitted on replay
+// before the Trainer had copied the JobSet's report, the Trainer went
+// from "Suspended, no jobs" straight to "Resumed, 1 active", and such a
+// wait never held (real-kueue-user-write-between-requests' import, CI's
+// round trip). Kueue held, the Trainer gets there on its own.
 func (b *builder) admitAfter(a admission) {
 	spec := &b.res.Scenario.Spec
 	b.n++
@@ -394,6 +403,22 @@ func (b *builder) admitAfter(a admission) {
 	}
 	for _, j := range a.jobs {
 		step.Expect.Objects = append(step.Expect.Objects, v1alpha1.ObjectExpectation{Target: v1alpha1.Target{APIVersion: "batch/v1", Kind: "Job", Name: j}, Match: v1alpha1.Object{"metadata": map[string]any{"name": j}}})
+	}
+	if status, ok := statusOf(a.w, []string{"conditions", "jobsStatus"}); ok {
+		// The jobs by name, not their counts: how far the JobSet's
+		// report had got is the JobSet controller's timing, and the
+		// Trainer may copy a later one in one write.
+		if jobs, ok := status["jobsStatus"].([]any); ok {
+			var names []any
+			for _, j := range jobs {
+				if m, ok := j.(map[string]any); ok && m["name"] != nil {
+					names = append(names, map[string]any{"name": m["name"]})
+				}
+			}
+			status["jobsStatus"] = names
+		}
+		step.Expect.Objects = append(step.Expect.Objects, v1alpha1.ObjectExpectation{Target: v1alpha1.Target{Kind: trainJobKind, Name: a.trainJob}, Match: v1alpha1.Object{"status": status},
+			Reached: true, ReachedSince: b.sinceStep(a.trainJob, func(o *write) bool { return before(o, a.w) })})
 	}
 	spec.Steps = append(spec.Steps, step)
 	spec.Gates = append(spec.Gates, v1alpha1.Gate{

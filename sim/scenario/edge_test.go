@@ -193,7 +193,7 @@ func TestCheckSchemaLineOutsideACheckout(t *testing.T) {
 
 func TestFindFiles(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"b.yaml", "a/z.yml", "a/y.yaml", "a/notes.txt", ".hidden/h.yaml", "a/.git/g.yaml", "scale/fleet.yaml", "c/scale/big.yaml"} {
+	for _, f := range []string{"b.yaml", "a/z.yml", "a/y.yaml", "a/notes.txt", ".hidden/h.yaml", "a/.git/g.yaml", "scale/fleet.yaml", "c/scale/big.yaml", "found/kept.yaml"} {
 		path := filepath.Join(dir, f)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -206,9 +206,10 @@ func TestFindFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(dir)
-	// A scale directory is skipped below a path, walked when named.
-	got, err := FindFiles([]string{".", "a/notes.txt", "b.yaml", "empty", "missing", "c/scale"})
-	want := []string{"a/y.yaml", "a/z.yml", "b.yaml", "a/notes.txt", "c/scale/big.yaml"}
+	// A scale or found directory is skipped below a path, walked when
+	// named.
+	got, err := FindFiles([]string{".", "a/notes.txt", "b.yaml", "empty", "missing", "c/scale", "found"})
+	want := []string{"a/y.yaml", "a/z.yml", "b.yaml", "a/notes.txt", "c/scale/big.yaml", "found/kept.yaml"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("files mismatch (-want +got):\n%s", diff)
 	}
