@@ -35,7 +35,7 @@ func (s *scenarioRun) step(ctx context.Context, st *v1alpha1.Step) (res results.
 		return res
 	}
 	if st.Release != nil {
-		if msg := s.release(st.Name, st.Release); msg != "" {
+		if msg := s.release(ctx, st.Name, st.Release); msg != "" {
 			return fail(msg, "")
 		}
 	}

@@ -188,9 +188,9 @@ func (s *scenarioRun) uninstallGates(ctx context.Context) error {
 }
 
 // release runs a step's release: it fails when the gate holds nothing.
-func (s *scenarioRun) release(step string, r *v1alpha1.Release) string {
+func (s *scenarioRun) release(ctx context.Context, step string, r *v1alpha1.Release) string {
 	if r.View != "" {
-		return s.releaseView(step, r)
+		return s.releaseView(ctx, step, r)
 	}
 	if s.gateServer == nil {
 		return fmt.Sprintf("gate %s is not installed", r.Gate)

@@ -100,15 +100,11 @@ func (s *scenarioRun) startViews(ctx context.Context, step string) error {
 			Name: s.viewName(v.Name), Component: v.Component, Group: group, Resource: v.Resource,
 			Namespace: s.ns, ObjectName: v.ObjectName, Coalesce: v.Coalesce, OnEvent: s.watch.notify,
 		}
-		gvk, err := s.cluster.Client().RESTMapper().KindFor(schema.GroupVersionResource{Group: group, Resource: v.Resource})
+		gvk, namespaced, err := s.viewedKind(v)
 		if err != nil {
-			return fmt.Errorf("view %s: the API server serves no resource %s: %w", v.Name, v.Resource, err)
+			return err
 		}
-		mapping, err := s.cluster.Client().RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			return fmt.Errorf("view %s: %w", v.Name, err)
-		}
-		if mapping.Scope.Name() == meta.RESTScopeNameRoot {
+		if !namespaced {
 			w.Namespace = "" // a cluster-scoped resource: its objects have none
 		}
 		if v.Delay != nil {
@@ -132,13 +128,77 @@ func (s *scenarioRun) startViews(ctx context.Context, step string) error {
 	return nil
 }
 
+// viewedKind returns the kind of a view's resource and whether its
+// objects are namespaced.
+func (s *scenarioRun) viewedKind(v v1alpha1.View) (gvk schema.GroupVersionKind, namespaced bool, err error) {
+	group, _ := view.WatchedResource(v.Component, v.Resource)
+	mapper := s.cluster.Client().RESTMapper()
+	gvk, err = mapper.KindFor(schema.GroupVersionResource{Group: group, Resource: v.Resource})
+	if err != nil {
+		return gvk, false, fmt.Errorf("view %s: the API server serves no resource %s: %w", v.Name, v.Resource, err)
+	}
+	mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return gvk, false, fmt.Errorf("view %s: %w", v.Name, err)
+	}
+	return gvk, mapping.Scope.Name() != meta.RESTScopeNameRoot, nil
+}
+
+// viewCatchUp bounds the wait, at a view's release, until the view's
+// watches have read the changes the objects it keeps events of back have
+// now (view.Registry.CaughtUp): a component's watch gets each change a
+// moment after the API server made it, and rarely more than a second
+// after the harness's own watch did.
+const viewCatchUp = 10 * time.Second
+
+// viewedVersions returns the resourceVersion of each object a view matches
+// as the API server has it now (namespace/name: resourceVersion).
+func (s *scenarioRun) viewedVersions(ctx context.Context, v v1alpha1.View) (map[string]string, error) {
+	gvk, namespaced, err := s.viewedKind(v)
+	if err != nil {
+		return nil, err
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	var opts []client.ListOption
+	if namespaced {
+		opts = append(opts, client.InNamespace(s.ns))
+	}
+	if v.ObjectName != "" {
+		opts = append(opts, client.MatchingFields{"metadata.name": v.ObjectName})
+	}
+	if err := s.cluster.Client().List(ctx, list, opts...); err != nil {
+		return nil, fmt.Errorf("view %s: failed to read the %s it matches: %w", v.Name, v.Resource, err)
+	}
+	current := map[string]string{}
+	for _, o := range list.Items {
+		current[o.GetNamespace()+"/"+o.GetName()] = o.GetResourceVersion()
+	}
+	return current, nil
+}
+
 // releaseView runs a step's release of a view: it fails when the view
-// keeps nothing back.
-func (s *scenarioRun) releaseView(step string, r *v1alpha1.Release) string {
+// keeps nothing back. A view of a resource is released once its watches
+// have read the changes its objects have now, so that what the scenario
+// saw before the release (a change the step before waited for) is what
+// the component gets at it.
+func (s *scenarioRun) releaseView(ctx context.Context, step string, r *v1alpha1.Release) string {
 	if !slices.Contains(s.viewsStarted, r.View) {
 		return fmt.Sprintf("view %s has not started", r.View)
 	}
 	name := s.viewName(r.View)
+	if v := s.specView(r.View); v.Partition == "" {
+		current, err := s.viewedVersions(ctx, v)
+		if err != nil {
+			return err.Error()
+		}
+		wait, cancel := context.WithTimeoutCause(ctx, viewCatchUp, fmt.Errorf("not within %s", viewCatchUp))
+		err = s.viewRegistry.CaughtUp(wait, name, current)
+		cancel()
+		if err != nil {
+			return fmt.Sprintf("view %s was not released: its watches had not read the changes its objects have now: %v", r.View, err)
+		}
+	}
 	if n := s.viewRegistry.Release(name, fmt.Sprintf("step %q released it", step)); n == 0 && s.specView(r.View).Partition != view.PartitionRefuse {
 		return fmt.Sprintf("view %s keeps no event back to release: %s (expect it held in a step before)", r.View, s.viewSoFar(name))
 	}

@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // queued is an event a stream keeps back.
@@ -133,6 +136,7 @@ func (s *stream) event(c codec, f watchFrame) error {
 	m := f.meta
 	if rv := m.ResourceVersion; rv != "" {
 		s.lastRV = rv
+		defer s.reg.progressed()
 	}
 	if f.typ == "BOOKMARK" {
 		return s.write(f, f.typ)
@@ -154,7 +158,7 @@ func (s *stream) event(c codec, f watchFrame) error {
 	}
 	now := s.reg.clock.Now()
 	q := &queued{v: v, f: f, typ: f.typ, key: key, ev: &Event{At: now, Type: f.typ, Object: m.Kind + "/" + m.Name, ResourceVersion: m.ResourceVersion}}
-	s.reg.record(v, q.ev)
+	s.reg.record(v, s, key, q.ev)
 	s.queue = append(s.queue, q)
 	s.pending[key]++
 	if d := v.view.Delay; d > 0 {
@@ -317,9 +321,33 @@ func (s *stream) resume(err error) bool {
 	return true
 }
 
+// behind says, for each of objects whose change at the resourceVersion
+// current gives the stream has not read yet, how far it has read; nothing
+// once the stream ended.
+func (s *stream) behind(objects sets.Set[string], current map[string]string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended || s.clientClosed {
+		return nil
+	}
+	var out []string
+	for _, key := range sets.List(objects) {
+		rv, ok := current[key]
+		if !ok {
+			continue
+		}
+		if c, err := resourceversion.CompareResourceVersion(s.lastRV, rv); err == nil && c >= 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s's watch of %s has read up to resourceVersion %s, %s is at %s", s.rt.component, s.resource, cmpOr(s.lastRV, "none"), key, rv))
+	}
+	return out
+}
+
 // finish ends the component's stream once what it keeps back is
 // delivered: the API server's ERROR event, if any, then the end.
 func (s *stream) finish(err error) {
+	defer s.reg.progressed()
 	s.mu.Lock()
 	s.ended = true
 	s.drained = make(chan struct{})

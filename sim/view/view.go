@@ -37,13 +37,16 @@
 package view
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -147,6 +150,11 @@ type Registry struct {
 	views   map[string]*viewState
 	streams map[*stream]struct{}
 	watched map[string]sets.Set[string] // component -> group/resource
+
+	// waiting counts the CaughtUp calls under way; while there is one,
+	// each event a stream reads closes progress (and a new one is made).
+	waiting  atomic.Int32
+	progress chan struct{}
 }
 
 // viewState is a view's: its spec, whether it was released, and the
@@ -157,6 +165,9 @@ type viewState struct {
 	events   []*Event
 	stale    []StaleList   // the lists it served stale: one, once served
 	done     chan struct{} // closed at its release
+	// keys are the objects (namespace/name) each stream kept events of
+	// back for the view.
+	keys map[*stream]sets.Set[string]
 }
 
 // NewRegistry returns an empty registry timed by clk (nil: the real clock).
@@ -164,7 +175,7 @@ func NewRegistry(clk clock.Clock) *Registry {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Registry{clock: clk, views: map[string]*viewState{}, streams: map[*stream]struct{}{}, watched: map[string]sets.Set[string]{}}
+	return &Registry{clock: clk, views: map[string]*viewState{}, streams: map[*stream]struct{}{}, watched: map[string]sets.Set[string]{}, progress: make(chan struct{})}
 }
 
 // Register starts the view: the events it matches from now on are kept
@@ -176,7 +187,7 @@ func (r *Registry) Register(v View) error {
 		r.mu.Unlock()
 		return fmt.Errorf("view %s is already registered", v.Name)
 	}
-	r.views[v.Name] = &viewState{view: v, done: make(chan struct{})}
+	r.views[v.Name] = &viewState{view: v, done: make(chan struct{}), keys: map[*stream]sets.Set[string]{}}
 	var cut []*stream
 	if v.Partition == PartitionRefuse {
 		for s := range r.streams {
@@ -317,10 +328,68 @@ func (r *Registry) match(s *stream, namespace, name string) *viewState {
 	return nil
 }
 
-// record appends an event to a view's, under r.mu.
-func (r *Registry) record(v *viewState, e *Event) {
+// record appends an event of object key, which stream s kept back, to a
+// view's, under r.mu; a partition's request has no stream.
+func (r *Registry) record(v *viewState, s *stream, key string, e *Event) {
 	r.mu.Lock()
 	v.events = append(v.events, e)
+	if s == nil {
+		r.mu.Unlock()
+		return // a partition's request
+	}
+	if v.keys[s] == nil {
+		v.keys[s] = sets.New[string]()
+	}
+	v.keys[s].Insert(key)
+	r.mu.Unlock()
+}
+
+// CaughtUp waits until each watch that kept events of an object back for
+// the view has read the object's change at the resourceVersion current
+// gives for it (namespace/name: resourceVersion), or has ended: released
+// then, the view delivers that change with the rest, where released
+// earlier the component would get what the view kept back and that change
+// only after (the API server sends a change to each watch in its own
+// time: the harness's watch can have it before a component's). Objects
+// current has no version of are not waited for. It returns ctx's error,
+// with the watches still behind, when ctx ends first.
+func (r *Registry) CaughtUp(ctx context.Context, name string, current map[string]string) error {
+	r.waiting.Add(1)
+	defer r.waiting.Add(-1)
+	for {
+		r.mu.Lock()
+		progress := r.progress
+		v := r.views[name]
+		var keys map[*stream]sets.Set[string]
+		if v != nil {
+			keys = maps.Clone(v.keys)
+		}
+		r.mu.Unlock()
+		var behind []string
+		for s, objects := range keys {
+			behind = append(behind, s.behind(objects, current)...)
+		}
+		if len(behind) == 0 {
+			return nil
+		}
+		select {
+		case <-progress:
+		case <-ctx.Done():
+			slices.Sort(behind)
+			return fmt.Errorf("%w: %s", context.Cause(ctx), strings.Join(behind, "; "))
+		}
+	}
+}
+
+// progressed wakes the CaughtUp calls under way: a stream read an event
+// or ended.
+func (r *Registry) progressed() {
+	if r.waiting.Load() == 0 {
+		return
+	}
+	r.mu.Lock()
+	close(r.progress)
+	r.progress = make(chan struct{})
 	r.mu.Unlock()
 }
 
@@ -404,11 +473,11 @@ func (t *roundTripper) partitioned(req *http.Request, v *viewState) error {
 	e := &Event{At: t.reg.clock.Now(), Object: req.Method + " " + req.URL.RequestURI()}
 	if v.view.Partition == PartitionRefuse {
 		e.Type, e.Fate = EventRequestRefused, "refused: the view cuts the component off"
-		t.reg.record(v, e)
+		t.reg.record(v, nil, "", e)
 		return errPartitioned
 	}
 	e.Type = EventRequestUnanswered
-	t.reg.record(v, e)
+	t.reg.record(v, nil, "", e)
 	if v.view.OnEvent != nil {
 		go v.view.OnEvent()
 	}

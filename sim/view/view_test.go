@@ -1,6 +1,7 @@
 package view
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -224,6 +225,57 @@ func TestCoalesce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// CaughtUp waits for the change the harness saw to reach the watch that
+// keeps the object's events back, so that a release after it delivers the
+// two changes as one; it ends at once for objects the view kept nothing
+// of, and with ctx, naming the watch behind.
+func TestCaughtUp(t *testing.T) {
+	a, srv := newAPIServer(t, 1)
+	reg := NewRegistry(nil)
+	if err := reg.Register(View{Name: "v", Component: "trainer", Group: "trainer.kubeflow.org", Resource: "trainjobs", Namespace: "ns", Coalesce: true}); err != nil {
+		t.Fatal(err)
+	}
+	c := watch(t, reg, srv.URL)
+	a.scripts[0] <- ev("MODIFIED", "ns", "low", "5")
+	waitHolding(t, reg, "v", 1)
+
+	if err := reg.CaughtUp(t.Context(), "v", map[string]string{"ns/low": "5", "ns/other": "9"}); err != nil {
+		t.Errorf("CaughtUp with the watch at the change: %v", err)
+	}
+	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	err := reg.CaughtUp(short, "v", map[string]string{"ns/low": "7"})
+	if want := "trainer's watch of trainjobs has read up to resourceVersion 5, ns/low is at 7"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("CaughtUp with the watch behind: %v, want an error with %q", err, want)
+	}
+
+	done := make(chan error, 1)
+	go func() { done <- reg.CaughtUp(t.Context(), "v", map[string]string{"ns/low": "7"}) }()
+	select {
+	case err := <-done:
+		t.Fatalf("CaughtUp returned (%v) before the watch read the change", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	a.scripts[0] <- ev("MODIFIED", "ns", "other", "6") // another object's event: still behind
+	a.scripts[0] <- ev("MODIFIED", "ns", "low", "7")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("CaughtUp: %v", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("CaughtUp did not return within 1s of the watch reading the change")
+	}
+	reg.Release("v", "released")
+	if g := next(t, c); g != (got{"MODIFIED", "other", "6"}) {
+		t.Errorf("first delivered %v, want other's change", g)
+	}
+	if g := next(t, c); g != (got{"MODIFIED", "low", "7"}) {
+		t.Errorf("then %v, want low's two changes as one, at 7", g)
+	}
+	none(t, c)
 }
 
 func TestDelay(t *testing.T) {
