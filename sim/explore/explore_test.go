@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"os"
 	"slices"
 	"testing"
 
@@ -449,4 +450,146 @@ func planIDs(plans []Plan) []string {
 		out = append(out, p.ID())
 	}
 	return out
+}
+
+// TestCoalesces: for a component's write to a TrainJob, the last two
+// changes of others to it since its write before (Kueue's suspend and its
+// emptying of the entry, before the Trainer reports the job suspended; the
+// Trainer's two status patches, before Kueue suspends it); none across the
+// component's own write, nor for a component a view of the scenario sees.
+func TestCoalesces(t *testing.T) {
+	var sc v1alpha1.Scenario
+	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
+		t.Fatal(err)
+	}
+	changes := append(preemptionChanges(), results.ObjectChange{Step: "kueue preempts low", Writer: "trainer", Verb: "patch", Kind: "TrainJob", Resource: "trainjobs/status", Name: "low",
+		Fields: []results.FieldDiff{{Path: "status.conditions[type=Suspended].status", From: `"False"`, To: `"True"`}}})
+	var got []string
+	for _, p := range Coalesces(&sc, changes, changes) {
+		got = append(got, p.ID()+": "+p.String())
+	}
+	want := []string{
+		`preemption--coalesce-kueue-step-1-36154b09: kueue sees trainer's patch of trainjobs/status low (status.conditions[type=Suspended].status to "False"), in step 1, and trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), in step 1, as one change before kueue's update of trainjobs low (spec.suspend to true)`,
+		`preemption--coalesce-trainer-step-3-0275a233: trainer sees kueue's update of trainjobs low (spec.suspend to true), in step 3, and kueue's patch of trainjobs low (spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec to {}), in step 3, as one change before trainer's patch of trainjobs/status low (status.conditions[type=Suspended].status to "True")`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("coalesce plans (-want +got):\n%s", diff)
+	}
+	viewed := sc
+	viewed.Spec.Views = []v1alpha1.View{{Name: "v", Component: "trainer", Resource: "jobsets"}}
+	for _, p := range Coalesces(&viewed, changes, changes) {
+		if p.Component == "trainer" {
+			t.Errorf("a plan for a component a view sees: %s", p)
+		}
+	}
+}
+
+// TestApplyCoalesce: the view holds the component's events of the TrainJob
+// from the first change's step; the steps before the second's run as
+// written; the second's runs without its expectations, a step waits for
+// the second change with the view holding (in the step's place when it
+// only waited), a step releases the view, and the step's expectations
+// follow, its objects as reached since the step.
+func TestApplyCoalesce(t *testing.T) {
+	var sc v1alpha1.Scenario
+	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
+		t.Fatal(err)
+	}
+	p := Coalesces(&sc, preemptionChanges(), preemptionChanges())[0] // Kueue sees the Trainer's two patches as one
+	out := p.Apply(&sc)
+	want := []string{
+		"low runs",
+		"explore: trainer's write lands while kueue has seen neither +expect",
+		"explore: kueue sees trainer's two writes as one",
+		"low runs: its expectations +expect",
+		"high arrives", "kueue preempts low +expect",
+	}
+	if diff := cmp.Diff(want, stepNames(out)); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	wantView := []v1alpha1.View{{Name: CoalesceView, Component: "kueue", Resource: "trainjobs", ObjectName: "low", Coalesce: true, From: "low runs"}}
+	if diff := cmp.Diff(wantView, out.Spec.Views); diff != "" {
+		t.Errorf("views (-want +got):\n%s", diff)
+	}
+	if c := out.Spec.Clusters; c == nil || !slices.Equal(c.Only, []string{"envtest"}) {
+		t.Errorf("a view runs on envtest only: %+v", c)
+	}
+	if wait := out.Spec.Steps[1].Expect; len(wait.Held) != 1 || wait.Held[0].View != CoalesceView || len(wait.Objects) != 1 {
+		t.Errorf("the wait step: %+v", wait)
+	}
+	if release := out.Spec.Steps[2]; release.Release == nil || release.Release.View != CoalesceView || release.Expect != nil {
+		t.Errorf("the release step: %+v", release)
+	}
+	if rest := out.Spec.Steps[3].Expect; rest.Pods == nil || len(rest.Objects) != 2 || !rest.Objects[0].Reached || rest.Objects[1].ReachedSince != "low runs" {
+		t.Errorf("step 1's expectations follow, its objects as reached since step 1: %+v", rest)
+	}
+	lints(t, out)
+
+	// The Trainer sees Kueue's two writes of step 3, which only waits: the
+	// wait for the second stands in it, the view starting there.
+	changes := append(preemptionChanges(), results.ObjectChange{Step: "kueue preempts low", Writer: "trainer", Verb: "patch", Kind: "TrainJob", Resource: "trainjobs/status", Name: "low",
+		Fields: []results.FieldDiff{{Path: "status.conditions[type=Suspended].status", From: `"False"`, To: `"True"`}}})
+	p = Coalesces(&sc, changes, changes)[1]
+	out = p.Apply(&sc)
+	want = []string{
+		"low runs +expect", "high arrives",
+		"kueue preempts low +expect",
+		"explore: trainer sees kueue's two writes as one",
+		"kueue preempts low: its expectations +expect",
+	}
+	if diff := cmp.Diff(want, stepNames(out)); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if wait := out.Spec.Steps[2].Expect; len(wait.Held) != 1 || wait.Held[0].View != CoalesceView || len(wait.Objects) != 1 || wait.Objects[0].Match["spec"] == nil {
+		t.Errorf("step 3 waits for Kueue's second write, held: %+v", wait)
+	}
+	if out.Spec.Views[0].From != "kueue preempts low" {
+		t.Errorf("the view starts at %q, want step 3", out.Spec.Views[0].From)
+	}
+	lints(t, out)
+	failed := func(before ...string) results.Scenario {
+		var steps []results.Step
+		for _, name := range before {
+			steps = append(steps, results.Step{Name: name, Passed: true})
+		}
+		return results.Scenario{Steps: append(steps, results.Step{Name: "kueue preempts low: its expectations", Failure: "not true"})}
+	}
+	if v := Judge(p, nil, nil, failed("low runs")); v.Kind != NotCarriedOut {
+		t.Errorf("failed before the release (the component saw neither change): %s, want %s", v.Kind, NotCarriedOut)
+	}
+	if v := Judge(p, nil, nil, failed("low runs", p.coalesceReleaseStep())); v.Kind != Found {
+		t.Errorf("failed after the release: %s, want %s", v.Kind, Found)
+	}
+}
+
+// TestApplyCoalesceKeepsAHold: a webhook's hold that ends with the second
+// change's step is expected holding before it, as written, and not after
+// the release, where it has ended.
+func TestApplyCoalesceKeepsAHold(t *testing.T) {
+	data, err := os.ReadFile("../../scenarios/real-kueue/user-write-between-requests.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := scenario.Load("user-write-between-requests.yaml", data, scenario.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := f.Scenario
+	first := FlipWrite{Writer: "trainer", Verb: "patch", Kind: "TrainJob", Resource: "trainjobs/status", Name: "llm", Step: 1, Field: "status.conditions[type=Suspended].status", To: `"True"`}
+	second := FlipWrite{Writer: "user", Actor: true, Verb: "patch", Kind: "TrainJob", Resource: "trainjobs", Name: "llm", Step: 2, Field: "metadata.labels.team", To: `"a"`}
+	held := FlipWrite{Writer: "kueue", Verb: "update", Kind: "TrainJob", Resource: "trainjobs", Name: "llm", Step: 3, Field: "spec.suspend", To: "false"}
+	p := Plan{Scenario: sc.Metadata.Name, Kind: Coalesce, Component: "kueue", Step: 1, StepName: sc.Spec.Steps[1].Name, Held: &held, Coalesced: []*FlipWrite{&first, &second}}
+	out := p.Apply(sc)
+	for _, st := range out.Spec.Steps {
+		if st.Expect == nil || st.Expect.Holding == "" {
+			continue
+		}
+		if st.Name != sc.Spec.Steps[1].Name {
+			t.Errorf("step %q expects the hold, which ended before it", st.Name)
+		}
+	}
+	if e := out.Spec.Steps[1].Expect; e == nil || e.Holding != "platform-policy" {
+		t.Errorf("the first change's step runs as written, the webhook holding: %+v", e)
+	}
+	lints(t, out)
 }

@@ -216,6 +216,11 @@ func Judge(p Plan, want EndState, noise map[string]bool, got results.Scenario) V
 		if strings.HasPrefix(step, StepPrefix) {
 			return Verdict{Kind: NotCarriedOut, FailedStep: step, Failure: failure}
 		}
+		if p.Kind == Coalesce && !passed(got, p.coalesceReleaseStep()) {
+			// Failed while the component saw neither change: a step
+			// before the second may wait on another reaction of it.
+			return Verdict{Kind: NotCarriedOut, FailedStep: step, Failure: failure}
+		}
 		if p.Kind == Flip && !passed(got, p.lastFlipRelease()) {
 			// Failed while the first write was held: the steps before
 			// the second write may wait on what the held component would

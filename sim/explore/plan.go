@@ -39,8 +39,9 @@ const (
 )
 
 // Kinds are the kinds of plan: those Plans gives for one component and
-// step, in its order, and Flip, which Flips gives from the reference runs.
-var Kinds = []string{Restart, Down, Stale, Flip}
+// step, in its order, and Flip and Coalesce, which Flips and Coalesces give
+// from the reference runs.
+var Kinds = []string{Restart, Down, Stale, Flip, Coalesce}
 
 // DefaultKinds are the kinds explore runs unless told, and those Plans
 // makes from a scenario as written: Flip plans each take their component
@@ -78,8 +79,12 @@ type Plan struct {
 	Resource string
 	// Held and Until are a Flip plan's writes: Held, Component's, is held
 	// until Until has landed. Also, when set, is held with it: the JobSet
-	// controller's status write to the JobSet of Held's TrainJob.
+	// controller's status write to the JobSet of Held's TrainJob. For a
+	// Coalesce plan, Held is Component's write that Coalesced, two
+	// changes of others to its TrainJob, preceded: Component sees them as
+	// one.
 	Held, Until, Also *FlipWrite
+	Coalesced         []*FlipWrite
 }
 
 // ID names the plan in reports and file names: scenario, kind, component
@@ -87,6 +92,9 @@ type Plan struct {
 func (p Plan) ID() string {
 	if p.Kind == Flip {
 		return fmt.Sprintf("%s--flip-%s-step-%d-%s", p.Scenario, p.Component, p.Step+1, flipKey(p.Held, p.Until, p.Also))
+	}
+	if p.Kind == Coalesce && p.Held != nil {
+		return fmt.Sprintf("%s--coalesce-%s-step-%d-%s", p.Scenario, p.Component, p.Step+1, p.coalesceKey())
 	}
 	return fmt.Sprintf("%s--%s-%s-step-%d", p.Scenario, p.Kind, p.Component, p.Step+1)
 }
@@ -103,6 +111,8 @@ func (p Plan) String() string {
 		return fmt.Sprintf("%s, in step %d, is held until %s, in step %d, has landed", p.Held, p.Held.Step+1, p.Until, p.Until.Step+1)
 	case Stale:
 		return fmt.Sprintf("%s restarts after step %d (%q) and lists %s as they were before its write", p.Component, p.Step+1, p.StepName, p.Resource)
+	case Coalesce:
+		return fmt.Sprintf("%s sees %s, in step %d, and %s, in step %d, as one change before %s", p.Component, p.Coalesced[0], p.Coalesced[0].Step+1, p.Coalesced[1], p.Coalesced[1].Step+1, p.Held)
 	default:
 		return fmt.Sprintf("%s is down while step %d (%q) writes", p.Component, p.Step+1, p.StepName)
 	}
@@ -246,11 +256,12 @@ func kindOf(st *v1alpha1.Step) string {
 }
 
 // Viewed returns the components the plans' views see (a Stale plan's
-// list): the cluster must stand between them and the API server.
+// list, a Coalesce plan's TrainJob events): the cluster must stand between
+// them and the API server.
 func Viewed(plans []Plan) []string {
 	var out []string
 	for _, p := range plans {
-		if p.Kind == Stale && !slices.Contains(out, p.Component) {
+		if (p.Kind == Stale || p.Kind == Coalesce) && !slices.Contains(out, p.Component) {
 			out = append(out, p.Component)
 		}
 	}
@@ -271,8 +282,11 @@ func Refused(plans []Plan, refused map[string]bool) []Plan {
 func (p Plan) Apply(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
 	out := sc.Clone()
 	suffix := fmt.Sprintf("-%d", p.Step+1)
-	if p.Kind == Flip {
+	switch p.Kind {
+	case Flip:
 		suffix += "-" + flipKey(p.Held, p.Until, p.Also)
+	case Coalesce:
+		suffix += "-" + p.coalesceKey()
 	}
 	out.Metadata.Name = planName(sc.Metadata.Name, "-"+p.Kind+"-"+p.Component+suffix)
 	if out.Metadata.Annotations == nil {
@@ -287,6 +301,11 @@ func (p Plan) Apply(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
 	}
 	if c := out.Spec.Clusters; c == nil || !slices.Equal(c.Only, []string{"envtest"}) {
 		out.Spec.Clusters = &v1alpha1.Clusters{Only: []string{"envtest"}, Reason: "its component steps act on what simctl runs itself, which only envtest does"}
+	}
+	if p.Kind == Coalesce {
+		out.Spec.Clusters.Reason = "its view is served in simctl's process, where only envtest runs the components"
+		p.applyCoalesce(out)
+		return out
 	}
 	action := func(name, act string) v1alpha1.Step {
 		return v1alpha1.Step{Name: name, Component: &v1alpha1.ComponentAction{Name: p.Component, Action: act}}

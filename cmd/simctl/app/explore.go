@@ -99,6 +99,13 @@ file that replays it.
               --kind flip: each flip holds a write of a component that has
               one worker, so flips run one at a time, and a flip whose
               second write never comes waits 30s before it says so.
+     coalesce from the reference runs too: for Kueue's or the Trainer's
+              write to a TrainJob, the last two changes of others to it
+              before (since its own write before), which a view shows it as
+              one: it never observes the state between them (an unobserved
+              state), as a component whose watch fell behind. Only with
+              --kind coalesce; a coalesce plan whose second change waits on
+              the component's reaction to the first waits 30s.
    --kind chooses among them (restart, down and stale unless told).
    A scenario with a component step of its own states its lifecycle and gets
    no plan; nor does a component one of its views sees (a restart lists
@@ -173,7 +180,7 @@ not be started.`,
 	fl.StringVar(&f.plan, "plan", "", "run only plans whose ID (a finding's file name, its annotation "+explore.PlanAnnotation+") matches this regular expression: replay one plan, or one kind")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "explore only scenarios with this label, key=value (repeatable: all must match)")
 	fl.DurationVar(&f.settle, "settle", 2*time.Second, "before a run's end state is read, its namespace has had no change for this long (at most 30s; one that never does differs in that)")
-	fl.StringSliceVar(&f.kinds, "kind", explore.DefaultKinds, "plan kinds to run (comma-separated, repeatable): "+strings.Join(explore.Kinds, ", ")+"; flip only when asked, its plans take their component to themselves")
+	fl.StringSliceVar(&f.kinds, "kind", explore.DefaultKinds, "plan kinds to run (comma-separated, repeatable): "+strings.Join(explore.Kinds, ", ")+"; flip and coalesce only when asked (a flip takes its component to itself)")
 	fl.StringVar(&f.known, "known", "", "a folder of findings kept as scenarios (scenarios/found): a confirmed finding whose plan one of them states (annotation "+explore.PlanAnnotation+": the IDs of the plans that found it, space-separated) is known and does not fail explore")
 	fl.StringVar(&f.found, "found", "", "a folder of findings kept as scenarios (scenarios/found): run one plan of each, from the scenario it was found in (of those given): the first its annotation names that the reference runs make; with --known set to it; a finding not found again, or none of whose plans is made, fails explore (LOST)")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
@@ -271,10 +278,11 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 		if f.known != "" && filepath.Clean(f.known) != filepath.Clean(f.found) {
 			return withCode(ExitUsage, errors.New("--found sets --known to its folder: give one of them"))
 		}
-		f.known, kinds = f.found, explore.Kinds
+		f.known = f.found
 		if kept, keptOrder, err = knownFindings(f.found); err != nil {
 			return withCode(ExitUsage, err)
 		}
+		kinds = keptKinds(kept)
 		if len(kept) == 0 {
 			return withCode(ExitUsage, fmt.Errorf("--found %s: no scenario there carries the annotation %s", f.found, explore.PlanAnnotation))
 		}
@@ -282,7 +290,7 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	// A flip's ID is known once its scenario's reference runs are: the
 	// place-holding flip plan stays until then.
 	chosen := func(p explore.Plan) bool {
-		if p.Kind == explore.Flip && p.Held == nil {
+		if placeHolder(p) {
 			return kept == nil || keptFrom(kept, p.Scenario)
 		}
 		_, isKept := kept[p.ID()]
@@ -359,11 +367,11 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	}
 	x.checkPanics("the reference runs", nil)
 	plans = slices.DeleteFunc(plans, func(p explore.Plan) bool { return x.refs[p.Scenario] == nil })
-	if slices.Contains(kinds, explore.Flip) {
-		// The flips, from what the reference runs recorded, in the
-		// place of each scenario's first plan.
+	if slices.Contains(kinds, explore.Flip) || slices.Contains(kinds, explore.Coalesce) {
+		// The flips and coalesce plans, from what the reference runs
+		// recorded, in the place of each scenario's first plans.
 		plans = slices.DeleteFunc(x.withFlips(files, plans), func(p explore.Plan) bool { return !chosen(p) })
-		x.report.Plans = planned + len(slices.DeleteFunc(slices.Clone(plans), func(p explore.Plan) bool { return p.Kind != explore.Flip }))
+		x.report.Plans = planned + len(slices.DeleteFunc(slices.Clone(plans), func(p explore.Plan) bool { return p.Kind != explore.Flip && p.Kind != explore.Coalesce }))
 		if f.plans > 0 && len(plans) > f.plans {
 			plans = plans[:f.plans]
 		}
@@ -535,6 +543,21 @@ func refindPlans(plans []explore.Plan, order map[string][]string) (out []explore
 	return out, refind, unmade
 }
 
+// keptKinds returns the kinds of the kept plans: a plan's ID is its
+// scenario's name, "--", its kind, "-", and the rest.
+func keptKinds(kept map[string]string) []string {
+	var out []string
+	for id := range kept {
+		_, plan, _ := strings.Cut(id, "--")
+		for _, k := range explore.Kinds {
+			if strings.HasPrefix(plan, k+"-") && !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
 // keptFrom reports whether a kept finding's plan is of the scenario named
 // name: a plan's ID is the scenario's name, "--", and the plan's.
 func keptFrom(kept map[string]string, name string) bool {
@@ -548,39 +571,62 @@ func keptFrom(kept map[string]string, name string) bool {
 
 // stepPlans returns the plans of kinds a scenario has as written; with
 // Flip among kinds, a Flip plan without writes first, in the place of the
-// flips its reference runs will give (withFlips).
+// flips its reference runs will give, and with Coalesce, a Coalesce plan
+// without writes for each component whose TrainJob events a coalesce plan
+// can hold (its view must be in place from the cluster's start), in the
+// place of its coalesce plans (withFlips).
 func stepPlans(f *scenario.File, kinds []string) []explore.Plan {
 	out := slices.DeleteFunc(explore.Plans(f.Scenario, explore.Components(f.Scenario, true)), func(p explore.Plan) bool { return !slices.Contains(kinds, p.Kind) })
-	if slices.Contains(kinds, explore.Flip) && explore.Flippable(f.Scenario) {
-		out = append([]explore.Plan{{Scenario: f.Scenario.Metadata.Name, Kind: explore.Flip}}, out...)
+	if !explore.Flippable(f.Scenario) {
+		return out
 	}
-	return out
+	var first []explore.Plan
+	if slices.Contains(kinds, explore.Flip) {
+		first = append(first, explore.Plan{Scenario: f.Scenario.Metadata.Name, Kind: explore.Flip})
+	}
+	if slices.Contains(kinds, explore.Coalesce) {
+		for _, c := range explore.Components(f.Scenario, false) {
+			if slices.Contains(explore.CoalesceComponents, c) && !slices.ContainsFunc(f.Scenario.Spec.Views, func(v v1alpha1.View) bool { return v.Component == c }) {
+				first = append(first, explore.Plan{Scenario: f.Scenario.Metadata.Name, Kind: explore.Coalesce, Component: c})
+			}
+		}
+	}
+	return append(first, out...)
 }
 
-// flipHolders counts the place-holding Flip plans of stepPlans.
+// placeHolder reports whether a plan of stepPlans holds the place of the
+// plans the reference runs will give (withFlips).
+func placeHolder(p explore.Plan) bool {
+	return (p.Kind == explore.Flip || p.Kind == explore.Coalesce) && p.Held == nil
+}
+
+// flipHolders counts the place-holding plans of stepPlans.
 func flipHolders(plans []explore.Plan) int {
 	n := 0
 	for _, p := range plans {
-		if p.Kind == explore.Flip && p.Held == nil {
+		if placeHolder(p) {
 			n++
 		}
 	}
 	return n
 }
 
-// withFlips returns plans with each scenario's place-holding Flip plan
-// replaced by the flips of its reference runs, round robin again.
+// withFlips returns plans with each scenario's place-holding Flip and
+// Coalesce plans replaced by the flips and coalesce plans of its reference
+// runs (a Coalesce holder's, of its component), round robin again.
 func (x *explorer) withFlips(files []*scenario.File, plans []explore.Plan) []explore.Plan {
 	return roundRobin(files, func(f *scenario.File) []explore.Plan {
 		name := f.Scenario.Metadata.Name
+		ref := x.refs[name]
 		var out []explore.Plan
 		for _, p := range plans {
 			switch {
 			case p.Scenario != name:
+			case placeHolder(p) && ref == nil:
 			case p.Kind == explore.Flip && p.Held == nil:
-				if ref := x.refs[name]; ref != nil {
-					out = append(out, explore.Flips(f.Scenario, ref.changes[0], ref.changes[1])...)
-				}
+				out = append(out, explore.Flips(f.Scenario, ref.changes[0], ref.changes[1])...)
+			case p.Kind == explore.Coalesce && p.Held == nil:
+				out = append(out, slices.DeleteFunc(explore.Coalesces(f.Scenario, ref.changes[0], ref.changes[1]), func(c explore.Plan) bool { return c.Component != p.Component })...)
 			default:
 				out = append(out, p)
 			}
@@ -621,20 +667,29 @@ func withPlans(files []*scenario.File, plans []explore.Plan) []*scenario.File {
 // runPlans runs a batch of plans, judges each, and confirms the findings.
 func (x *explorer) runPlans(ctx context.Context, plans []explore.Plan) error {
 	var files []*scenario.File
-	var batch []*exploredRun
+	var batch, unrun []*exploredRun
 	for _, p := range plans {
 		ref := x.refs[p.Scenario]
 		sc := p.Apply(ref.file.Scenario)
+		run := &exploredRun{Plan: p.ID(), File: ref.file.Path, Does: p.String(), plan: p, sc: sc}
 		file, err := x.load(sc, "plan", ref.file.FixturesDir)
 		if err != nil {
-			return withCode(ExitFailed, fmt.Errorf("plan %s does not lint (a bug of explore): %w", p.ID(), err))
+			// Explore's bug, not the components': said, and the other
+			// plans go on.
+			run.Verdict = explore.Verdict{Kind: explore.NotCarriedOut, Failure: "the plan does not lint (a bug of explore): " + err.Error()}
+			fmt.Fprintf(x.streams.Err, "    plan %s not run: it does not lint (a bug of explore): %v\n", p.ID(), err)
+			unrun = append(unrun, run)
+			continue
 		}
 		files = append(files, file)
-		batch = append(batch, &exploredRun{Plan: p.ID(), File: ref.file.Path, Does: p.String(), plan: p, sc: sc})
+		batch = append(batch, run)
 	}
-	done, err := x.runAll(ctx, files, false)
-	if err != nil {
-		return withCode(ExitFailed, fmt.Errorf("plans did not finish: %w", err))
+	done := map[string]results.Scenario{}
+	if len(files) > 0 {
+		var err error
+		if done, err = x.runAll(ctx, files, false); err != nil {
+			return withCode(ExitFailed, fmt.Errorf("plans did not finish: %w", err))
+		}
 	}
 	var found []*exploredRun
 	for i, run := range batch {
@@ -650,7 +705,7 @@ func (x *explorer) runPlans(ctx context.Context, plans []explore.Plan) error {
 			return err
 		}
 	}
-	for _, run := range batch {
+	for _, run := range append(batch, unrun...) {
 		x.report.Run = append(x.report.Run, *run)
 	}
 	var ids []string

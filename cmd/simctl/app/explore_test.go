@@ -62,7 +62,7 @@ func TestExploreRefusesBeforeTheCluster(t *testing.T) {
 		{[]string{"explore", "--cluster", "kind", "../../../scenarios/examples/"}, "explore runs on envtest only"},
 		{[]string{"explore", "--confirm", "0", "../../../scenarios/examples/"}, "--confirm at least 1"},
 		{[]string{"explore", "--run", "no-such-scenario", "../../../scenarios/examples/"}, "no scenario selected"},
-		{[]string{"explore", "--kind", "restart,coalesce", "../../../scenarios/examples/"}, `--kind "coalesce": the kinds of plan are restart, down, stale, flip`},
+		{[]string{"explore", "--kind", "restart,shuffle", "../../../scenarios/examples/"}, `--kind "shuffle": the kinds of plan are restart, down, stale, flip, coalesce`},
 		{[]string{"explore", "--plan", "(", "../../../scenarios/examples/"}, "invalid --plan"},
 		{[]string{"explore", "--plan", "no-such-plan", "../../../scenarios/examples/"}, "or no plan matches --plan"},
 		{[]string{"explore", "--found", "../../../scenarios/found", "--known", "../../../scenarios", "../../../scenarios/examples/"}, "--found sets --known to its folder"},
@@ -134,6 +134,18 @@ func TestRefindPlans(t *testing.T) {
 	}
 	if !slices.Equal(ids, []string{b.ID(), a.ID()}) || refind[b.ID()] != "found/one.yaml" || refind[a.ID()] != "found/two.yaml" || !slices.Equal(unmade, []string{"found/gone.yaml"}) {
 		t.Errorf("plans %v, refind %v, unmade %v", ids, refind, unmade)
+	}
+}
+
+// TestKeptKinds: --found runs only the kinds of the kept plans (a kind
+// whose plans need a view makes the cluster stand between its component
+// and the API server).
+func TestKeptKinds(t *testing.T) {
+	kept := map[string]string{"real-kueue-x--flip-trainer-step-1-f992e0e3": "a.yaml", "y--restart-kube-scheduler-step-2": "b.yaml"}
+	got := keptKinds(kept)
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"flip", "restart"}) {
+		t.Errorf("kinds %v, want [flip restart]", got)
 	}
 }
 
