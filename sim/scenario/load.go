@@ -216,16 +216,10 @@ func readError(path string, err error) *Error {
 // (make bench-scale), not with the corpus.
 const ScaleDir = "scale"
 
-// FoundDir is the name of the other directories a walk skips: the
-// findings of simctl explore kept in scenarios/found, each the order a
-// plan held with gates, which simctl explore --found runs again from the
-// scenario it was found in; they run when named, not with the corpus.
-const FoundDir = "found"
-
 // FindFiles returns the files LoadPaths loads for paths: each path that is a
 // file, and every *.yaml and *.yml file under each path that is a directory
 // (recursively, sorted, skipping directories whose names start with a dot
-// and, below the path, directories named ScaleDir or FoundDir).
+// and, below the path, directories named ScaleDir).
 // Paths are cleaned; a file named twice is returned once. A path that does
 // not exist, and a directory without scenario files, are problems, returned
 // as *Errors along with the files found elsewhere.
@@ -258,7 +252,7 @@ func FindFiles(paths []string) ([]string, error) {
 				return err
 			}
 			if e.IsDir() {
-				if path != p && (strings.HasPrefix(e.Name(), ".") || e.Name() == ScaleDir || e.Name() == FoundDir) {
+				if path != p && (strings.HasPrefix(e.Name(), ".") || e.Name() == ScaleDir) {
 					return filepath.SkipDir
 				}
 				return nil
