@@ -25,6 +25,7 @@ import (
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/explore"
+	"github.com/trainersim/trainersim/sim/minimize"
 	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
@@ -49,6 +50,7 @@ type exploreFlags struct {
 	found    string
 	settle   time.Duration
 	kinds    []string
+	minimize int
 }
 
 func newExploreCommand(streams Streams) *cobra.Command {
@@ -174,6 +176,7 @@ not be started.`,
 	fl.IntVar(&f.plans, "plans", 0, "run at most this many plans (0: every plan, within --budget)")
 	fl.DurationVar(&f.budget, "budget", 30*time.Minute, "start no batch of plans after this much time (reference runs included)")
 	fl.IntVar(&f.confirm, "confirm", defaultConfirmRuns, "runs of a finding's plan that confirm it")
+	fl.IntVar(&f.minimize, "minimize", 0, "shorten each new confirmed finding that fails at a step with simctl minimize, at most this many runs each, verified --confirm times (findings/PLAN.min.yaml); 0: not at all")
 	fl.IntVar(&f.parallel, "parallel", 0, "plans run at once; 0: six times the CPUs, as simctl run")
 	fl.DurationVar(&f.timeout, "timeout", runner.DefaultScenarioTimeout, "time limit of each run")
 	fl.StringVar(&f.run, "run", "", "explore only scenarios whose name matches this regular expression")
@@ -244,6 +247,10 @@ type exploreConfirm struct {
 	Scenario string `json:"scenario,omitempty"`
 	// Known is the scenario of --known that states the finding's plan.
 	Known string `json:"known,omitempty"`
+	// Minimized is the finding's file shortened by --minimize, and
+	// MinimizeProblem why it is not there or its verification failed.
+	Minimized       string `json:"minimized,omitempty"`
+	MinimizeProblem string `json:"minimizeProblem,omitempty"`
 	// Others are the signatures of the runs that ended otherwise.
 	Others []string `json:"others,omitempty"`
 }
@@ -259,8 +266,8 @@ type exploreRef struct {
 }
 
 func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, paths []string) (err error) {
-	if f.plans < 0 || f.confirm < 1 || f.parallel < 0 || f.budget <= 0 {
-		return withCode(ExitUsage, errors.New("--plans and --parallel must be at least 0, --confirm at least 1, --budget more than 0"))
+	if f.plans < 0 || f.confirm < 1 || f.parallel < 0 || f.minimize < 0 || f.budget <= 0 {
+		return withCode(ExitUsage, errors.New("--plans, --parallel and --minimize must be at least 0, --confirm at least 1, --budget more than 0"))
 	}
 	for _, k := range f.kinds {
 		if !slices.Contains(explore.Kinds, k) {
@@ -771,8 +778,45 @@ func (x *explorer) confirm(ctx context.Context, found []*exploredRun) error {
 			return withCode(ExitFailed, err)
 		}
 		run.Confirm.Scenario = path
+		if x.f.minimize > 0 && run.Verdict.FailedStep != "" && ctx.Err() == nil {
+			x.minimizeFinding(ctx, run, x.refs[run.plan.Scenario].file.FixturesDir)
+		}
 	}
 	return nil
+}
+
+// minimizeFinding shortens a confirmed finding's file with simctl
+// minimize's search, on explore's cluster, and writes PLAN.min.yaml beside
+// it; what went wrong is the finding's MinimizeProblem, not explore's
+// failure (the finding stands).
+func (x *explorer) minimizeFinding(ctx context.Context, run *exploredRun, fixtures string) {
+	path := run.Confirm.Scenario
+	out := strings.TrimSuffix(path, ".yaml") + ".min.yaml"
+	problem := func(err error) { run.Confirm.MinimizeProblem = err.Error() }
+	data, err := os.ReadFile(path)
+	if err != nil {
+		problem(err)
+		return
+	}
+	file, err := scenario.Load(path, data, scenario.Options{FixturesDir: fixtures})
+	if err != nil {
+		problem(err)
+		return
+	}
+	c := &candidates{path: path, fixtures: fixtures, cluster: x.cluster, timeout: x.f.timeout, watches: x.watches, startedAt: time.Now()}
+	short, verifyErr, err := shorten(ctx, x.streams.Err, c, file, data, minimize.Options{Batch: x.parallel, MaxRuns: x.f.minimize}, x.f.confirm)
+	if err != nil {
+		problem(err)
+		return
+	}
+	if err := os.WriteFile(out, short, 0o644); err != nil {
+		problem(err)
+		return
+	}
+	run.Confirm.Minimized = out
+	if verifyErr != nil {
+		problem(verifyErr)
+	}
 }
 
 // writeFinding writes a confirmed finding's scenario, what it found in its
@@ -872,6 +916,12 @@ func (x *explorer) summary(ctx context.Context) error {
 		switch {
 		case r.Confirm.Scenario != "":
 			state = "confirmed; replay: simctl run " + r.Confirm.Scenario
+			if r.Confirm.Minimized != "" {
+				state += "\n  shortened: " + r.Confirm.Minimized
+			}
+			if r.Confirm.MinimizeProblem != "" {
+				state += "\n  minimize: " + r.Confirm.MinimizeProblem
+			}
 		case r.Confirm.Known != "":
 			state = "confirmed, known: " + r.Confirm.Known
 		}

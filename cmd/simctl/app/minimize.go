@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -160,50 +161,17 @@ func minimizeScenario(ctx context.Context, streams Streams, f minimizeFlags, pat
 	// namespaces and nodes go with it, as simctl run's do.
 	c := &candidates{path: path, fixtures: file.FixturesDir, cluster: env, timeout: f.timeout, discarded: o.Kubeconfig == "", watches: watches, startedAt: time.Now()}
 
-	fmt.Fprintf(streams.Err, "minimizing %s: %s\n", path, describeSize(minimize.SizeOf(file.Scenario)))
-	res, err := minimize.Minimize(ctx, file.Scenario, c.test, minimize.Options{
+	out, verifyErr, err := shorten(ctx, streams.Err, c, file, data, minimize.Options{
 		Keep:         f.keep,
 		DropRefusals: f.dropRefusals,
 		NoFields:     f.noFields,
 		Batch:        parallel,
 		MaxRuns:      f.maxRuns,
-		Valid:        func(sc *v1alpha1.Scenario) error { _, err := c.load(sc); return err },
-		Progress: func(p minimize.Progress) {
-			fmt.Fprintf(streams.Err, "  %-6s %4d runs (%d cached, %d not linted), %d steps, at %s\n", p.Phase, p.Runs, p.Cached, p.Invalid, p.Steps, time.Since(c.startedAt).Round(100*time.Millisecond))
-		},
-	})
+	}, f.verify)
 	if err != nil {
 		if c.skipped != nil {
 			return withCode(ExitUsage, c.skipped)
 		}
-		return withCode(ExitFailed, fmt.Errorf("failed to run %s: %w", path, err))
-	}
-	fmt.Fprintf(streams.Err, "the original %s\n", res.Want)
-	fmt.Fprintf(streams.Err, "%s -> %s; %d fields removed, in %d runs (%d more judged from an earlier run, %d not linted, never run) in %s\n",
-		describeSize(res.Before), describeSize(res.After), res.FieldsRemoved, res.Runs, res.Cached, res.Invalid, time.Since(c.startedAt).Round(100*time.Millisecond))
-	if res.Stopped != "" {
-		fmt.Fprintf(streams.Err, "stopped before the search was done (%s): the scenario is shorter, not as short as it can be\n", res.Stopped)
-	}
-
-	verified := ""
-	var verifyErr error
-	if f.verify > 0 && ctx.Err() == nil {
-		same, err := c.verify(ctx, res.Scenario, f.verify, res.Want)
-		switch {
-		case err != nil:
-			verifyErr = fmt.Errorf("the verification runs did not finish: %w", err)
-			verified = "not verified: " + err.Error()
-		case same < f.verify:
-			verifyErr = fmt.Errorf("the result ended as the original in %d of %d runs: a removed step stated an order it needs (--keep it), or the scenario does not always end the same way (simctl run --shake the original)", same, f.verify)
-			verified = fmt.Sprintf("ended as the original in %d of %d verification runs", same, f.verify)
-		default:
-			verified = fmt.Sprintf("ended as the original in %d of %d verification runs", same, f.verify)
-		}
-		fmt.Fprintf(streams.Err, "the result %s\n", verified)
-	}
-
-	out, err := minimizedYAML(data, path, res, verified)
-	if err != nil {
 		return withCode(ExitFailed, err)
 	}
 	if f.out == "" {
@@ -223,6 +191,47 @@ func minimizeScenario(ctx context.Context, streams Streams, f minimizeFlags, pat
 		return withCode(ExitFailed, errors.New("interrupted: the scenario written is the shortest found so far"))
 	}
 	return nil
+}
+
+// shorten minimizes the scenario of file (read from data) with c's runs,
+// printing its progress to w, then runs the result verify times; it
+// returns the shortest scenario's file (the original's comments, then what
+// minimize did) and, when a verification run ended otherwise or did not
+// finish, why.
+func shorten(ctx context.Context, w io.Writer, c *candidates, file *scenario.File, data []byte, o minimize.Options, verify int) (out []byte, verifyErr, err error) {
+	path := file.Path
+	fmt.Fprintf(w, "minimizing %s: %s\n", path, describeSize(minimize.SizeOf(file.Scenario)))
+	o.Valid = func(sc *v1alpha1.Scenario) error { _, err := c.load(sc); return err }
+	o.Progress = func(p minimize.Progress) {
+		fmt.Fprintf(w, "  %-6s %4d runs (%d cached, %d not linted), %d steps, at %s\n", p.Phase, p.Runs, p.Cached, p.Invalid, p.Steps, time.Since(c.startedAt).Round(100*time.Millisecond))
+	}
+	res, err := minimize.Minimize(ctx, file.Scenario, c.test, o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to run %s: %w", path, err)
+	}
+	fmt.Fprintf(w, "the original %s\n", res.Want)
+	fmt.Fprintf(w, "%s -> %s; %d fields removed, in %d runs (%d more judged from an earlier run, %d not linted, never run) in %s\n",
+		describeSize(res.Before), describeSize(res.After), res.FieldsRemoved, res.Runs, res.Cached, res.Invalid, time.Since(c.startedAt).Round(100*time.Millisecond))
+	if res.Stopped != "" {
+		fmt.Fprintf(w, "stopped before the search was done (%s): the scenario is shorter, not as short as it can be\n", res.Stopped)
+	}
+	verified := ""
+	if verify > 0 && ctx.Err() == nil {
+		same, err := c.verify(ctx, res.Scenario, verify, res.Want)
+		switch {
+		case err != nil:
+			verifyErr = fmt.Errorf("the verification runs did not finish: %w", err)
+			verified = "not verified: " + err.Error()
+		case same < verify:
+			verifyErr = fmt.Errorf("the result ended as the original in %d of %d runs: a removed step stated an order it needs (--keep it), or the scenario does not always end the same way (simctl run --shake the original)", same, verify)
+			verified = fmt.Sprintf("ended as the original in %d of %d verification runs", same, verify)
+		default:
+			verified = fmt.Sprintf("ended as the original in %d of %d verification runs", same, verify)
+		}
+		fmt.Fprintf(w, "the result %s\n", verified)
+	}
+	out, err = minimizedYAML(data, path, res, verified)
+	return out, verifyErr, err
 }
 
 // candidates runs minimize's candidates on one cluster.
