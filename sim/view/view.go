@@ -40,7 +40,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -360,9 +359,11 @@ func (r *Registry) CaughtUp(ctx context.Context, name string, current map[string
 		r.mu.Lock()
 		progress := r.progress
 		v := r.views[name]
-		var keys map[*stream]sets.Set[string]
+		keys := map[*stream]sets.Set[string]{}
 		if v != nil {
-			keys = maps.Clone(v.keys)
+			for s, objects := range v.keys {
+				keys[s] = objects.Clone() // record adds to them meanwhile
+			}
 		}
 		r.mu.Unlock()
 		var behind []string
