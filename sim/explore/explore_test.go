@@ -375,6 +375,41 @@ func TestApplyFlip(t *testing.T) {
 	}
 }
 
+// TestApplyFlipDropsAnEmptiedStep: a step between the two writes whose
+// expectations all read what the held write changes is left with nothing
+// to do once they move to the release: it is dropped (a step without a
+// write, a release or an expectation does not lint), and a gate that was
+// to open after it opens after the release, which checks them.
+func TestApplyFlipDropsAnEmptiedStep(t *testing.T) {
+	var sc v1alpha1.Scenario
+	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
+		t.Fatal(err)
+	}
+	// Low's jobsStatus, which the held write changes, in a step of its
+	// own.
+	first := sc.Spec.Steps[0].Expect
+	reported := v1alpha1.Step{Name: "low is reported active", Expect: &v1alpha1.Expect{Objects: first.Objects[:1]}}
+	first.Objects = first.Objects[1:]
+	sc.Spec.Steps = slices.Insert(sc.Spec.Steps, 1, reported)
+	sc.Spec.Gates = append(sc.Spec.Gates, v1alpha1.Gate{Name: "other", Component: "kueue", Resource: "trainjobs", Until: reported.Name})
+	changes := preemptionChanges()
+	p := Flips(&sc, changes, changes)[7]
+	out := p.Apply(&sc)
+	want := []string{
+		"low runs +expect", "high arrives",
+		"explore: kueue's write lands while trainer's is held +expect",
+		"explore: trainer's held write goes on +expect",
+		"kueue preempts low: its expectations +expect",
+	}
+	if diff := cmp.Diff(want, stepNames(out)); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if i := slices.IndexFunc(out.Spec.Gates, func(g v1alpha1.Gate) bool { return g.Name == "other" }); i < 0 || out.Spec.Gates[i].Until != p.lastFlipRelease() {
+		t.Errorf("the gate until the dropped step: %+v", out.Spec.Gates)
+	}
+	lints(t, out)
+}
+
 // TestApplyFlipAlso: the twin of a flip of the Trainer's status write holds
 // the JobSet controller's status write that the Trainer copies later (the
 // Job's active count, not the resume before it) too: a second gate, the

@@ -336,28 +336,45 @@ func (p Plan) applyFlip(out *v1alpha1.Scenario) {
 	steps := out.Spec.Steps
 	var moved []v1alpha1.ObjectExpectation
 	var next []v1alpha1.Step
+	// dropped are the steps left with nothing to do, every expectation
+	// of theirs moved: what was to end after one ends after the last
+	// release, which checks them; a view that starts before one starts
+	// before the step after it.
+	var dropped []string
+	add := func(st v1alpha1.Step) {
+		for _, name := range dropped {
+			retargetFrom(out, name, st.Name)
+		}
+		dropped = nil
+		next = append(next, st)
+	}
 	for i := range steps {
 		st := steps[i]
 		if i >= held.Step && i < until.Step && st.Expect != nil {
 			e := *st.Expect
 			e.Objects, moved = readsHeld(e.Objects, heldWrites, moved)
 			st.Expect = emptyToNil(&e)
+			if _, acts := v1alpha1.VerbOf(&st); st.Expect == nil && !acts && st.Release == nil {
+				dropped = append(dropped, st.Name)
+				retargetUntil(out, st.Name, p.lastFlipRelease())
+				continue
+			}
 		}
 		if i != until.Step {
-			next = append(next, st)
+			add(st)
 			continue
 		}
 		expect := st.Expect
 		st.Expect = nil
 		if _, acts := v1alpha1.VerbOf(&st); acts {
-			next = append(next, st)
+			add(st)
 		}
 		if !until.Actor {
 			wait := &v1alpha1.Expect{Within: v1alpha1.Duration{Duration: flipWithin}, Objects: []v1alpha1.ObjectExpectation{landed(until)}}
 			for _, g := range gates {
 				wait.Held = append(wait.Held, v1alpha1.HeldExpectation{Gate: g})
 			}
-			next = append(next, v1alpha1.Step{Name: p.flipWaitStep(), Expect: wait})
+			add(v1alpha1.Step{Name: p.flipWaitStep(), Expect: wait})
 		}
 		for k, name := range p.flipReleaseSteps() {
 			release := v1alpha1.Step{Name: name, Release: &v1alpha1.Release{Gate: gates[k]}}
@@ -371,12 +388,12 @@ func (p Plan) applyFlip(out *v1alpha1.Scenario) {
 				}
 				release.Expect = &v1alpha1.Expect{Objects: moved}
 			}
-			next = append(next, release)
+			add(release)
 		}
 		last := st.Name
 		if expect != nil {
 			last = st.Name + ": its expectations"
-			next = append(next, v1alpha1.Step{Name: last, Expect: expect})
+			add(v1alpha1.Step{Name: last, Expect: expect})
 		}
 		retargetUntil(out, st.Name, last)
 	}
@@ -506,6 +523,16 @@ func retargetUntil(sc *v1alpha1.Scenario, from, to string) {
 	}
 	for i := range sc.Spec.Views {
 		retarget(&sc.Spec.Views[i].Until)
+	}
+}
+
+// retargetFrom makes a view that starts before step from start before
+// step to.
+func retargetFrom(sc *v1alpha1.Scenario, from, to string) {
+	for i := range sc.Spec.Views {
+		if sc.Spec.Views[i].From == from {
+			sc.Spec.Views[i].From = to
+		}
 	}
 }
 
