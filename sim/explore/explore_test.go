@@ -375,6 +375,38 @@ func TestApplyFlip(t *testing.T) {
 	}
 }
 
+// TestApplyFlipActorWrite: when the second write is an actor's, a step
+// before it waits until the first is held (the held component sent it
+// reading the state before the actor's write, as in the reference runs),
+// and the release follows the actor's step.
+func TestApplyFlipActorWrite(t *testing.T) {
+	var sc v1alpha1.Scenario
+	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
+		t.Fatal(err)
+	}
+	changes := preemptionChanges()
+	p := Flips(&sc, changes, changes)[7]
+	p.Until = &FlipWrite{Writer: "sdk", Actor: true, Verb: "create", Resource: "trainjobs", Kind: "TrainJob", Name: "high", Step: 1}
+	out := p.Apply(&sc)
+	want := []string{
+		"low runs +expect",
+		"explore: trainer's write is held +expect",
+		"high arrives",
+		"explore: trainer's held write goes on +expect",
+		"kueue preempts low +expect",
+	}
+	if diff := cmp.Diff(want, stepNames(out)); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if held := out.Spec.Steps[1].Expect.Held; len(held) != 1 || held[0].Gate != FlipGate {
+		t.Errorf("the wait before the actor's write: %+v", held)
+	}
+	lints(t, out)
+	if v := Judge(p, nil, nil, results.Scenario{Steps: []results.Step{{Name: "low runs", Passed: true}, {Name: p.flipHeldStep(), Failure: "not held within 30s"}}}); v.Kind != NotCarriedOut {
+		t.Errorf("failed waiting for the held write: %s", v.Kind)
+	}
+}
+
 // TestApplyFlipDropsAnEmptiedStep: a step between the two writes whose
 // expectations all read what the held write changes is left with nothing
 // to do once they move to the release: it is dropped (a step without a

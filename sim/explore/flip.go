@@ -301,6 +301,15 @@ func (p Plan) flipWaitStep() string {
 	return StepPrefix + p.Until.who() + "'s write lands while " + p.Held.who() + "'s is held"
 }
 
+// flipHeldStep names the step before an actor's second write that waits
+// until the held writes are held.
+func (p Plan) flipHeldStep() string {
+	if p.Also != nil {
+		return StepPrefix + p.Held.who() + "'s and " + p.Also.who() + "'s writes are held"
+	}
+	return StepPrefix + p.Held.who() + "'s write is held"
+}
+
 // flipReleaseSteps name the steps that let the held writes go on: the
 // held one, then the JobSet's when it is held too. The last one checks
 // the moved expectations; a run that failed before it had the order held.
@@ -319,9 +328,10 @@ func (p Plan) lastFlipRelease() string {
 }
 
 // applyFlip puts the flip's gate and steps into out, a copy of the
-// scenario: the gate holds the first write from the start; the second
-// write's step runs without its expectations, then (for a component's
-// write) a step waits until it has landed with the first still held, a
+// scenario: the gate holds the first write from the start; (for an
+// actor's write) a step waits until the first is held, the second write's
+// step runs without its expectations, then (for a component's write) a
+// step waits until it has landed with the first still held, a
 // step releases the gate and checks, as reached since, the expectations of
 // the steps between the two that read what the first changes, and a step
 // checks the second's step's expectations.
@@ -366,14 +376,27 @@ func (p Plan) applyFlip(out *v1alpha1.Scenario) {
 		}
 		expect := st.Expect
 		st.Expect = nil
+		heldNow := func() []v1alpha1.HeldExpectation {
+			var out []v1alpha1.HeldExpectation
+			for _, g := range gates {
+				out = append(out, v1alpha1.HeldExpectation{Gate: g})
+			}
+			return out
+		}
+		if until.Actor {
+			// The held writes were sent before the actor's, as in the
+			// reference runs (their components read the state before
+			// it), and land after it. Without this wait, a step before
+			// that no longer waits on them (its expectations moved)
+			// let the actor's write go first and the release find
+			// nothing held.
+			add(v1alpha1.Step{Name: p.flipHeldStep(), Expect: &v1alpha1.Expect{Within: v1alpha1.Duration{Duration: flipWithin}, Held: heldNow()}})
+		}
 		if _, acts := v1alpha1.VerbOf(&st); acts {
 			add(st)
 		}
 		if !until.Actor {
-			wait := &v1alpha1.Expect{Within: v1alpha1.Duration{Duration: flipWithin}, Objects: []v1alpha1.ObjectExpectation{landed(until)}}
-			for _, g := range gates {
-				wait.Held = append(wait.Held, v1alpha1.HeldExpectation{Gate: g})
-			}
+			wait := &v1alpha1.Expect{Within: v1alpha1.Duration{Duration: flipWithin}, Objects: []v1alpha1.ObjectExpectation{landed(until)}, Held: heldNow()}
 			add(v1alpha1.Step{Name: p.flipWaitStep(), Expect: wait})
 		}
 		for k, name := range p.flipReleaseSteps() {
