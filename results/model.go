@@ -242,6 +242,15 @@ type TrainJobState struct {
 	Suspended bool   `json:"suspended,omitempty"`
 	// Conditions are each condition's "Type=Status Reason", sorted.
 	Conditions []string `json:"conditions,omitempty"`
+	// JobSetBehind, in runs that check it (simctl explore), names the
+	// fields of the TrainJob's JobSet that the Trainer's apply would change
+	// now, when the Trainer applies it now (the TrainJob or the JobSet is
+	// suspended): the JobSet does not hold what the Trainer builds from the
+	// TrainJob and its runtime. Empty when it does or is not checked.
+	JobSetBehind []string `json:"jobSetBehind,omitempty"`
+	// JobSetUnchecked says why a JobSet the Trainer applies now was not
+	// checked (its build or the dry run of its apply failed).
+	JobSetUnchecked string `json:"jobSetUnchecked,omitempty"`
 }
 
 // EntryOwners is who owns one runtimePatches entry of a TrainJob: the field

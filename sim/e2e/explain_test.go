@@ -14,6 +14,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	"github.com/trainersim/trainersim/cmd/simctl/app"
+	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim/explain"
 	"github.com/trainersim/trainersim/sim/runner"
 	"github.com/trainersim/trainersim/sim/scenario"
@@ -92,5 +93,27 @@ var _ = Describe("simctl explain --kubeconfig", func() {
 				}
 			}
 		}
+	}, NodeTimeout(2*time.Minute))
+})
+
+var _ = Describe("the end state's JobSet check (runner.Runner.CheckJobSets)", func() {
+	It("names the fields a suspended JobSet lacks while the Trainer's update is held, and none once it lands", func(ctx SpecContext) {
+		files, err := scenario.LoadPaths([]string{"testdata/jobset-behind"}, scenario.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		r := &runner.Runner{Cluster: env, Parallel: 2, CheckJobSets: true}
+		done, complete := r.Run(ctx, files)
+		Expect(complete).To(BeTrue())
+		jobs := map[string]results.TrainJobState{}
+		for _, res := range done {
+			Expect(res.Passed).To(BeTrue(), "%s: %s", res.Name, res.Failure)
+			Expect(res.FinalTrainJobs).To(HaveLen(1), res.Name)
+			jobs[res.Name] = res.FinalTrainJobs[0]
+		}
+		held := jobs["trainer-apply-held"]
+		Expect(held.JobSetUnchecked).To(BeEmpty())
+		Expect(held.JobSetBehind).To(Equal([]string{"spec.replicatedJobs[name=node].template.spec.template.spec.nodeSelector"}))
+		landed := jobs["trainer-apply-lands"]
+		Expect(landed.JobSetUnchecked).To(BeEmpty())
+		Expect(landed.JobSetBehind).To(BeEmpty(), "the JobSet the Trainer applied, with the API server's and the webhooks' defaults, is what it builds")
 	}, NodeTimeout(2*time.Minute))
 })

@@ -168,6 +168,31 @@ func (e *Engine) runtime(trainJob *trainer.TrainJob) (jobruntime.Runtime, error)
 	return r, nil
 }
 
+// FieldOwner is the field manager the trainer applies its objects with,
+// forcing ownership (pkg/controller/trainjob_controller.go,
+// reconcileObjects).
+const FieldOwner = "trainer"
+
+// Build returns the JobSet apply configuration the trainer builds for
+// trainJob now, its NewObjects with every entry: the last layer of Explain,
+// alone. Like Explain's, it is rendered whole, as for a new or suspended
+// TrainJob (see the package documentation).
+func (e *Engine) Build(ctx context.Context, trainJob *trainer.TrainJob) (*jobsetv1alpha2ac.JobSetApplyConfiguration, error) {
+	r, err := e.runtime(trainJob)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := r.NewObjects(ctx, trainJob.DeepCopy())
+	if err != nil {
+		return nil, fmt.Errorf("failed to build the objects of TrainJob %s/%s: %w", trainJob.Namespace, trainJob.Name, err)
+	}
+	js := JobSet(objs)
+	if js == nil {
+		return nil, fmt.Errorf("TrainJob %s/%s: %w", trainJob.Namespace, trainJob.Name, errNoJobSet)
+	}
+	return js, nil
+}
+
 // JobSet returns the JobSet apply configuration among objs, or nil.
 func JobSet(objs []apiruntime.ApplyConfiguration) *jobsetv1alpha2ac.JobSetApplyConfiguration {
 	for _, o := range objs {

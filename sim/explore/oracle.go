@@ -55,6 +55,12 @@ func EndStateOf(sc results.Scenario) EndState {
 		if tj.Suspended && slices.ContainsFunc(sc.FinalPods, func(p results.Pod) bool { return p.JobSet == tj.Name && p.Phase == "Running" }) {
 			out["invariant: suspended trainjob "+tj.Name+" has no running Pods"] = "broken"
 		}
+		// Another: the JobSet the Trainer applies now (the TrainJob or
+		// the JobSet suspended) holds what it builds from the TrainJob,
+		// what simctl explain shows (runner.Runner.CheckJobSets).
+		if len(tj.JobSetBehind) > 0 {
+			out["invariant: jobset "+tj.Name+" holds what the Trainer builds"] = "broken, behind in " + strings.Join(tj.JobSetBehind, ", ")
+		}
 	}
 	if sc.Unsettled != "" {
 		out["namespace settles"] = "no: " + sc.Unsettled

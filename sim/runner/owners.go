@@ -91,6 +91,9 @@ func (s *scenarioRun) finalTrainJobs(ctx context.Context) ([]results.EntryOwners
 			st.Conditions = append(st.Conditions, strings.TrimSpace(fmt.Sprintf("%v=%v %v", m["type"], m["status"], m["reason"])))
 		}
 		slices.Sort(st.Conditions)
+		if s.runner.CheckJobSets {
+			s.checkJobSet(ctx, tj, &st)
+		}
 		states = append(states, st)
 	}
 	return ownersOf(items), states

@@ -30,6 +30,7 @@ import (
 	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/explain"
 	"github.com/trainersim/trainersim/sim/gate"
 	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/policy"
@@ -109,6 +110,11 @@ type Runner struct {
 	// TrainJobs, with their writers and the fields they changed
 	// (results.Scenario.Changes): what simctl explore flips the order of.
 	RecordChanges bool
+	// CheckJobSets, when set, checks at each run's end that each JobSet
+	// the Trainer would apply now holds what it builds from its TrainJob
+	// (results.TrainJobState.JobSetBehind): the JobSet against a dry run
+	// of the Trainer's apply of explain's JobSet.
+	CheckJobSets bool
 	// ScenarioTimeout bounds each scenario. Zero: DefaultScenarioTimeout.
 	ScenarioTimeout time.Duration
 	// Keep leaves each scenario's namespace and nodes in place.
@@ -153,6 +159,8 @@ type Runner struct {
 	// leftovers what they left behind.
 	teardowns sync.WaitGroup
 	leftovers []error
+	// engines are the explain engines of the clusters (CheckJobSets).
+	engines map[cluster.Cluster]*explain.Engine
 }
 
 // clock is the Runner's Clock, or the real clock.

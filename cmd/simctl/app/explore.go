@@ -455,7 +455,7 @@ func (x *explorer) runAll(ctx context.Context, files []*scenario.File, record bo
 	// cluster, whose nodes (each renewing its Lease) and namespaces would
 	// pile up and slow every later run; each run's are deleted as on a
 	// kept cluster.
-	r := &runner.Runner{Cluster: x.cluster, Parallel: x.parallel, ScenarioTimeout: x.f.timeout, Watches: x.watches, Settle: x.f.settle, RecordChanges: record}
+	r := &runner.Runner{Cluster: x.cluster, Parallel: x.parallel, ScenarioTimeout: x.f.timeout, Watches: x.watches, Settle: x.f.settle, RecordChanges: record, CheckJobSets: true}
 	if !record {
 		// A plan's run can take a minute, and a batch of plans that
 		// take their component to themselves runs one after another:
@@ -1027,6 +1027,12 @@ func exploreCases(runs []exploredRun) []reports.JUnitCase {
 		case r.Confirm.Scenario != "":
 			c.Failure = findingLine(r.Verdict)
 			c.Text = fmt.Sprintf("%s\n%s\nconfirmed in %d of %d runs\nreplay: simctl run %s\n", r.Does, r.Verdict.Failure, r.Confirm.Same, r.Confirm.Runs, r.Confirm.Scenario)
+			if r.Confirm.Minimized != "" {
+				c.Text += "shortened: simctl run " + r.Confirm.Minimized + "\n"
+			}
+			if r.Confirm.MinimizeProblem != "" {
+				c.Text += "minimize: " + r.Confirm.MinimizeProblem + "\n"
+			}
 		case r.Confirm.Known != "":
 			c.Out += "found, known: " + r.Confirm.Known + "\n" + findingLine(r.Verdict) + "\n"
 		default:

@@ -96,6 +96,7 @@ code{background:#f6f6f6;padding:0 .2em}
 {{range .Run.Verdict.Differences}}<tr><td>{{.Key}}</td><td>{{or .Got "none"}}</td><td>{{or .Want "none"}}</td></tr>{{end}}</table>{{end}}
 {{with .Run.Confirm}}{{range .Others}}<p>A confirmation run ended otherwise: {{.}}</p>{{end}}{{end}}
 {{if .Replay}}<p>Replay: <code>{{.Replay}}</code></p>{{end}}
+{{with .Run.Confirm}}{{if .Minimized}}<p>Shortened by simctl minimize: <code>simctl run {{.Minimized}}</code></p>{{end}}{{if .MinimizeProblem}}<p>Minimize: {{.MinimizeProblem}}</p>{{end}}{{end}}
 </section>{{end}}
 {{if .Files}}<h2>Not explored</h2><table>{{range .Files}}<tr><td><code>{{.}}</code></td><td>{{index $.Report.NotExplored .}}</td></tr>{{end}}</table>{{end}}
 <h2>Every plan run</h2>

@@ -176,7 +176,7 @@ func TestExploreJUnit(t *testing.T) {
 	runs := []exploredRun{
 		{Plan: "a-restart-trainer-1", File: "a.yaml", Does: "restart the Trainer after step 1", Verdict: explore.Verdict{Kind: explore.Same}},
 		{Plan: "a-down-jobset-2", File: "a.yaml", Does: "JobSet down for step 2", Verdict: explore.Verdict{Kind: explore.NotCarriedOut, FailedStep: "explore: JobSet is down", Failure: "timeout"}},
-		{Plan: "b-restart-kueue-1", File: "b.yaml", Does: "restart Kueue after step 1", Verdict: found, Confirm: &exploreConfirm{Runs: 2, Same: 2, Scenario: "out/findings/b-restart-kueue-1.yaml"}},
+		{Plan: "b-restart-kueue-1", File: "b.yaml", Does: "restart Kueue after step 1", Verdict: found, Confirm: &exploreConfirm{Runs: 2, Same: 2, Scenario: "out/findings/b-restart-kueue-1.yaml", Minimized: "out/findings/b-restart-kueue-1.min.yaml"}},
 		{Plan: "b-restart-kueue-2", File: "b.yaml", Does: "restart Kueue after step 2", Verdict: found, Confirm: &exploreConfirm{Runs: 2, Same: 2, Known: "scenarios/found/b.yaml"}},
 		{Plan: "b-restart-kueue-3", File: "b.yaml", Does: "restart Kueue after step 3", Verdict: found, Confirm: &exploreConfirm{Runs: 2, Same: 1}},
 	}
@@ -207,8 +207,9 @@ func TestExploreJUnit(t *testing.T) {
 		t.Fatalf("tests %d, failures %d, skipped %d; want 5, 1, 1:\n%s", doc.Tests, doc.Failures, doc.Skipped, out.String())
 	}
 	cases := doc.Suite.Cases
-	if f := cases[2].Failure; f == nil || !strings.Contains(f.Text, "replay: simctl run out/findings/b-restart-kueue-1.yaml") || !strings.Contains(f.Message, "3: the Pods run") {
-		t.Errorf("the new confirmed finding's case %q: failure %+v, want its step and its replay line", cases[2].Name, f)
+	if f := cases[2].Failure; f == nil || !strings.Contains(f.Text, "replay: simctl run out/findings/b-restart-kueue-1.yaml") || !strings.Contains(f.Message, "3: the Pods run") ||
+		!strings.Contains(f.Text, "shortened: simctl run out/findings/b-restart-kueue-1.min.yaml") {
+		t.Errorf("the new confirmed finding's case %q: failure %+v, want its step, its replay line and the shortened file's", cases[2].Name, f)
 	}
 	if cases[1].Skipped == nil {
 		t.Errorf("the plan not carried out, %q, is not skipped", cases[1].Name)
@@ -232,7 +233,7 @@ func TestExploreHTML(t *testing.T) {
 		Run: []exploredRun{
 			{Plan: "a-restart-trainer-1", File: "a.yaml", Does: "trainer restarts after step 1", Verdict: explore.Verdict{Kind: explore.Same}},
 			{Plan: "b-stale-kueue-1", File: "b.yaml", Does: "kueue restarts after step 1 and lists trainjobs as they were before its write", Verdict: differs,
-				Confirm: &exploreConfirm{Runs: 2, Same: 2, Scenario: "out/findings/b-stale-kueue-1.yaml"}},
+				Confirm: &exploreConfirm{Runs: 2, Same: 2, Scenario: "out/findings/b-stale-kueue-1.yaml", MinimizeProblem: "a verification run <ended> otherwise"}},
 			{Plan: "b-restart-kueue-2", File: "b.yaml", Does: "kueue restarts after step 2", Verdict: explore.Verdict{Kind: explore.Found, FailedStep: "3: the Pods run", Failure: "not true within 30s"},
 				Confirm: &exploreConfirm{Runs: 2, Same: 1, Others: []string{"failed at 4: the end"}}},
 		},
@@ -249,6 +250,7 @@ func TestExploreHTML(t *testing.T) {
 		"<td>pod low-node-0-0-*</td><td>Pending &lt;script&gt;</td><td>Running nvidia-h100-80gb</td>",
 		"not confirmed (a false positive): 1 of 2 runs ended the same way", "A confirmation run ended otherwise: failed at 4: the end",
 		"Failed at step <code>3: the Pods run</code>", "<td><code>c.yaml</code></td>",
+		"Minimize: a verification run &lt;ended&gt; otherwise",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("explore.html lacks %q:\n%s", want, page)

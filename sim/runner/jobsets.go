@@ -1,0 +1,183 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/kubeflow/trainer/v2/pkg/util/trainjob"
+
+	"github.com/trainersim/trainersim/results"
+	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/explain"
+	"github.com/trainersim/trainersim/sim/releases"
+)
+
+// The parts of a JobSet the trainer's apply sets and checkJobSet compares:
+// its spec and the metadata the trainer builds.
+var jobSetCompared = [][]string{
+	{"spec"},
+	{"metadata", "labels"},
+	{"metadata", "annotations"},
+	{"metadata", "ownerReferences"},
+}
+
+// explainEngine returns the explain engine of c, made once per cluster:
+// the trainer's own runtimes, reading c (sim/explain).
+func (r *Runner) explainEngine(ctx context.Context, c cluster.Cluster) (*explain.Engine, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.engines[c]; ok {
+		return e, nil
+	}
+	e, err := explain.NewForConfig(ctx, c.Config())
+	if err != nil {
+		return nil, err
+	}
+	if r.engines == nil {
+		r.engines = map[cluster.Cluster]*explain.Engine{}
+	}
+	r.engines[c] = e
+	return e, nil
+}
+
+// checkJobSet sets st.JobSetBehind (or st.JobSetUnchecked) for the TrainJob
+// tj when the trainer would apply its JobSet now (Runner.CheckJobSets): the
+// TrainJob is its own (not managed by another controller), not finished, not
+// being deleted, its JobSet exists, and the TrainJob or the JobSet is
+// suspended (the trainer leaves a running JobSet as it is: the JobSet
+// plugin's Build, pkg/runtime/framework/plugins/jobset). The JobSet the
+// trainer builds from tj is explain's (Engine.Build, the trainer's
+// NewObjects), applied as the trainer applies it (field manager "trainer",
+// forced) as a server-side dry run: the fields of the JobSet that apply
+// would change are the ones it is behind in. The dry run goes through the
+// API server's defaulting and admission as the trainer's apply would, as
+// the admin (the cluster's webhooks do not tell the trainer's identity
+// from another). Checked only when the cluster runs the Trainer compiled
+// into simctl, whose runtimes explain runs.
+func (s *scenarioRun) checkJobSet(ctx context.Context, u *unstructured.Unstructured, st *results.TrainJobState) {
+	v := s.cluster.Versions()
+	if v.Trainer != releases.TrainerVersion || v.TrainerCheckout != "" {
+		return
+	}
+	tj := &trainer.TrainJob{}
+	if err := apiruntime.DefaultUnstructuredConverter.FromUnstructured(u.Object, tj); err != nil {
+		st.JobSetUnchecked = fmt.Sprintf("reading TrainJob: %v", err)
+		return
+	}
+	if trainjob.IsManagedByExternalController(tj) || trainjob.IsTrainJobFinished(tj) || tj.DeletionTimestamp != nil {
+		return
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(jobsetv1alpha2.SchemeGroupVersion.WithKind("JobSet"))
+	if err := s.cluster.Client().Get(ctx, client.ObjectKeyFromObject(tj), live); err != nil {
+		if !apierrors.IsNotFound(err) {
+			st.JobSetUnchecked = fmt.Sprintf("reading its JobSet: %v", err)
+		}
+		return
+	}
+	jsSuspended, _, _ := unstructured.NestedBool(live.Object, "spec", "suspend")
+	if !ptr.Deref(tj.Spec.Suspend, false) && !jsSuspended {
+		return
+	}
+	engine, err := s.runner.explainEngine(ctx, s.cluster)
+	if err != nil {
+		st.JobSetUnchecked = fmt.Sprintf("starting explain: %v", err)
+		return
+	}
+	js, err := engine.Build(ctx, tj)
+	if err != nil {
+		st.JobSetUnchecked = err.Error()
+		return
+	}
+	data, err := json.Marshal(js)
+	if err != nil {
+		st.JobSetUnchecked = fmt.Sprintf("encoding the JobSet: %v", err)
+		return
+	}
+	applied := &unstructured.Unstructured{}
+	if err := applied.UnmarshalJSON(data); err != nil {
+		st.JobSetUnchecked = fmt.Sprintf("encoding the JobSet: %v", err)
+		return
+	}
+	// The apply the trainer would send, in a dry run: nothing is stored.
+	// A refusal (a webhook, a CEL rule) is the trainer's too: the JobSet
+	// stays as it is, which the scenario's expectations speak of.
+	if err := s.cluster.Client().Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(explain.FieldOwner), client.ForceOwnership, client.DryRunAll); err != nil {
+		st.JobSetUnchecked = fmt.Sprintf("the trainer's apply, as a dry run: %v", err)
+		return
+	}
+	for _, p := range jobSetCompared {
+		want, _, _ := unstructured.NestedFieldNoCopy(applied.Object, p...)
+		got, _, _ := unstructured.NestedFieldNoCopy(live.Object, p...)
+		st.JobSetBehind = append(st.JobSetBehind, diffPaths(strings.Join(p, "."), got, want)...)
+	}
+	sort.Strings(st.JobSetBehind)
+}
+
+// diffPaths returns the paths under path at which a and b differ, to the
+// deepest level both are objects or lists of the same length: list items
+// are named by their name field when they have one ([name=x]), else by
+// position.
+func diffPaths(path string, a, b any) []string {
+	switch av := a.(type) {
+	case map[string]any:
+		bv, ok := b.(map[string]any)
+		if !ok {
+			break
+		}
+		var out []string
+		keys := make([]string, 0, len(av)+len(bv))
+		for k := range av {
+			keys = append(keys, k)
+		}
+		for k := range bv {
+			if _, ok := av[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			out = append(out, diffPaths(path+"."+k, av[k], bv[k])...)
+		}
+		return out
+	case []any:
+		bv, ok := b.([]any)
+		if !ok || len(av) != len(bv) {
+			break
+		}
+		var out []string
+		for i := range av {
+			out = append(out, diffPaths(path+itemName(av[i], i), av[i], bv[i])...)
+		}
+		return out
+	}
+	if reflect.DeepEqual(a, b) {
+		return nil
+	}
+	return []string{path}
+}
+
+// itemName names a list item in a path: [name=x] when it has a name, else
+// its position.
+func itemName(item any, i int) string {
+	if m, ok := item.(map[string]any); ok {
+		if name, ok := m["name"].(string); ok {
+			return "[name=" + name + "]"
+		}
+	}
+	return "[" + strconv.Itoa(i) + "]"
+}
