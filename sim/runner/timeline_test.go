@@ -347,3 +347,40 @@ func TestWatcherQuiet(t *testing.T) {
 		t.Error("a namespace changing every 10ms was quiet for 200ms")
 	}
 }
+
+// TestWatcherQuietOverRepeatedEvents: a new Event that repeats an earlier
+// one's reporter, object and reason with another message (the scheduler
+// retrying a Pod it cannot place, its message counting the cluster's
+// nodes) is on the timeline but no change for quiet; one with a reason not
+// seen before is.
+func TestWatcherQuietOverRepeatedEvents(t *testing.T) {
+	event := func(i int, reason string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"metadata":           map[string]any{"name": fmt.Sprintf("p.%d", i)},
+			"involvedObject":     map[string]any{"kind": "Pod", "name": "p", "uid": "u1"},
+			"reportingComponent": "default-scheduler",
+			"type":               "Warning",
+			"reason":             reason,
+			"message":            fmt.Sprintf("0/%d nodes are available: %d node(s) had untolerated taint(s).", i, i),
+		}}
+	}
+	for _, tc := range []struct {
+		second string
+		quiet  bool
+	}{
+		{second: "FailedScheduling", quiet: true},
+		{second: "Scheduled", quiet: false},
+	} {
+		clk := clocktesting.NewFakePassiveClock(time.Now())
+		w := &watcher{clock: clk, step: setUpStep}
+		w.observe("Event", nil, event(1, "FailedScheduling"))
+		clk.SetTime(clk.Now().Add(time.Second))
+		w.observe("Event", nil, event(2, tc.second))
+		if got := w.quiet(t.Context(), 500*time.Millisecond, 10*time.Millisecond); got != tc.quiet {
+			t.Errorf("a %s event a second after a FailedScheduling one: quiet for the last 500ms %v, want %v", tc.second, got, tc.quiet)
+		}
+		if entries, _, _ := w.stop(); len(entries) != 2 {
+			t.Errorf("both events are on the timeline: %d entries", len(entries))
+		}
+	}
+}

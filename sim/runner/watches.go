@@ -292,8 +292,11 @@ type watcher struct {
 	// changed (Runner.RecordChanges).
 	recordChanges bool
 	versions      []objectVersion
-	// last is when the last reaction was observed.
-	last     time.Time
+	// last is when the last reaction was observed, a repeated event's
+	// left out (eventRepeats).
+	last time.Time
+	// events are the events seen, by eventKey.
+	events   map[string]bool
 	entries  []results.TimelineEntry
 	dropped  int
 	problems []string
@@ -474,7 +477,9 @@ func (w *watcher) observe(kind string, old, obj *unstructured.Unstructured) {
 	if len(entries) == 0 {
 		return
 	}
-	w.last = now
+	if !w.eventRepeats(kind, obj) {
+		w.last = now
+	}
 	for _, e := range entries {
 		if len(w.entries) >= MaxTimelineReactions {
 			w.dropped++
@@ -483,6 +488,35 @@ func (w *watcher) observe(kind string, old, obj *unstructured.Unstructured) {
 		e.At, e.Step = now, w.step
 		w.entries = append(w.entries, e)
 	}
+}
+
+// eventRepeats reports whether obj is a new Event that repeats one seen
+// before: the same reporter, object and reason, with another message (an
+// update of an Event, its count, is no reaction at all). It is on the
+// timeline, but it is no change for quiet: the component says again what
+// it said, as the scheduler does each time it retries a Pod it cannot
+// place ("0/12 nodes are available: ..." counts every node of the
+// cluster, which other runs add and remove), so a namespace whose state
+// no longer changes is quiet beside other runs as it is alone.
+func (w *watcher) eventRepeats(kind string, obj *unstructured.Unstructured) bool {
+	if kind != "Event" || obj == nil {
+		return false
+	}
+	reporter, _, _ := unstructured.NestedString(obj.Object, "reportingComponent")
+	if reporter == "" {
+		reporter, _, _ = unstructured.NestedString(obj.Object, "source", "component")
+	}
+	involved, _, _ := unstructured.NestedString(obj.Object, "involvedObject", "uid")
+	reason, _, _ := unstructured.NestedString(obj.Object, "reason")
+	key := reporter + "/" + involved + "/" + reason
+	if w.events[key] {
+		return true
+	}
+	if w.events == nil {
+		w.events = map[string]bool{}
+	}
+	w.events[key] = true
+	return false
 }
 
 // quiet waits until the namespace has had no change for d, at most max;
