@@ -231,11 +231,15 @@ type exploredRun struct {
 	File string `json:"file"`
 	Does string `json:"does"`
 	// Duration is the plan's run's (its confirmations left out).
-	Duration time.Duration      `json:"duration"`
-	Verdict  explore.Verdict    `json:"verdict"`
-	Confirm  *exploreConfirm    `json:"confirm,omitempty"`
-	plan     explore.Plan       `json:"-"`
-	sc       *v1alpha1.Scenario `json:"-"`
+	Duration time.Duration   `json:"duration"`
+	Verdict  explore.Verdict `json:"verdict"`
+	Confirm  *exploreConfirm `json:"confirm,omitempty"`
+	// JobSetUnchecked says, by TrainJob, why the oracle could not check
+	// that its JobSet holds what the Trainer builds
+	// (results.TrainJobState.JobSetUnchecked).
+	JobSetUnchecked map[string]string  `json:"jobSetUnchecked,omitempty"`
+	plan            explore.Plan       `json:"-"`
+	sc              *v1alpha1.Scenario `json:"-"`
 }
 
 // exploreConfirm is how a finding's confirmation runs ended.
@@ -703,6 +707,14 @@ func (x *explorer) runPlans(ctx context.Context, plans []explore.Plan) error {
 		ref := x.refs[run.plan.Scenario]
 		run.Verdict = explore.Judge(run.plan, ref.want, ref.noise, done[files[i].Path])
 		run.Duration = done[files[i].Path].Duration
+		for _, tj := range done[files[i].Path].FinalTrainJobs {
+			if tj.JobSetUnchecked != "" {
+				if run.JobSetUnchecked == nil {
+					run.JobSetUnchecked = map[string]string{}
+				}
+				run.JobSetUnchecked[tj.Name] = tj.JobSetUnchecked
+			}
+		}
 		if run.Verdict.Kind == explore.Found {
 			found = append(found, run)
 		}
