@@ -407,6 +407,30 @@ func TestApplyFlipActorWrite(t *testing.T) {
 	}
 }
 
+// TestJudgeFlipConflictWithHeld: an actor's write refused with 409
+// Conflict because the held write landed since the resourceVersion it
+// carried is not carried out (the actor as written does not retry, where
+// the manager it stands for would); one that lost to another writer after
+// the release is found.
+func TestJudgeFlipConflictWithHeld(t *testing.T) {
+	p, _ := appliedFlip(t, 7)
+	ran := func(changedBy string) results.Scenario {
+		r := results.Scenario{}
+		for _, n := range []string{"low runs", "high arrives", p.flipWaitStep(), p.lastFlipRelease()} {
+			r.Steps = append(r.Steps, results.Step{Name: n, Passed: true})
+		}
+		r.Steps = append(r.Steps, results.Step{Name: "the second request", Failure: "HTTP 409 Conflict",
+			Writes: []results.Write{{Reason: "Conflict", ChangedBy: []string{changedBy}}}})
+		return r
+	}
+	if v := Judge(p, nil, nil, ran(p.Held.who()+"'s "+p.Held.Verb+" of "+p.Held.Resource)); v.Kind != NotCarriedOut {
+		t.Errorf("a conflict with the held write: %s", v.Kind)
+	}
+	if v := Judge(p, nil, nil, ran("jobset's update of jobsets/status")); v.Kind != Found {
+		t.Errorf("a conflict with another write: %s", v.Kind)
+	}
+}
+
 // TestApplyFlipDropsAnEmptiedStep: a step between the two writes whose
 // expectations all read what the held write changes is left with nothing
 // to do once they move to the release: it is dropped (a step without a

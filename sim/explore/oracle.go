@@ -227,6 +227,13 @@ func Judge(p Plan, want EndState, noise map[string]bool, got results.Scenario) V
 			// before the second may wait on another reaction of it.
 			return Verdict{Kind: NotCarriedOut, FailedStep: step, Failure: failure}
 		}
+		if p.Kind == Flip && p.conflictsWithHeld(got, step) {
+			// The held write landed between an actor's read and its
+			// write, which carries the resourceVersion it read: a
+			// conflict by construction, which the actor as written
+			// does not retry, where the manager it stands for would.
+			return Verdict{Kind: NotCarriedOut, FailedStep: step, Failure: failure}
+		}
 		if p.Kind == Flip && !passed(got, p.lastFlipRelease()) {
 			// Failed while the first write was held: the steps before
 			// the second write may wait on what the held component would
@@ -240,6 +247,33 @@ func Judge(p Plan, want EndState, noise map[string]bool, got results.Scenario) V
 		return Verdict{Kind: Found, Differences: d}
 	}
 	return Verdict{Kind: Same}
+}
+
+// conflictsWithHeld reports whether the step named step of a flip's run
+// failed on a write refused with 409 Conflict that lost to a held write
+// (its writer's verb of its resource changed the object since the
+// resourceVersion the write carried).
+func (p Plan) conflictsWithHeld(got results.Scenario, step string) bool {
+	held := []*FlipWrite{p.Held}
+	if p.Also != nil {
+		held = append(held, p.Also)
+	}
+	for _, st := range got.Steps {
+		if st.Name != step {
+			continue
+		}
+		for _, w := range st.Writes {
+			if w.Reason != "Conflict" {
+				continue
+			}
+			for _, h := range held {
+				if h != nil && slices.Contains(w.ChangedBy, h.who()+"'s "+h.Verb+" of "+h.Resource) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // passed reports whether a run passed the step named name.
