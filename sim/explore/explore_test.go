@@ -423,10 +423,10 @@ func TestJudgeFlipConflictWithHeld(t *testing.T) {
 			Writes: []results.Write{{Reason: "Conflict", ChangedBy: []string{changedBy}}}})
 		return r
 	}
-	if v := Judge(p, nil, nil, ran(p.Held.who()+"'s "+p.Held.Verb+" of "+p.Held.Resource)); v.Kind != NotCarriedOut {
+	if v := Judge(p, nil, nil, ran(p.Held.who()+"'s "+p.Held.Verb+" of "+p.Held.Resource+" (resourceVersion 7)")); v.Kind != NotCarriedOut {
 		t.Errorf("a conflict with the held write: %s", v.Kind)
 	}
-	if v := Judge(p, nil, nil, ran("jobset's update of jobsets/status")); v.Kind != Found {
+	if v := Judge(p, nil, nil, ran("jobset's update of jobsets/status (resourceVersion 8)")); v.Kind != Found {
 		t.Errorf("a conflict with another write: %s", v.Kind)
 	}
 }
