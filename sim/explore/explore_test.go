@@ -280,13 +280,10 @@ func preemptionChanges() []results.ObjectChange {
 // the other run did not show, nor for the second of two like writes, nor
 // for a JobSet's write alone.
 func TestFlips(t *testing.T) {
-	var sc v1alpha1.Scenario
-	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
-		t.Fatal(err)
-	}
+	sc := kueueScenario(t)
 	changes := preemptionChanges()
 	var got []string
-	for _, p := range Flips(&sc, changes, changes) {
+	for _, p := range Flips(sc, changes, changes) {
 		got = append(got, p.ID()+": "+p.String())
 	}
 	want := []string{
@@ -304,18 +301,26 @@ func TestFlips(t *testing.T) {
 	}
 	// A flip's ID does not depend on the other flips the runs give.
 	fewer := slices.Delete(slices.Clone(changes), 1, 2) // no unsuspend of Kueue's
-	if ids := planIDs(Flips(&sc, fewer, fewer)); !slices.Contains(ids, "preemption--flip-trainer-step-1-7be42bfa") {
+	if ids := planIDs(Flips(sc, fewer, fewer)); !slices.Contains(ids, "preemption--flip-trainer-step-1-7be42bfa") {
 		t.Errorf("the flip's ID changed with the other flips: %v", ids)
 	}
 	// The other run reported the Job active after Kueue's clear: the two
 	// runs disagree on that order, which is no order to flip.
 	other := slices.Clone(changes)
 	other[5], other[7] = other[7], other[5]
-	for _, p := range Flips(&sc, changes, other) {
+	for _, p := range Flips(sc, changes, other) {
 		if p.Held.Field == "status.jobsStatus[name=node].active" && p.Until.Field != "spec.suspend" {
 			t.Errorf("a flip of an order the runs disagree on: %s", p)
 		}
 	}
+}
+
+// flipSteps are the steps of kueueScenarioYAML's flip 7 (TestApplyFlip).
+var flipSteps = []string{
+	"low runs +expect", "high arrives",
+	"explore: kueue's write lands while trainer's is held +expect",
+	"explore: trainer's held write goes on +expect",
+	"kueue preempts low: its expectations +expect",
 }
 
 // TestApplyFlip: the gate holds the first write from the start; the
@@ -324,13 +329,7 @@ func TestFlips(t *testing.T) {
 // the second's step's expectations.
 func TestApplyFlip(t *testing.T) {
 	p, out := appliedFlip(t, 7)
-	want := []string{
-		"low runs +expect", "high arrives",
-		"explore: kueue's write lands while trainer's is held +expect",
-		"explore: trainer's held write goes on +expect",
-		"kueue preempts low: its expectations +expect",
-	}
-	if diff := cmp.Diff(want, stepNames(out)); diff != "" {
+	if diff := cmp.Diff(flipSteps, stepNames(out)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
 	if len(out.Spec.Gates) != 1 {
@@ -380,14 +379,11 @@ func TestApplyFlip(t *testing.T) {
 // reading the state before the actor's write, as in the reference runs),
 // and the release follows the actor's step.
 func TestApplyFlipActorWrite(t *testing.T) {
-	var sc v1alpha1.Scenario
-	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
-		t.Fatal(err)
-	}
+	sc := kueueScenario(t)
 	changes := preemptionChanges()
-	p := Flips(&sc, changes, changes)[7]
+	p := Flips(sc, changes, changes)[7]
 	p.Until = &FlipWrite{Writer: "sdk", Actor: true, Verb: "create", Resource: "trainjobs", Kind: "TrainJob", Name: "high", Step: 1}
-	out := p.Apply(&sc)
+	out := p.Apply(sc)
 	want := []string{
 		"low runs +expect",
 		"explore: trainer's write is held +expect",
@@ -437,10 +433,7 @@ func TestJudgeFlipConflictWithHeld(t *testing.T) {
 // write, a release or an expectation does not lint), and a gate that was
 // to open after it opens after the release, which checks them.
 func TestApplyFlipDropsAnEmptiedStep(t *testing.T) {
-	var sc v1alpha1.Scenario
-	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
-		t.Fatal(err)
-	}
+	sc := kueueScenario(t)
 	// Low's jobsStatus, which the held write changes, in a step of its
 	// own.
 	first := sc.Spec.Steps[0].Expect
@@ -449,15 +442,9 @@ func TestApplyFlipDropsAnEmptiedStep(t *testing.T) {
 	sc.Spec.Steps = slices.Insert(sc.Spec.Steps, 1, reported)
 	sc.Spec.Gates = append(sc.Spec.Gates, v1alpha1.Gate{Name: "other", Component: "kueue", Resource: "trainjobs", Until: reported.Name})
 	changes := preemptionChanges()
-	p := Flips(&sc, changes, changes)[7]
-	out := p.Apply(&sc)
-	want := []string{
-		"low runs +expect", "high arrives",
-		"explore: kueue's write lands while trainer's is held +expect",
-		"explore: trainer's held write goes on +expect",
-		"kueue preempts low: its expectations +expect",
-	}
-	if diff := cmp.Diff(want, stepNames(out)); diff != "" {
+	p := Flips(sc, changes, changes)[7]
+	out := p.Apply(sc)
+	if diff := cmp.Diff(flipSteps, stepNames(out)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
 	if i := slices.IndexFunc(out.Spec.Gates, func(g v1alpha1.Gate) bool { return g.Name == "other" }); i < 0 || out.Spec.Gates[i].Until != p.lastFlipRelease() {
@@ -512,15 +499,22 @@ func TestApplyFlipAlso(t *testing.T) {
 
 // appliedFlip returns the i-th flip of the preemption scenario's recorded
 // changes and the scenario it runs.
-func appliedFlip(t *testing.T, i int) (Plan, *v1alpha1.Scenario) {
+// kueueScenario is kueueScenarioYAML, parsed.
+func kueueScenario(t *testing.T) *v1alpha1.Scenario {
 	t.Helper()
 	var sc v1alpha1.Scenario
 	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
 		t.Fatal(err)
 	}
+	return &sc
+}
+
+func appliedFlip(t *testing.T, i int) (Plan, *v1alpha1.Scenario) {
+	t.Helper()
+	sc := kueueScenario(t)
 	changes := preemptionChanges()
-	p := Flips(&sc, changes, changes)[i]
-	return p, p.Apply(&sc)
+	p := Flips(sc, changes, changes)[i]
+	return p, p.Apply(sc)
 }
 
 // lints checks that a plan's scenario lints as simctl lint does.
@@ -549,14 +543,11 @@ func planIDs(plans []Plan) []string {
 // Trainer's two status patches, before Kueue suspends it); none across the
 // component's own write, nor for a component a view of the scenario sees.
 func TestCoalesces(t *testing.T) {
-	var sc v1alpha1.Scenario
-	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
-		t.Fatal(err)
-	}
+	sc := kueueScenario(t)
 	changes := append(preemptionChanges(), results.ObjectChange{Step: "kueue preempts low", Writer: "trainer", Verb: "patch", Kind: "TrainJob", Resource: "trainjobs/status", Name: "low",
 		Fields: []results.FieldDiff{{Path: "status.conditions[type=Suspended].status", From: `"False"`, To: `"True"`}}})
 	var got []string
-	for _, p := range Coalesces(&sc, changes, changes) {
+	for _, p := range Coalesces(sc, changes, changes) {
 		got = append(got, p.ID()+": "+p.String())
 	}
 	want := []string{
@@ -566,7 +557,7 @@ func TestCoalesces(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("coalesce plans (-want +got):\n%s", diff)
 	}
-	viewed := sc
+	viewed := *sc
 	viewed.Spec.Views = []v1alpha1.View{{Name: "v", Component: "trainer", Resource: "jobsets"}}
 	for _, p := range Coalesces(&viewed, changes, changes) {
 		if p.Component == "trainer" {
@@ -582,12 +573,9 @@ func TestCoalesces(t *testing.T) {
 // only waited), a step releases the view, and the step's expectations
 // follow, its objects as reached since the step.
 func TestApplyCoalesce(t *testing.T) {
-	var sc v1alpha1.Scenario
-	if err := yaml.Unmarshal([]byte(kueueScenarioYAML), &sc); err != nil {
-		t.Fatal(err)
-	}
-	p := Coalesces(&sc, preemptionChanges(), preemptionChanges())[0] // Kueue sees the Trainer's two patches as one
-	out := p.Apply(&sc)
+	sc := kueueScenario(t)
+	p := Coalesces(sc, preemptionChanges(), preemptionChanges())[0] // Kueue sees the Trainer's two patches as one
+	out := p.Apply(sc)
 	want := []string{
 		"low runs",
 		"explore: trainer's write lands while kueue has seen neither +expect",
@@ -620,8 +608,8 @@ func TestApplyCoalesce(t *testing.T) {
 	// wait for the second stands in it, the view starting there.
 	changes := append(preemptionChanges(), results.ObjectChange{Step: "kueue preempts low", Writer: "trainer", Verb: "patch", Kind: "TrainJob", Resource: "trainjobs/status", Name: "low",
 		Fields: []results.FieldDiff{{Path: "status.conditions[type=Suspended].status", From: `"False"`, To: `"True"`}}})
-	p = Coalesces(&sc, changes, changes)[1]
-	out = p.Apply(&sc)
+	p = Coalesces(sc, changes, changes)[1]
+	out = p.Apply(sc)
 	want = []string{
 		"low runs +expect", "high arrives",
 		"kueue preempts low +expect",
