@@ -269,7 +269,7 @@ func (p Plan) conflictsWithHeld(got results.Scenario, step string) bool {
 			for _, h := range held {
 				// "trainer's patch of trainjobs/status (resourceVersion 7)"
 				by := h.who() + "'s " + h.Verb + " of " + h.Resource + " ("
-				if h != nil && slices.ContainsFunc(w.ChangedBy, func(c string) bool { return strings.HasPrefix(c, by) }) {
+				if slices.ContainsFunc(w.ChangedBy, func(c string) bool { return strings.HasPrefix(c, by) }) {
 					return true
 				}
 			}

@@ -9,10 +9,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -24,6 +26,13 @@ import (
 	"github.com/trainersim/trainersim/sim/cluster"
 	"github.com/trainersim/trainersim/sim/explain"
 	"github.com/trainersim/trainersim/sim/releases"
+)
+
+// jobSetCatchUp bounds checkJobSet's wait for a JobSet found behind to
+// catch up, jobSetPoll its checks meanwhile.
+const (
+	jobSetCatchUp = 10 * time.Second
+	jobSetPoll    = 250 * time.Millisecond
 )
 
 // The parts of a JobSet the trainer's apply sets and checkJobSet compares:
@@ -68,64 +77,85 @@ func (r *Runner) explainEngine(ctx context.Context, c cluster.Cluster) (*explain
 // the admin (the cluster's webhooks do not tell the trainer's identity
 // from another). Checked only when the cluster runs the Trainer compiled
 // into simctl, whose runtimes explain runs.
+//
+// The Trainer reconciles TrainJobs with one worker: beside other runs its
+// queue can be further behind than the namespace's quiet spell, so a
+// JobSet found behind is checked again until it holds, jobSetCatchUp at
+// most: what the Trainer brings up to date by then holds.
 func (s *scenarioRun) checkJobSet(ctx context.Context, u *unstructured.Unstructured, st *results.TrainJobState) {
+	ctx, cancel := context.WithTimeout(ctx, ownersTimeout+jobSetCatchUp)
+	defer cancel()
+	st.JobSetBehind, st.JobSetUnchecked = s.jobSetBehind(ctx, u)
+	if len(st.JobSetBehind) == 0 {
+		return
+	}
+	_ = wait.PollUntilContextTimeout(ctx, jobSetPoll, jobSetCatchUp, false, func(ctx context.Context) (bool, error) {
+		fresh := &unstructured.Unstructured{}
+		fresh.SetGroupVersionKind(u.GroupVersionKind())
+		if err := s.cluster.Client().Get(ctx, client.ObjectKeyFromObject(u), fresh); err != nil {
+			return true, nil // gone or unreadable: what was found stands
+		}
+		st.JobSetBehind, st.JobSetUnchecked = s.jobSetBehind(ctx, fresh)
+		return len(st.JobSetBehind) == 0, nil
+	})
+}
+
+// jobSetBehind is checkJobSet's one check of the TrainJob u: the fields
+// its JobSet is behind in, or why it could not be checked; neither when
+// the Trainer would not apply the JobSet now.
+func (s *scenarioRun) jobSetBehind(ctx context.Context, u *unstructured.Unstructured) (behind []string, unchecked string) {
 	v := s.cluster.Versions()
 	if v.Trainer != releases.TrainerVersion || v.TrainerCheckout != "" {
-		return
+		return nil, ""
 	}
 	tj := &trainer.TrainJob{}
 	if err := apiruntime.DefaultUnstructuredConverter.FromUnstructured(u.Object, tj); err != nil {
-		st.JobSetUnchecked = fmt.Sprintf("reading TrainJob: %v", err)
-		return
+		return nil, fmt.Sprintf("reading TrainJob: %v", err)
 	}
 	if trainjob.IsManagedByExternalController(tj) || trainjob.IsTrainJobFinished(tj) || tj.DeletionTimestamp != nil {
-		return
+		return nil, ""
 	}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(jobsetv1alpha2.SchemeGroupVersion.WithKind("JobSet"))
 	if err := s.cluster.Client().Get(ctx, client.ObjectKeyFromObject(tj), live); err != nil {
 		if !apierrors.IsNotFound(err) {
-			st.JobSetUnchecked = fmt.Sprintf("reading its JobSet: %v", err)
+			return nil, fmt.Sprintf("reading its JobSet: %v", err)
 		}
-		return
+		return nil, ""
 	}
 	jsSuspended, _, _ := unstructured.NestedBool(live.Object, "spec", "suspend")
 	if !ptr.Deref(tj.Spec.Suspend, false) && !jsSuspended {
-		return
+		return nil, ""
 	}
 	engine, err := s.runner.explainEngine(ctx, s.cluster)
 	if err != nil {
-		st.JobSetUnchecked = fmt.Sprintf("starting explain: %v", err)
-		return
+		return nil, fmt.Sprintf("starting explain: %v", err)
 	}
 	js, err := engine.Build(ctx, tj)
 	if err != nil {
-		st.JobSetUnchecked = err.Error()
-		return
+		return nil, err.Error()
 	}
 	data, err := json.Marshal(js)
 	if err != nil {
-		st.JobSetUnchecked = fmt.Sprintf("encoding the JobSet: %v", err)
-		return
+		return nil, fmt.Sprintf("encoding the JobSet: %v", err)
 	}
 	applied := &unstructured.Unstructured{}
 	if err := applied.UnmarshalJSON(data); err != nil {
-		st.JobSetUnchecked = fmt.Sprintf("encoding the JobSet: %v", err)
-		return
+		return nil, fmt.Sprintf("encoding the JobSet: %v", err)
 	}
 	// The apply the trainer would send, in a dry run: nothing is stored.
 	// A refusal (a webhook, a CEL rule) is the trainer's too: the JobSet
 	// stays as it is, which the scenario's expectations speak of.
 	if err := s.cluster.Client().Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(explain.FieldOwner), client.ForceOwnership, client.DryRunAll); err != nil {
-		st.JobSetUnchecked = fmt.Sprintf("the trainer's apply, as a dry run: %v", err)
-		return
+		return nil, fmt.Sprintf("the trainer's apply, as a dry run: %v", err)
 	}
 	for _, p := range jobSetCompared {
 		want, _, _ := unstructured.NestedFieldNoCopy(applied.Object, p...)
 		got, _, _ := unstructured.NestedFieldNoCopy(live.Object, p...)
-		st.JobSetBehind = append(st.JobSetBehind, diffPaths(strings.Join(p, "."), got, want)...)
+		behind = append(behind, diffPaths(strings.Join(p, "."), got, want)...)
 	}
-	sort.Strings(st.JobSetBehind)
+	sort.Strings(behind)
+	return behind, ""
 }
 
 // diffPaths returns the paths under path at which a and b differ, to the

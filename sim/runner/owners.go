@@ -74,9 +74,9 @@ func (s *scenarioRun) entryOwners(ctx context.Context) []results.EntryOwners {
 // (entryOwners) and what state each TrainJob of the namespace is in; nil
 // when the read fails.
 func (s *scenarioRun) finalTrainJobs(ctx context.Context) ([]results.EntryOwners, []results.TrainJobState) {
-	ctx, cancel := context.WithTimeout(ctx, ownersTimeout)
+	listCtx, cancel := context.WithTimeout(ctx, ownersTimeout)
 	defer cancel()
-	items, err := s.listTrainJobs(ctx, s.fresh(ctx))
+	items, err := s.listTrainJobs(listCtx, s.fresh(listCtx))
 	if err != nil {
 		return nil, nil
 	}
@@ -92,6 +92,8 @@ func (s *scenarioRun) finalTrainJobs(ctx context.Context) ([]results.EntryOwners
 		}
 		slices.Sort(st.Conditions)
 		if s.runner.CheckJobSets {
+			// Not bounded by the list's timeout: each check waits
+			// jobSetCatchUp at most.
 			s.checkJobSet(ctx, tj, &st)
 		}
 		states = append(states, st)
