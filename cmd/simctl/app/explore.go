@@ -176,7 +176,7 @@ not be started.`,
 	fl.IntVar(&f.plans, "plans", 0, "run at most this many plans (0: every plan, within --budget)")
 	fl.DurationVar(&f.budget, "budget", 30*time.Minute, "start no batch of plans after this much time (reference runs included)")
 	fl.IntVar(&f.confirm, "confirm", defaultConfirmRuns, "runs of a finding's plan that confirm it")
-	fl.IntVar(&f.minimize, "minimize", 0, "shorten each new confirmed finding that fails at a step with simctl minimize, at most this many runs each, verified --confirm times (findings/PLAN.min.yaml); 0: not at all")
+	fl.IntVar(&f.minimize, "minimize", 8, "shorten each new confirmed finding that fails at a step with simctl minimize, at most this many runs each, verified --confirm times (findings/PLAN.min.yaml); 0: not at all")
 	fl.IntVar(&f.parallel, "parallel", 0, "plans run at once; 0: six times the CPUs, as simctl run")
 	fl.DurationVar(&f.timeout, "timeout", runner.DefaultScenarioTimeout, "time limit of each run")
 	fl.StringVar(&f.run, "run", "", "explore only scenarios whose name matches this regular expression")
