@@ -111,7 +111,7 @@ var _ = Describe("the end state's JobSet check (runner.Runner.CheckJobSets)", fu
 		}
 		held := jobs["trainer-apply-held"]
 		Expect(held.JobSetUnchecked).To(BeEmpty())
-		Expect(held.JobSetBehind).To(Equal([]string{"spec.replicatedJobs[name=node].template.spec.template.spec.nodeSelector"}))
+		Expect(held.JobSetBehind).To(Equal([]string{"spec.replicatedJobs[name=node].template.spec.template.spec.nodeSelector.pool"}))
 		landed := jobs["trainer-apply-lands"]
 		Expect(landed.JobSetUnchecked).To(BeEmpty())
 		Expect(landed.JobSetBehind).To(BeEmpty(), "the JobSet the Trainer applied, with the API server's and the webhooks' defaults, is what it builds")

@@ -4,11 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
-	"slices"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -93,7 +88,10 @@ func (s *scenarioRun) checkJobSet(ctx context.Context, u *unstructured.Unstructu
 		fresh := &unstructured.Unstructured{}
 		fresh.SetGroupVersionKind(u.GroupVersionKind())
 		if err := s.cluster.Client().Get(ctx, client.ObjectKeyFromObject(u), fresh); err != nil {
-			return true, nil // gone or unreadable: what was found stands
+			if !apierrors.IsNotFound(err) {
+				st.JobSetUnchecked = fmt.Sprintf("reading TrainJob again: %v", err)
+			}
+			return true, nil // what was found stands, and why it was not checked again
 		}
 		st.JobSetBehind, st.JobSetUnchecked = s.jobSetBehind(ctx, fresh)
 		return len(st.JobSetBehind) == 0, nil
@@ -149,65 +147,19 @@ func (s *scenarioRun) jobSetBehind(ctx context.Context, u *unstructured.Unstruct
 	if err := s.cluster.Client().Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(explain.FieldOwner), client.ForceOwnership, client.DryRunAll); err != nil {
 		return nil, fmt.Sprintf("the trainer's apply, as a dry run: %v", err)
 	}
-	for _, p := range jobSetCompared {
-		want, _, _ := unstructured.NestedFieldNoCopy(applied.Object, p...)
-		got, _, _ := unstructured.NestedFieldNoCopy(live.Object, p...)
-		behind = append(behind, diffPaths(strings.Join(p, "."), got, want)...)
+	for _, d := range fieldDiffs(compared(live), compared(applied)) {
+		behind = append(behind, d.Path)
 	}
-	sort.Strings(behind)
 	return behind, ""
 }
 
-// diffPaths returns the paths under path at which a and b differ, to the
-// deepest level both are objects or lists of the same length: list items
-// are named by their name field when they have one ([name=x]), else by
-// position.
-func diffPaths(path string, a, b any) []string {
-	switch av := a.(type) {
-	case map[string]any:
-		bv, ok := b.(map[string]any)
-		if !ok {
-			break
-		}
-		var out []string
-		keys := make([]string, 0, len(av)+len(bv))
-		for k := range av {
-			keys = append(keys, k)
-		}
-		for k := range bv {
-			if _, ok := av[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			out = append(out, diffPaths(path+"."+k, av[k], bv[k])...)
-		}
-		return out
-	case []any:
-		bv, ok := b.([]any)
-		if !ok || len(av) != len(bv) {
-			break
-		}
-		var out []string
-		for i := range av {
-			out = append(out, diffPaths(path+itemName(av[i], i), av[i], bv[i])...)
-		}
-		return out
-	}
-	if reflect.DeepEqual(a, b) {
-		return nil
-	}
-	return []string{path}
-}
-
-// itemName names a list item in a path: [name=x] when it has a name, else
-// its position.
-func itemName(item any, i int) string {
-	if m, ok := item.(map[string]any); ok {
-		if name, ok := m["name"].(string); ok {
-			return "[name=" + name + "]"
+// compared is the part of a JobSet in jobSetCompared.
+func compared(u *unstructured.Unstructured) map[string]any {
+	out := map[string]any{}
+	for _, p := range jobSetCompared {
+		if v, ok, _ := unstructured.NestedFieldNoCopy(u.Object, p...); ok {
+			_ = unstructured.SetNestedField(out, apiruntime.DeepCopyJSONValue(v), p...)
 		}
 	}
-	return "[" + strconv.Itoa(i) + "]"
+	return out
 }

@@ -4,42 +4,39 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-func TestDiffPaths(t *testing.T) {
-	obj := func(nodeSelector map[string]any, image string, tolerations ...any) map[string]any {
-		pod := map[string]any{"containers": []any{map[string]any{"name": "node", "image": image}}}
+// TestJobSetCompared: a JobSet is behind the Trainer's apply in the leaves
+// of its spec, labels, annotations and owner references that differ (a
+// field it lacks, a value the apply changes), named as sim/fieldpath
+// spells them; its status and the server's metadata do not count.
+func TestJobSetCompared(t *testing.T) {
+	jobSet := func(rv, step string, nodeSelector map[string]any, active int64) *unstructured.Unstructured {
+		pod := map[string]any{"containers": []any{map[string]any{"name": "node", "image": "img"}}}
 		if nodeSelector != nil {
 			pod["nodeSelector"] = nodeSelector
 		}
-		if tolerations != nil {
-			pod["tolerations"] = tolerations
-		}
-		return map[string]any{"replicatedJobs": []any{map[string]any{
-			"name":     "node",
-			"template": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": pod}}},
-		}}}
+		return &unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"name": "llm", "resourceVersion": rv, "labels": map[string]any{"example.com/step": step}},
+			"spec": map[string]any{"suspend": true, "replicatedJobs": []any{map[string]any{
+				"name":     "node",
+				"template": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": pod}}},
+			}}},
+			"status": map[string]any{"replicatedJobsStatus": []any{map[string]any{"name": "node", "active": active}}},
+		}}
 	}
 	const pod = "spec.replicatedJobs[name=node].template.spec.template.spec"
-	tol := func(key string) any { return map[string]any{"key": key, "operator": "Exists"} }
-	for _, tc := range []struct {
-		name       string
-		live, want map[string]any
-		paths      []string
-	}{
-		{name: "same", live: obj(map[string]any{"pool": "a"}, "img"), want: obj(map[string]any{"pool": "a"}, "img")},
-		{name: "a map the live JobSet lacks", live: obj(nil, "img"), want: obj(map[string]any{"pool": "a"}, "img"), paths: []string{pod + ".nodeSelector"}},
-		{name: "one key of two, a value in an item named by its name", live: obj(map[string]any{"pool": "a", "zone": "x"}, "old"), want: obj(map[string]any{"pool": "b", "zone": "x"}, "img"),
-			paths: []string{pod + ".containers[name=node].image", pod + ".nodeSelector.pool"}},
-		{name: "an item without a name by position", live: obj(nil, "img", tol("a"), tol("b")), want: obj(nil, "img", tol("a"), tol("c")), paths: []string{pod + ".tolerations[1].key"}},
-		{name: "a list of another length whole", live: obj(nil, "img", tol("a")), want: obj(nil, "img", tol("a"), tol("b")), paths: []string{pod + ".tolerations"}},
-		{name: "a field the built JobSet leaves out", live: obj(map[string]any{"pool": "a"}, "img"), want: obj(nil, "img"), paths: []string{pod + ".nodeSelector"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := diffPaths("spec", tc.live, tc.want)
-			if diff := cmp.Diff(tc.paths, got); diff != "" {
-				t.Errorf("diffPaths (-want +got):\n%s", diff)
-			}
-		})
+	live := jobSet("1", "a", map[string]any{"zone": "x"}, 0)
+	if got := fieldDiffs(compared(live), compared(jobSet("2", "a", map[string]any{"zone": "x"}, 1))); len(got) != 0 {
+		t.Errorf("the same JobSet at another resourceVersion and status: behind in %+v", got)
+	}
+	var paths []string
+	for _, d := range fieldDiffs(compared(live), compared(jobSet("2", "b", map[string]any{"zone": "y", "pool": "a"}, 1))) {
+		paths = append(paths, d.Path)
+	}
+	want := []string{`metadata.labels["example.com/step"]`, pod + ".nodeSelector.pool", pod + ".nodeSelector.zone"}
+	if diff := cmp.Diff(want, paths); diff != "" {
+		t.Errorf("behind in (-want +got):\n%s", diff)
 	}
 }
