@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -75,27 +74,50 @@ func (r *Runner) explainEngine(ctx context.Context, c cluster.Cluster) (*explain
 //
 // The Trainer reconciles TrainJobs with one worker: beside other runs its
 // queue can be further behind than the namespace's quiet spell, so a
-// JobSet found behind is checked again until it holds, jobSetCatchUp at
-// most: what the Trainer brings up to date by then holds.
+// JobSet found behind is checked again every jobSetPoll until it holds,
+// for jobSetCatchUp: what the Trainer brings up to date by then holds.
+// Each check has its own ownersTimeout, so the end of the catch-up never
+// cuts a check short: the last check made stands, with its answer.
 func (s *scenarioRun) checkJobSet(ctx context.Context, u *unstructured.Unstructured, st *results.TrainJobState) {
-	ctx, cancel := context.WithTimeout(ctx, ownersTimeout+jobSetCatchUp)
-	defer cancel()
-	st.JobSetBehind, st.JobSetUnchecked = s.jobSetBehind(ctx, u)
-	if len(st.JobSetBehind) == 0 {
-		return
-	}
-	_ = wait.PollUntilContextTimeout(ctx, jobSetPoll, jobSetCatchUp, false, func(ctx context.Context) (bool, error) {
-		fresh := &unstructured.Unstructured{}
-		fresh.SetGroupVersionKind(u.GroupVersionKind())
-		if err := s.cluster.Client().Get(ctx, client.ObjectKeyFromObject(u), fresh); err != nil {
-			if !apierrors.IsNotFound(err) {
-				st.JobSetUnchecked = fmt.Sprintf("reading TrainJob again: %v", err)
-			}
-			return true, nil // what was found stands, and why it was not checked again
+	st.JobSetBehind, st.JobSetUnchecked = s.jobSetCheck(ctx, u)
+	catchUp := time.NewTimer(jobSetCatchUp)
+	defer catchUp.Stop()
+	tick := time.NewTicker(jobSetPoll)
+	defer tick.Stop()
+	for len(st.JobSetBehind) > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-catchUp.C:
+			return
+		case <-tick.C:
 		}
-		st.JobSetBehind, st.JobSetUnchecked = s.jobSetBehind(ctx, fresh)
-		return len(st.JobSetBehind) == 0, nil
-	})
+		fresh, err := s.readTrainJob(ctx, u)
+		if apierrors.IsNotFound(err) {
+			return // deleted meanwhile: what was found stands
+		}
+		if err != nil {
+			st.JobSetUnchecked = fmt.Sprintf("reading TrainJob again: %v", err)
+			return
+		}
+		st.JobSetBehind, st.JobSetUnchecked = s.jobSetCheck(ctx, fresh)
+	}
+}
+
+// readTrainJob reads the TrainJob u again, within ownersTimeout.
+func (s *scenarioRun) readTrainJob(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	ctx, cancel := context.WithTimeout(ctx, ownersTimeout)
+	defer cancel()
+	fresh := &unstructured.Unstructured{}
+	fresh.SetGroupVersionKind(u.GroupVersionKind())
+	return fresh, s.cluster.Client().Get(ctx, client.ObjectKeyFromObject(u), fresh)
+}
+
+// jobSetCheck is jobSetBehind within ownersTimeout.
+func (s *scenarioRun) jobSetCheck(ctx context.Context, u *unstructured.Unstructured) ([]string, string) {
+	ctx, cancel := context.WithTimeout(ctx, ownersTimeout)
+	defer cancel()
+	return s.jobSetBehind(ctx, u)
 }
 
 // jobSetBehind is checkJobSet's one check of the TrainJob u: the fields
