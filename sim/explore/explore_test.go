@@ -154,7 +154,8 @@ func run(passed bool, pods []results.Pod, failedStep string) results.Scenario {
 
 // TestJudge: what two references differ in is masked; a Pod's generated
 // suffix is not a difference; a plan's failed step is a finding, but a
-// Down plan's write refused by the down component's webhook.
+// Down plan's write refused by the down component's webhook, and a
+// crash's request so refused.
 func TestJudge(t *testing.T) {
 	ref1 := run(true, []results.Pod{{Name: "low-node-0-0-x7k2p", Phase: "Running", NodeProfile: "h100"}, {Name: "other-0-bcd23", Phase: "Running"}}, "")
 	ref2 := run(true, []results.Pod{{Name: "low-node-0-0-q9zzz", Phase: "Running", NodeProfile: "h100"}, {Name: "other-0-bcd45", Phase: "Pending"}}, "")
@@ -211,6 +212,20 @@ func TestJudge(t *testing.T) {
 	}
 	if v := Judge(p, want, noise, run(false, nil, "a later step")); v.Kind != Found || v.Signature() != "failed at a later step" {
 		t.Errorf("a later step failed: %+v", v)
+	}
+	// A crash's run whose step failed on another writer's request that
+	// the crashed component's webhook refused while it was down: what a
+	// cluster does. Without such a refusal, a finding.
+	for _, kind := range []string{Restart, Stale, Intermediate} {
+		crash := Plan{Kind: kind, Component: "kueue", StepName: "write"}
+		if v := Judge(crash, want, noise, run(false, nil, "a later step")); v.Kind != Closed {
+			t.Errorf("%s: a request refused by the crashed component's webhook: %+v", kind, v)
+		}
+		other := run(false, nil, "a later step")
+		other.Steps[1].Failure = "no kueue's patch of TrainJob/llm answered 409; its requests about it: patch: 200"
+		if v := Judge(crash, want, noise, other); v.Kind != Found {
+			t.Errorf("%s: a later step failed otherwise: %+v", kind, v)
+		}
 	}
 }
 
@@ -671,4 +686,99 @@ func TestApplyCoalesceKeepsAHold(t *testing.T) {
 		t.Errorf("the first change's step runs as written, the webhook holding: %+v", e)
 	}
 	lints(t, out)
+}
+
+// TestIntermediates: a plan for each write of a component that follows
+// another of its own, in that order in both reference runs, by component
+// (Kueue first); none for a component a view or a gate of the scenario
+// names, nor for an order the other run did not show.
+func TestIntermediates(t *testing.T) {
+	sc := kueueScenario(t)
+	changes := preemptionChanges()
+	components := []string{"kueue", "trainer", "jobset", "kube-scheduler"}
+	var got []string
+	for _, p := range Intermediates(sc, changes, changes, components) {
+		got = append(got, p.ID()+": "+p.String())
+	}
+	want := []string{
+		"preemption--intermediate-kueue-step-3-158f77c2: kueue crashes after kueue's patch of trainjobs low (spec.suspend to false), in step 1, with its next write, kueue's update of trainjobs low (spec.suspend to true), held",
+		"preemption--intermediate-kueue-step-3-a5fe5073: kueue crashes after kueue's update of trainjobs low (spec.suspend to true), in step 3, with its next write, kueue's patch of trainjobs low (spec.runtimePatches[manager=kueue.x-k8s.io/manager].trainingRuntimeSpec.template.spec to {}), held",
+		"preemption--intermediate-trainer-step-1-a5976d79: trainer crashes after trainer's patch of trainjobs/status low (status.conditions[type=Suspended].status to \"False\"), in step 1, with its next write, trainer's patch of trainjobs/status low (status.jobsStatus[name=node].active to 1), held",
+		"preemption--intermediate-jobset-step-1-f7bfe5c7: jobset crashes after jobset's update of jobsets/status low (status.replicatedJobsStatus[name=node].suspended to 0), in step 1, with its next write, jobset's update of jobsets/status low (status.replicatedJobsStatus[name=node].active to 1), held",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("intermediates (-want +got):\n%s", diff)
+	}
+	// The other run had Kueue clear the entry before it suspended the
+	// job: the runs disagree on that order, which gives no plan.
+	other := slices.Clone(changes)
+	other[6], other[7] = other[7], other[6]
+	for _, p := range Intermediates(sc, changes, other, components) {
+		if p.Component == "kueue" && p.Held.Field != "spec.suspend" {
+			t.Errorf("a plan of an order the runs disagree on: %s", p)
+		}
+	}
+	// A webhook's hold of unsuspends holds Kueue's suspend writes: the
+	// crash would cut what the scenario's steps wait on.
+	held := kueueScenario(t)
+	held.Spec.Webhooks = []v1alpha1.AdmissionWebhook{{Name: "policy", Hold: &v1alpha1.WebhookHold{Requests: v1alpha1.HoldUnsuspend}}}
+	for _, p := range Intermediates(held, changes, changes, components) {
+		if p.Component == "kueue" && p.Held.Field == "spec.suspend" {
+			t.Errorf("a plan whose held write a webhook's hold holds: %s", p)
+		}
+	}
+	viewed := kueueScenario(t)
+	viewed.Spec.Views = []v1alpha1.View{{Name: "v", Component: "trainer", Resource: "trainjobs"}}
+	viewed.Spec.Gates = []v1alpha1.Gate{{Name: "g", Component: "jobset", Resource: "jobsets/status"}}
+	for _, p := range Intermediates(viewed, changes, changes, components) {
+		if p.Component != "kueue" {
+			t.Errorf("a plan for a component the scenario's views or gates name: %s", p)
+		}
+	}
+}
+
+// TestApplyIntermediate: the gate holds the component's next write from
+// the start and opens after the crash; the held write's step runs without
+// its expectations, then the wait until it is held, the crash, the start,
+// and the expectations; a step that only waited keeps its name and comes
+// after the start. The plan runs on envtest and lints.
+func TestApplyIntermediate(t *testing.T) {
+	sc := kueueScenario(t)
+	changes := preemptionChanges()
+	plans := Intermediates(sc, changes, changes, []string{"kueue", "trainer"})
+	cases := []struct {
+		plan Plan
+		want []string
+	}{
+		{plans[2], []string{
+			"low runs",
+			"explore: trainer's write after its patch of trainjobs/status is held +expect",
+			"explore: trainer crashes with its write held",
+			"explore: trainer starts again",
+			"low runs: its expectations +expect",
+			"high arrives", "kueue preempts low +expect",
+		}},
+		{plans[0], []string{
+			"low runs +expect", "high arrives",
+			"explore: kueue's write after its patch of trainjobs is held +expect",
+			"explore: kueue crashes with its write held",
+			"explore: kueue starts again",
+			"kueue preempts low +expect",
+		}},
+	}
+	for _, c := range cases {
+		out := c.plan.Apply(sc)
+		if diff := cmp.Diff(c.want, stepNames(out)); diff != "" {
+			t.Errorf("%s: steps (-want +got):\n%s", c.plan.ID(), diff)
+		}
+		want := []v1alpha1.Gate{{Name: IntermediateGate, Component: c.plan.Component, Verb: c.plan.Held.Verb, Resource: c.plan.Held.Resource, ObjectName: "low",
+			Change: &v1alpha1.GateChange{Field: c.plan.Held.Field, To: decode(c.plan.Held.To)}, Until: "explore: " + c.plan.Component + " crashes with its write held"}}
+		if diff := cmp.Diff(want, out.Spec.Gates); diff != "" {
+			t.Errorf("%s: gates (-want +got):\n%s", c.plan.ID(), diff)
+		}
+		if c := out.Spec.Clusters; c == nil || !slices.Equal(c.Only, []string{"envtest"}) {
+			t.Errorf("the plan runs on %v, want envtest only", c)
+		}
+		lints(t, out)
+	}
 }

@@ -178,7 +178,8 @@ const (
 	Same = "same"
 	// Closed: the write of a Down plan was refused while the component
 	// was down, by its webhook failing closed, as a cluster refuses it:
-	// what the plan asks for, not a finding.
+	// what the plan asks for, not a finding. Also a crash's run that
+	// failed on a request so refused (a step's expect.requests).
 	Closed = "refused-while-down"
 	// NotCarriedOut: a step of the plan's own (a component's crash or
 	// start) failed: the run says nothing of the scenario.
@@ -217,6 +218,13 @@ func Judge(p Plan, want EndState, noise map[string]bool, got results.Scenario) V
 	if !got.Passed {
 		step, failure := FailedStep(got)
 		if p.Kind == Down && step == p.StepName && refusedByWebhook(failure) {
+			return Verdict{Kind: Closed, FailedStep: step, Failure: failure}
+		}
+		if (p.Kind == Restart || p.Kind == Stale || p.Kind == Intermediate) && refusedByWebhook(failure) {
+			// An expectation of another writer's requests that failed
+			// on one the crashed component's webhook refused while it
+			// was down: the API server fails closed, as a cluster's
+			// does, and the requests the step expects never came.
 			return Verdict{Kind: Closed, FailedStep: step, Failure: failure}
 		}
 		if strings.HasPrefix(step, StepPrefix) {

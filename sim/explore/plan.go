@@ -39,9 +39,9 @@ const (
 )
 
 // Kinds are the kinds of plan: those Plans gives for one component and
-// step, in its order, and Flip and Coalesce, which Flips and Coalesces give
-// from the reference runs.
-var Kinds = []string{Restart, Down, Stale, Flip, Coalesce}
+// step, in its order, and Flip, Coalesce and Intermediate, which Flips,
+// Coalesces and Intermediates give from the reference runs.
+var Kinds = []string{Restart, Down, Stale, Flip, Coalesce, Intermediate}
 
 // DefaultKinds are the kinds explore runs unless told, and those Plans
 // makes from a scenario as written: Flip plans each take their component
@@ -83,8 +83,10 @@ type Plan struct {
 	// Coalesce plan, Held is Component's write that Coalesced, two
 	// changes of others to its TrainJob, preceded: Component sees them as
 	// one.
-	Held, Until, Also *FlipWrite
-	Coalesced         []*FlipWrite
+	// For an Intermediate plan, Held is Component's write that is held
+	// when it crashes, After its write before it, the last that lands.
+	Held, Until, Also, After *FlipWrite
+	Coalesced                []*FlipWrite
 }
 
 // ID names the plan in reports and file names: scenario, kind, component
@@ -95,6 +97,9 @@ func (p Plan) ID() string {
 	}
 	if p.Kind == Coalesce && p.Held != nil {
 		return fmt.Sprintf("%s--coalesce-%s-step-%d-%s", p.Scenario, p.Component, p.Step+1, p.coalesceKey())
+	}
+	if p.Kind == Intermediate && p.Held != nil {
+		return fmt.Sprintf("%s--intermediate-%s-step-%d-%s", p.Scenario, p.Component, p.Step+1, flipKey(p.After, p.Held, nil))
 	}
 	return fmt.Sprintf("%s--%s-%s-step-%d", p.Scenario, p.Kind, p.Component, p.Step+1)
 }
@@ -111,6 +116,8 @@ func (p Plan) String() string {
 		return fmt.Sprintf("%s, in step %d, is held until %s, in step %d, has landed", p.Held, p.Held.Step+1, p.Until, p.Until.Step+1)
 	case Stale:
 		return fmt.Sprintf("%s restarts after step %d (%q) and lists %s as they were before its write", p.Component, p.Step+1, p.StepName, p.Resource)
+	case Intermediate:
+		return p.intermediateString()
 	case Coalesce:
 		return fmt.Sprintf("%s sees %s, in step %d, and %s, in step %d, as one change before %s", p.Component, p.Coalesced[0], p.Coalesced[0].Step+1, p.Coalesced[1], p.Coalesced[1].Step+1, p.Held)
 	default:
@@ -287,6 +294,8 @@ func (p Plan) Apply(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
 		suffix += "-" + flipKey(p.Held, p.Until, p.Also)
 	case Coalesce:
 		suffix += "-" + p.coalesceKey()
+	case Intermediate:
+		suffix += "-" + flipKey(p.After, p.Held, nil)
 	}
 	out.Metadata.Name = planName(sc.Metadata.Name, "-"+p.Kind+"-"+p.Component+suffix)
 	if out.Metadata.Annotations == nil {
@@ -328,6 +337,8 @@ func (p Plan) Apply(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
 			Name: "explore-stale-" + p.Resource, Component: p.Component, Resource: p.Resource,
 			StaleList: true, From: steps[p.Step].Name, Until: restart,
 		})
+	case Intermediate:
+		next = p.intermediateSteps(out, action)
 	case Down:
 		write := steps[p.Step]
 		next = append(next, steps[:p.Step]...)

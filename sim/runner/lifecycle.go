@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/gate"
 	"github.com/trainersim/trainersim/sim/identity"
 )
 
@@ -116,6 +119,11 @@ func (s *scenarioRun) componentAction(ctx context.Context, c *v1alpha1.Component
 	s.mu.Unlock()
 	if err := lc.ComponentAction(ctx, c.Name, c.Action); err != nil {
 		return fmt.Errorf("failed to %s %s: %w", c.Action, c.Name, err)
+	}
+	if c.Action == v1alpha1.ComponentCrash {
+		if err := s.waitHeldCut(ctx, c.Name); err != nil {
+			return err
+		}
 	}
 	if c.DownFor != nil {
 		s.startAfter(lc, c.Name, c.DownFor.Duration)
@@ -273,3 +281,37 @@ func (s *scenarioRun) restoreRelease() error {
 // crdWatchers are the long-running components that watch the Trainer's
 // and JobSet's CRDs; the Trainer and JobSet start anew at each upgrade.
 var crdWatchers = []string{identity.ControllerManager, identity.Kueue}
+
+// heldCutWithin bounds waitHeldCut: the API server waits for a gate
+// gate.Timeout at most, after which it stops waiting on its own.
+const heldCutWithin = gate.Timeout + 5*time.Second
+
+// waitHeldCut waits until no gate of the run holds a request of the
+// component crashed: the API server stops waiting for a request whose
+// client went away, and the gate sees its call end. Until then a gate
+// that opens (a later step's release, or the crash step's until) would
+// let the crashed component's write land, as no killed process's does.
+func (s *scenarioRun) waitHeldCut(ctx context.Context, component string) error {
+	users, ok := identity.UsersOf(component)
+	if !ok || s.gateServer == nil {
+		return nil
+	}
+	held := func() []string {
+		var out []string
+		for _, g := range s.gates {
+			for _, r := range s.gateServer.Holding(g.Name) {
+				if slices.Contains(users, r.User) {
+					out = append(out, fmt.Sprintf("%s's %s of %s (gate %s)", component, r.Verb, r.Object, g.Name))
+				}
+			}
+		}
+		return out
+	}
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, heldCutWithin, true, func(context.Context) (bool, error) {
+		return len(held()) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s crashed, but the API server still waits for its held requests after %s: %s", component, heldCutWithin, strings.Join(held(), "; "))
+	}
+	return nil
+}

@@ -108,6 +108,13 @@ file that replays it.
               state), as a component whose watch fell behind. Only with
               --kind coalesce; a coalesce plan whose second change waits on
               the component's reaction to the first waits 30s.
+     intermediate  from the reference runs too: for a write of Kueue, the
+              Trainer or JobSet to a TrainJob or JobSet that follows one of
+              its own, a gate holds it; once it is held the component
+              crashes (the held write is cut with its connection: it never
+              lands) and starts again with empty caches. It must go on from
+              what it had done (an intermediate state). Only with --kind
+              intermediate; a plan whose held write never comes waits 30s.
    --kind chooses among them (restart, down and stale unless told).
    A scenario with a component step of its own states its lifecycle and gets
    no plan; nor does a component one of its views sees (a restart lists
@@ -125,7 +132,8 @@ file that replays it.
    entry, each TrainJob's suspend and True conditions, whether a suspended
    TrainJob has running Pods, and whether the namespace settled at all;
    a down plan whose write the down component's webhook refused is not
-   (refused-while-down: what a cluster does), nor a run that failed at a
+   (refused-while-down: what a cluster does), nor a crash's run that failed
+   on a request the crashed component's webhook so refused, nor a run that failed at a
    step of the plan's own, named "explore: ..." (plan-not-carried-out: a
    component that did not start again says nothing of the scenario), nor
    a flip plan's run that failed before the held write went on (the second
@@ -183,7 +191,7 @@ not be started.`,
 	fl.StringVar(&f.plan, "plan", "", "run only plans whose ID (a finding's file name, its annotation "+explore.PlanAnnotation+") matches this regular expression: replay one plan, or one kind")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "explore only scenarios with this label, key=value (repeatable: all must match)")
 	fl.DurationVar(&f.settle, "settle", 2*time.Second, "before a run's end state is read, its namespace has had no change for this long (at most 30s; one that never does differs in that)")
-	fl.StringSliceVar(&f.kinds, "kind", explore.DefaultKinds, "plan kinds to run (comma-separated, repeatable): "+strings.Join(explore.Kinds, ", ")+"; flip and coalesce only when asked (a flip takes its component to itself)")
+	fl.StringSliceVar(&f.kinds, "kind", explore.DefaultKinds, "plan kinds to run (comma-separated, repeatable): "+strings.Join(explore.Kinds, ", ")+"; flip, coalesce and intermediate only when asked (made from the reference runs)")
 	fl.StringVar(&f.known, "known", "", "a folder of findings kept as scenarios (scenarios/found): a confirmed finding whose plan one of them states (annotation "+explore.PlanAnnotation+": the IDs of the plans that found it, space-separated) is known and does not fail explore")
 	fl.StringVar(&f.found, "found", "", "a folder of findings kept as scenarios (scenarios/found): run one plan of each, from the scenario it was found in (of those given): the first its annotation names that the reference runs make; with --known set to it; a finding not found again, or none of whose plans is made, fails explore (LOST)")
 	fl.StringVar(&f.fixtures, "fixtures", "", "directory that setup[].path is relative to (default: the nearest fixtures/ above the working directory)")
@@ -378,11 +386,12 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 	}
 	x.checkPanics("the reference runs", nil)
 	plans = slices.DeleteFunc(plans, func(p explore.Plan) bool { return x.refs[p.Scenario] == nil })
-	if slices.Contains(kinds, explore.Flip) || slices.Contains(kinds, explore.Coalesce) {
-		// The flips and coalesce plans, from what the reference runs
-		// recorded, in the place of each scenario's first plans.
+	if slices.ContainsFunc(plans, placeHolder) {
+		// The flips, coalesce and intermediate plans, from what the
+		// reference runs recorded, in the place of each scenario's
+		// first plans.
 		plans = slices.DeleteFunc(x.withFlips(files, plans), func(p explore.Plan) bool { return !chosen(p) })
-		x.report.Plans = planned + len(slices.DeleteFunc(slices.Clone(plans), func(p explore.Plan) bool { return p.Kind != explore.Flip && p.Kind != explore.Coalesce }))
+		x.report.Plans = planned + len(slices.DeleteFunc(slices.Clone(plans), func(p explore.Plan) bool { return !slices.Contains(fromReferences, p.Kind) }))
 		if f.plans > 0 && len(plans) > f.plans {
 			plans = plans[:f.plans]
 		}
@@ -580,9 +589,14 @@ func keptFrom(kept map[string]string, name string) bool {
 	return false
 }
 
+// fromReferences are the kinds of plan made from what the reference runs
+// recorded, not from the steps.
+var fromReferences = []string{explore.Flip, explore.Coalesce, explore.Intermediate}
+
 // stepPlans returns the plans of kinds a scenario has as written; with
 // Flip among kinds, a Flip plan without writes first, in the place of the
-// flips its reference runs will give, and with Coalesce, a Coalesce plan
+// flips its reference runs will give; with Intermediate, likewise an
+// Intermediate plan; and with Coalesce, a Coalesce plan
 // without writes for each component whose TrainJob events a coalesce plan
 // can hold (its view must be in place from the cluster's start), in the
 // place of its coalesce plans (withFlips).
@@ -594,6 +608,9 @@ func stepPlans(f *scenario.File, kinds []string) []explore.Plan {
 	var first []explore.Plan
 	if slices.Contains(kinds, explore.Flip) {
 		first = append(first, explore.Plan{Scenario: f.Scenario.Metadata.Name, Kind: explore.Flip})
+	}
+	if slices.Contains(kinds, explore.Intermediate) {
+		first = append(first, explore.Plan{Scenario: f.Scenario.Metadata.Name, Kind: explore.Intermediate})
 	}
 	if slices.Contains(kinds, explore.Coalesce) {
 		for _, c := range explore.Components(f.Scenario, false) {
@@ -608,7 +625,7 @@ func stepPlans(f *scenario.File, kinds []string) []explore.Plan {
 // placeHolder reports whether a plan of stepPlans holds the place of the
 // plans the reference runs will give (withFlips).
 func placeHolder(p explore.Plan) bool {
-	return (p.Kind == explore.Flip || p.Kind == explore.Coalesce) && p.Held == nil
+	return slices.Contains(fromReferences, p.Kind) && p.Held == nil
 }
 
 // flipHolders counts the place-holding plans of stepPlans.
@@ -622,9 +639,10 @@ func flipHolders(plans []explore.Plan) int {
 	return n
 }
 
-// withFlips returns plans with each scenario's place-holding Flip and
-// Coalesce plans replaced by the flips and coalesce plans of its reference
-// runs (a Coalesce holder's, of its component), round robin again.
+// withFlips returns plans with each scenario's place-holding Flip,
+// Intermediate and Coalesce plans replaced by the plans of those kinds its
+// reference runs give (a Coalesce holder's, of its component), round robin
+// again.
 func (x *explorer) withFlips(files []*scenario.File, plans []explore.Plan) []explore.Plan {
 	return roundRobin(files, func(f *scenario.File) []explore.Plan {
 		name := f.Scenario.Metadata.Name
@@ -636,6 +654,8 @@ func (x *explorer) withFlips(files []*scenario.File, plans []explore.Plan) []exp
 			case placeHolder(p) && ref == nil:
 			case p.Kind == explore.Flip && p.Held == nil:
 				out = append(out, explore.Flips(f.Scenario, ref.changes[0], ref.changes[1])...)
+			case p.Kind == explore.Intermediate && p.Held == nil:
+				out = append(out, explore.Intermediates(f.Scenario, ref.changes[0], ref.changes[1], explore.Components(f.Scenario, false))...)
 			case p.Kind == explore.Coalesce && p.Held == nil:
 				out = append(out, slices.DeleteFunc(explore.Coalesces(f.Scenario, ref.changes[0], ref.changes[1]), func(c explore.Plan) bool { return c.Component != p.Component })...)
 			default:
@@ -856,7 +876,7 @@ func findingLine(v explore.Verdict) string {
 func (x *explorer) refused() map[string]bool {
 	out := map[string]bool{}
 	for _, r := range x.report.Run {
-		if r.Verdict.Kind == explore.Closed {
+		if r.Verdict.Kind == explore.Closed && r.plan.Kind == explore.Down {
 			out[r.plan.Component+" "+r.plan.Write] = true
 		}
 	}
