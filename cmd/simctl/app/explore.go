@@ -182,7 +182,7 @@ not be started.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&f.out, "output", "o", filepath.Join("reports", "explore"), "directory of findings/, explore.json, junit.xml and explore.html")
 	fl.IntVar(&f.plans, "plans", 0, "run at most this many plans (0: every plan, within --budget)")
-	fl.DurationVar(&f.budget, "budget", 30*time.Minute, "start no batch of plans after this much time (reference runs included)")
+	fl.DurationVar(&f.budget, "budget", 30*time.Minute, "end within this much time (reference runs included): no batch of plans starts that would, as long as the batches so far took on average, end after it")
 	fl.IntVar(&f.confirm, "confirm", defaultConfirmRuns, "runs of a finding's plan that confirm it")
 	fl.IntVar(&f.minimize, "minimize", 8, "shorten each new confirmed finding that fails at a step with simctl minimize, at most this many runs each, verified --confirm times (findings/PLAN.min.yaml); 0: not at all")
 	fl.IntVar(&f.parallel, "parallel", 0, "plans run at once; 0: six times the CPUs, as simctl run")
@@ -407,15 +407,26 @@ func exploreScenarios(ctx context.Context, streams Streams, f exploreFlags, path
 		return withCode(ExitUsage, errors.New("no scenario to explore: each was skipped on this cluster or failed its reference run (above)"))
 	}
 	fmt.Fprintf(streams.Err, "%d scenarios explored (%d not), %d plans, running %d, at most %d at once\n", len(x.refs), len(x.report.NotExplored), x.report.Plans, len(plans), x.parallel)
+	// A batch is not started when, as long as the batches so far took
+	// on average, it would end after the budget.
+	var batches time.Duration
+	ran := 0
 	for len(plans) > 0 && ctx.Err() == nil {
-		if used := time.Since(x.started); used >= f.budget {
-			fmt.Fprintf(streams.Err, "budget of %s used: %d plans left unrun\n", f.budget, len(plans))
+		used, batch := time.Since(x.started), time.Duration(0)
+		if ran > 0 {
+			batch = batches / time.Duration(ran)
+		}
+		if used+batch > f.budget {
+			fmt.Fprintf(streams.Err, "budget of %s: %s used, and a batch takes %s on average: %d plans left unrun\n", f.budget, used.Round(time.Second), batch.Round(time.Second), len(plans))
 			break
 		}
 		n := min(x.parallel, len(plans))
+		began := time.Now()
 		if err := x.runPlans(ctx, plans[:n]); err != nil {
 			return err
 		}
+		batches += time.Since(began)
+		ran++
 		plans = plans[n:]
 		before := len(plans)
 		plans = explore.Refused(plans, x.refused())
