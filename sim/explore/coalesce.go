@@ -43,10 +43,7 @@ func Coalesces(sc *v1alpha1.Scenario, a, b []results.ObjectChange) []Plan {
 	if !Flippable(sc) {
 		return nil
 	}
-	stepIndex := map[string]int{}
-	for i, st := range sc.Spec.Steps {
-		stepIndex[st.Name] = i
-	}
+	stepIndex := stepIndexOf(sc)
 	seen := map[string]bool{}
 	var out []Plan
 	for i, c := range a {

@@ -106,10 +106,7 @@ func (w FlipWrite) heldGate(name string) v1alpha1.Gate {
 // JobSet of that name, between the two, whose active count the held
 // write's component copies later (alsoHeld).
 func Flips(sc *v1alpha1.Scenario, a, b []results.ObjectChange) []Plan {
-	stepIndex := map[string]int{}
-	for i, st := range sc.Spec.Steps {
-		stepIndex[st.Name] = i
-	}
+	stepIndex := stepIndexOf(sc)
 	if !Flippable(sc) {
 		return nil
 	}
@@ -153,6 +150,16 @@ func Flips(sc *v1alpha1.Scenario, a, b []results.ObjectChange) []Plan {
 		}
 	}
 	return append(byComponent, byActor...)
+}
+
+// stepIndexOf is the index of each step of a scenario, by name: the step
+// a recorded change landed in.
+func stepIndexOf(sc *v1alpha1.Scenario) map[string]int {
+	out := map[string]int{}
+	for i, st := range sc.Spec.Steps {
+		out[st.Name] = i
+	}
+	return out
 }
 
 // laterFields are the leaves held's writer changed in its object from held

@@ -41,10 +41,7 @@ func Intermediates(sc *v1alpha1.Scenario, a, b []results.ObjectChange, component
 	if !Flippable(sc) {
 		return nil
 	}
-	stepIndex := map[string]int{}
-	for i, st := range sc.Spec.Steps {
-		stepIndex[st.Name] = i
-	}
+	stepIndex := stepIndexOf(sc)
 	seen := map[string]bool{}
 	var out []Plan
 	for _, c := range components {
