@@ -29,17 +29,23 @@ var _ = Describe("a component crashed with its write held (explore's intermediat
 		Expect(done).To(HaveLen(1))
 		res := done[0]
 		Expect(res.Passed).To(BeTrue(), res.Failure)
-		Expect(res.Timeline).NotTo(BeNil())
-		var held []string
-		for _, e := range res.Timeline.Entries {
-			if e.Kind == results.EntryRequestHeld {
-				held = append(held, e.Summary)
-			}
-		}
 		// One request held, the crashed Trainer's, never answered: the
 		// started Trainer's patch came after the gate opened.
-		Expect(held).To(HaveExactElements(And(ContainSubstring("gate trainer-reports-status held trainer's"), ContainSubstring(gate.Abandoned))))
+		Expect(heldEntries(res)).To(HaveExactElements(And(ContainSubstring("gate trainer-reports-status held trainer's"), ContainSubstring(gate.Abandoned))))
 	}, NodeTimeout(2*time.Minute))
+
+	It("Kueue's crash step, a SIGKILL, ends once the API server stopped waiting for its held unsuspend, so the gate opening after it lets nothing of the killed Kueue's through", func() {
+		out := GinkgoT().TempDir()
+		session, err := gexec.Start(exec.Command(buildSimctl(), "run", "--report-dir", out, "testdata/crash-cuts-held-kueue"), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session).WithTimeout(runTimeout).Should(gexec.Exit(0))
+		data, err := os.ReadFile(filepath.Join(out, "report.json"))
+		Expect(err).NotTo(HaveOccurred())
+		var report results.Run
+		Expect(json.Unmarshal(data, &report)).To(Succeed())
+		Expect(report.Scenarios).To(HaveLen(1))
+		Expect(heldEntries(report.Scenarios[0])).To(HaveExactElements(And(ContainSubstring("gate kueue-unsuspends held kueue's"), ContainSubstring(gate.Abandoned))))
+	})
 
 	It("simctl explore --kind intermediate crashes the Trainer and JobSet between two of their writes, each next write held, and the scenario ends as written", func() {
 		out := GinkgoT().TempDir()
@@ -73,3 +79,15 @@ var _ = Describe("a component crashed with its write held (explore's intermediat
 		Expect(components).To(Equal(map[string]bool{"trainer": true, "jobset": true}))
 	})
 })
+
+// heldEntries are the summaries of a run's request-held timeline entries.
+func heldEntries(res results.Scenario) []string {
+	Expect(res.Timeline).NotTo(BeNil())
+	var held []string
+	for _, e := range res.Timeline.Entries {
+		if e.Kind == results.EntryRequestHeld {
+			held = append(held, e.Summary)
+		}
+	}
+	return held
+}
