@@ -61,7 +61,7 @@ func Intermediates(sc *v1alpha1.Scenario, a, b []results.ObjectChange, component
 			}
 			first := !slices.ContainsFunc(a[:i], func(o results.ObjectChange) bool { return like(o, w) })
 			if after != nil && first && !heldByHold(sc, w) && inOrder(b, *after, w) {
-				key := writeKey(after) + " / " + writeKey(&w)
+				key := c + " " + writeKey(after) + " / " + writeKey(&w)
 				if !seen[key] {
 					seen[key] = true
 					held, prev := w, *after
