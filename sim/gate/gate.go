@@ -265,6 +265,37 @@ func (s *Server) copies(name string, of func(*state) []*Request) []Request {
 	return out
 }
 
+// WaitUnheld waits until none of the gates named holds a request of one of
+// users (a crashed component's: the API server stops waiting for a request
+// whose client went away, and the gate sees its call end), polling every
+// 20 ms. It returns the requests still held when ctx ends first.
+func (s *Server) WaitUnheld(ctx context.Context, names, users []string) ([]Request, error) {
+	held := func() []Request {
+		var out []Request
+		for _, name := range names {
+			for _, r := range s.Holding(name) {
+				if slices.Contains(users, r.User) {
+					out = append(out, r)
+				}
+			}
+		}
+		return out
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		left := held()
+		if len(left) == 0 {
+			return nil, nil
+		}
+		select {
+		case <-ctx.Done():
+			return left, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
 // Open reports whether the gate of a name has been released whole.
 func (s *Server) Open(name string) bool {
 	s.mu.Lock()

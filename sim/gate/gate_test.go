@@ -246,3 +246,37 @@ func TestDelayAbandoned(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitUnheld: WaitUnheld waits while a gate holds a request of the
+// users given (another user's held request does not count), and returns
+// once the caller of that request has stopped waiting for it: a crashed
+// component's connection gone.
+func TestWaitUnheld(t *testing.T) {
+	s := newState()
+	s.Register(Gate{Name: "g", Namespace: "ns", Resource: "trainjobs", Change: &Change{Path: fieldpath.Path{{Kind: fieldpath.FieldKind, Name: "spec"}, {Kind: fieldpath.FieldKind, Name: "suspend"}}, To: false}})
+	srv := httptest.NewServer(Admission(s.answer))
+	defer srv.Close()
+	crashed, cut := context.WithCancel(context.Background())
+	other, release := context.WithCancel(context.Background())
+	defer release()
+	go send(crashed, t, srv.URL, review("kueue", "update", "llm", suspended(true), suspended(false)))
+	go send(other, t, srv.URL, review("someone", "update", "llm", suspended(true), suspended(false)))
+	for len(s.Holding("g")) < 2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	left, err := s.WaitUnheld(ctx, []string{"g"}, []string{"kueue"})
+	if err == nil || len(left) != 1 || left[0].User != "kueue" {
+		t.Fatalf("while kueue's request is held: %v, %+v; want it left, and the wait's deadline", err, left)
+	}
+	cut()
+	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if left, err := s.WaitUnheld(ctx, []string{"g"}, []string{"kueue"}); err != nil {
+		t.Errorf("after kueue's request was cut: %v, still held %+v", err, left)
+	}
+	if n := len(s.Holding("g")); n != 1 {
+		t.Errorf("the gate holds %d requests, want the other user's", n)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
@@ -287,31 +286,27 @@ var crdWatchers = []string{identity.ControllerManager, identity.Kueue}
 const heldCutWithin = gate.Timeout + 5*time.Second
 
 // waitHeldCut waits until no gate of the run holds a request of the
-// component crashed: the API server stops waiting for a request whose
-// client went away, and the gate sees its call end. Until then a gate
-// that opens (a later step's release, or the crash step's until) would
-// let the crashed component's write land, as no killed process's does.
+// component crashed (gate.Server.WaitUnheld). Until then a gate that opens
+// (a later step's release, or the crash step's until) would let the
+// crashed component's write land, as no killed process's does.
 func (s *scenarioRun) waitHeldCut(ctx context.Context, component string) error {
 	users, ok := identity.UsersOf(component)
 	if !ok || s.gateServer == nil {
 		return nil
 	}
-	held := func() []string {
-		var out []string
-		for _, g := range s.gates {
-			for _, r := range s.gateServer.Holding(g.Name) {
-				if slices.Contains(users, r.User) {
-					out = append(out, fmt.Sprintf("%s's %s of %s (gate %s)", component, r.Verb, r.Object, g.Name))
-				}
-			}
-		}
-		return out
+	var names []string
+	for _, g := range s.gates {
+		names = append(names, g.Name)
 	}
-	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, heldCutWithin, true, func(context.Context) (bool, error) {
-		return len(held()) == 0, nil
-	})
-	if err != nil {
-		return fmt.Errorf("%s crashed, but the API server still waits for its held requests after %s: %s", component, heldCutWithin, strings.Join(held(), "; "))
+	ctx, cancel := context.WithTimeout(ctx, heldCutWithin)
+	defer cancel()
+	left, err := s.gateServer.WaitUnheld(ctx, names, users)
+	if err == nil {
+		return nil
 	}
-	return nil
+	var held []string
+	for _, r := range left {
+		held = append(held, fmt.Sprintf("%s's %s of %s", component, r.Verb, r.Object))
+	}
+	return fmt.Errorf("%s crashed, but the API server still waits for its held requests after %s: %s", component, heldCutWithin, strings.Join(held, "; "))
 }
