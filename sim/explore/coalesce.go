@@ -138,17 +138,16 @@ func (p Plan) applyCoalesce(out *v1alpha1.Scenario) {
 			}})
 		}
 		next = append(next, v1alpha1.Step{Name: p.coalesceReleaseStep(), Release: &v1alpha1.Release{View: CoalesceView}})
-		last := p.coalesceReleaseStep()
 		// A held gate's requests may have gone on meanwhile.
 		moved.Held, moved.Holding = nil, ""
 		for k := range moved.Objects {
 			moved.Objects[k].Reached, moved.Objects[k].ReachedSince = true, st.Name
 		}
-		if kept := emptyToNil(&moved); kept != nil {
-			last = st.Name + ": its expectations"
-			next = append(next, v1alpha1.Step{Name: last, Expect: kept})
+		later := expectationsLater(out, st.Name, emptyToNil(&moved))
+		if later == nil {
+			retargetUntil(out, st.Name, p.coalesceReleaseStep())
 		}
-		retargetUntil(out, st.Name, last)
+		next = append(next, later...)
 	}
 	out.Spec.Steps = next
 }

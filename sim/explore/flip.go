@@ -420,12 +420,9 @@ func (p Plan) applyFlip(out *v1alpha1.Scenario) {
 			}
 			add(release)
 		}
-		last := st.Name
-		if expect != nil {
-			last = st.Name + ": its expectations"
-			add(v1alpha1.Step{Name: last, Expect: expect})
+		for _, later := range expectationsLater(out, st.Name, expect) {
+			add(later)
 		}
-		retargetUntil(out, st.Name, last)
 	}
 	out.Spec.Steps = next
 }
@@ -533,6 +530,20 @@ func emptyToNil(e *v1alpha1.Expect) *v1alpha1.Expect {
 		return nil
 	}
 	return e
+}
+
+// expectationsLater returns the step that checks, later, the expectations
+// expect of the step named name, "NAME: its expectations" (none when expect
+// is nil), and makes what was to end after that step (a gate's, view's or
+// webhook hold's until: its write answered and its expect checked) end
+// after it.
+func expectationsLater(out *v1alpha1.Scenario, name string, expect *v1alpha1.Expect) []v1alpha1.Step {
+	if expect == nil {
+		return nil
+	}
+	last := name + ": its expectations"
+	retargetUntil(out, name, last)
+	return []v1alpha1.Step{{Name: last, Expect: expect}}
 }
 
 // retargetUntil makes what was to end after step from (a gate's,

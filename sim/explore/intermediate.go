@@ -135,15 +135,11 @@ func (p Plan) intermediateSteps(out *v1alpha1.Scenario, action func(name, act st
 		next = append(next, st)
 		return append(next, steps[p.Step+1:]...)
 	}
-	expect := st.Expect
+	later := expectationsLater(out, st.Name, st.Expect)
 	st.Expect = nil
 	next = append(next, st)
 	next = append(next, crash...)
-	if expect != nil {
-		last := st.Name + ": its expectations"
-		next = append(next, v1alpha1.Step{Name: last, Expect: expect})
-		retargetUntil(out, st.Name, last)
-	}
+	next = append(next, later...)
 	return append(next, steps[p.Step+1:]...)
 }
 

@@ -340,21 +340,15 @@ func (p Plan) Apply(sc *v1alpha1.Scenario) *v1alpha1.Scenario {
 	case Intermediate:
 		next = p.intermediateSteps(out, action)
 	case Down:
+		// The write's expectations, once the component is up again.
 		write := steps[p.Step]
+		later := expectationsLater(out, write.Name, write.Expect)
+		write.Expect = nil
 		next = append(next, steps[:p.Step]...)
 		next = append(next, action(StepPrefix+p.Component+" crashes", v1alpha1.ComponentCrash), write,
 			action(StepPrefix+p.Component+" starts again", v1alpha1.ComponentStart))
-		last := write.Name
-		if write.Expect != nil {
-			// The write's expectations, once the component is up again.
-			last = write.Name + ": its expectations"
-			next = append(next, v1alpha1.Step{Name: last, Expect: write.Expect})
-			next[p.Step+1].Expect = nil
-		}
+		next = append(next, later...)
 		next = append(next, steps[p.Step+1:]...)
-		// What was to end after the step (its write answered and its
-		// expect checked) ends after its expectations.
-		retargetUntil(out, write.Name, last)
 	}
 	out.Spec.Steps = next
 	return out
