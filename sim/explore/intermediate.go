@@ -7,6 +7,7 @@ import (
 
 	"github.com/trainersim/trainersim/results"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
+	"github.com/trainersim/trainersim/sim/identity"
 )
 
 // Intermediate plans: a component crashed between two of its own writes,
@@ -25,7 +26,7 @@ const IntermediateGate = "explore-crash"
 
 // IntermediateComponents are the components whose writes the reference
 // runs record (to TrainJobs and JobSets) and that a plan can crash.
-var IntermediateComponents = []string{"kueue", "trainer", "jobset"}
+var IntermediateComponents = []string{identity.Kueue, identity.Trainer, identity.JobSet}
 
 // Intermediates returns the intermediate-state plans of a scenario for
 // the components given, from the changes its two reference runs recorded:
