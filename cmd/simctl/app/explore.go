@@ -182,7 +182,7 @@ not be started.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&f.out, "output", "o", filepath.Join("reports", "explore"), "directory of findings/, explore.json, junit.xml and explore.html")
 	fl.IntVar(&f.plans, "plans", 0, "run at most this many plans (0: every plan, within --budget)")
-	fl.DurationVar(&f.budget, "budget", 30*time.Minute, "end within this much time (reference runs included): no batch of plans starts that would, as long as the batches so far took on average, end after it")
+	fl.DurationVar(&f.budget, "budget", 30*time.Minute, "time for the whole explore, reference runs included: no batch of plans starts that would, at the average time of the batches so far, end after it (a batch longer than the average can)")
 	fl.IntVar(&f.confirm, "confirm", defaultConfirmRuns, "runs of a finding's plan that confirm it")
 	fl.IntVar(&f.minimize, "minimize", 8, "shorten each new confirmed finding that fails at a step with simctl minimize, at most this many runs each, verified --confirm times (findings/PLAN.min.yaml); 0: not at all")
 	fl.IntVar(&f.parallel, "parallel", 0, "plans run at once; 0: six times the CPUs, as simctl run")
