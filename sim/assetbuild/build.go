@@ -186,6 +186,48 @@ func (b Build) Run(ctx context.Context, goTool, bin string, out io.Writer) error
 	if bin, err = filepath.Abs(bin); err != nil {
 		return err
 	}
+	var target string
+	if len(b.Outputs) == 1 {
+		target = filepath.Join(bin, filepath.FromSlash(b.Outputs[0]))
+	} else {
+		target = filepath.Join(bin, filepath.FromSlash(path.Dir(b.Outputs[0]))) + string(filepath.Separator)
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(bin, filepath.FromSlash(b.Outputs[0]))), 0o755); err != nil {
+		return err
+	}
+	args := append([]string{"build", "-trimpath", "-ldflags", b.Ldflags, "-o", target}, b.Packages...)
+	if err := b.goInCopy(ctx, goTool, args, out); err != nil {
+		var notFound *exec.Error
+		if errors.As(err, &notFound) {
+			return fmt.Errorf("failed to build %s: the go command %q is not on PATH (simctl assets builds with Go %s or later)", b.What, goTool, goVersion())
+		}
+		return fmt.Errorf("failed to build %s: go %s in a copy of hack/%s: %w", b.What, strings.Join(args, " "), b.Module, err)
+	}
+	if err := os.MkdirAll(filepath.Join(bin, stampDir), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(bin, stampDir, b.Name), []byte(key+"\n"), 0o644)
+}
+
+// Fetch downloads into the module cache what b's packages are built from,
+// and compiles nothing (go list -deps, which resolves every import): run
+// while another build compiles, it takes b's downloads off the time
+// before b's compile starts. Its error is only said: b's own go build
+// downloads what Fetch did not, and fails there if it cannot.
+func (b Build) Fetch(ctx context.Context, goTool string) error {
+	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, b.Packages...)
+	var stderr strings.Builder
+	if err := b.goInCopy(ctx, goTool, args, &stderr); err != nil {
+		return fmt.Errorf("failed to download the modules of %s: %w: %s", b.What, err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// goInCopy runs the go command goTool with args in a copy of b's module
+// made in a temporary directory, with the environment of its builds: no
+// cgo, no workspace, go.mod and go.sum as they are. Its standard error
+// goes to out, its standard output too unless it is a go list.
+func (b Build) goInCopy(ctx context.Context, goTool string, args []string, out io.Writer) error {
 	files, err := b.moduleFiles()
 	if err != nil {
 		return err
@@ -200,31 +242,14 @@ func (b Build) Run(ctx context.Context, goTool, bin string, out io.Writer) error
 			return err
 		}
 	}
-	var target string
-	if len(b.Outputs) == 1 {
-		target = filepath.Join(bin, filepath.FromSlash(b.Outputs[0]))
-	} else {
-		target = filepath.Join(bin, filepath.FromSlash(path.Dir(b.Outputs[0]))) + string(filepath.Separator)
-	}
-	if err := os.MkdirAll(filepath.Dir(filepath.Join(bin, filepath.FromSlash(b.Outputs[0]))), 0o755); err != nil {
-		return err
-	}
-	args := append([]string{"build", "-trimpath", "-ldflags", b.Ldflags, "-o", target}, b.Packages...)
 	cmd := exec.CommandContext(ctx, goTool, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=readonly")
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Run(); err != nil {
-		var notFound *exec.Error
-		if errors.As(err, &notFound) {
-			return fmt.Errorf("failed to build %s: the go command %q is not on PATH (simctl assets builds with Go %s or later)", b.What, goTool, goVersion())
-		}
-		return fmt.Errorf("failed to build %s: go %s in a copy of hack/%s: %w", b.What, strings.Join(args, " "), b.Module, err)
+	if args[0] == "list" {
+		cmd.Stdout = io.Discard
 	}
-	if err := os.MkdirAll(filepath.Join(bin, stampDir), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(bin, stampDir, b.Name), []byte(key+"\n"), 0o644)
+	return cmd.Run()
 }
 
 // goVersion is the Go release the modules ask for (their go lines).

@@ -180,3 +180,43 @@ func TestBuildKeyAndCurrent(t *testing.T) {
 		t.Error("current without its binary")
 	}
 }
+
+// TestBuildAllFetchesAhead: while a build runs, the modules of the next
+// one are downloaded (go list -deps of its packages, in a copy of its
+// module). The fake go command's build of etcd ends only once KWOK's fetch
+// has run, so BuildAll fails unless the two run side by side; every go
+// command it started has ended when it returns.
+func TestBuildAllFetchesAhead(t *testing.T) {
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	fake := filepath.Join(dir, "go")
+	script := `#!/bin/sh
+for last; do :; done
+echo "$1 $last" >> ` + calls + `
+if [ "$1" = build ] && [ "$last" = go.etcd.io/etcd/server/v3 ]; then
+	for i in $(seq 100); do
+		grep -q "^list sigs.k8s.io/kwok/cmd/kwok$" ` + calls + ` && exit 0
+		sleep 0.1
+	done
+	echo "kwok's modules were not fetched while etcd built" >&2
+	exit 1
+fi
+`
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := BuildAll(context.Background(), Options{Dir: t.TempDir(), Only: []string{"etcd", "kwok"}, Go: fake}, &out, &out); err != nil {
+		t.Fatalf("BuildAll: %v\n%s", err, out.String())
+	}
+	data, err := os.ReadFile(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSpace(string(data)), "\n")
+	want := []string{"build go.etcd.io/etcd/server/v3", "list sigs.k8s.io/kwok/cmd/kwok", "build sigs.k8s.io/kwok/cmd/kwok"}
+	slices.Sort(got)
+	if !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Errorf("go commands run: %q, want %q (no fetch of the first build's modules, which its build downloads)", got, want)
+	}
+}

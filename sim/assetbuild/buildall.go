@@ -88,7 +88,9 @@ func Select(o Options) ([]Build, error) {
 // BuildAll runs the builds o asks for that Dir does not have as they
 // build now, a progress line each on out (the time so far, which of how
 // many, and an estimate of what is left), go's output of a failed build
-// on errOut; with none to run it says so. A failed build ends it.
+// on errOut; with none to run it says so. A failed build ends it. While
+// one build runs, the modules of those after it are downloaded
+// (Build.Fetch), one build's at a time, in order.
 func BuildAll(ctx context.Context, o Options, out, errOut io.Writer) error {
 	dir := cmp.Or(o.Dir, assets.CacheDir())
 	if dir == "" {
@@ -122,6 +124,19 @@ func BuildAll(ctx context.Context, o Options, out, errOut io.Writer) error {
 		return nil
 	}
 	start := time.Now()
+	// While one build compiles, the next ones' modules download (CPU
+	// bound, and network bound, side by side).
+	fetchCtx, stopFetch := context.WithCancel(ctx)
+	fetched := make(chan struct{})
+	go func() {
+		defer close(fetched)
+		for _, b := range todo[1:] {
+			if err := b.Fetch(fetchCtx, goTool); err != nil && fetchCtx.Err() == nil && o.Verbose {
+				fmt.Fprintln(errOut, err)
+			}
+		}
+	}()
+	defer func() { stopFetch(); <-fetched }()
 	for i, b := range todo {
 		fmt.Fprintf(out, "[%s, %d of %d] building %s from the Go module proxy (with empty Go caches on 2 cores about %s, %s to the last)\n",
 			elapsed(time.Since(start)), i+1, len(todo), b.What, about(b.Cold), about(left))
