@@ -88,22 +88,22 @@ func Plan() []Build {
 			Packages: []string{"k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-controller-manager", "k8s.io/kubernetes/cmd/kube-scheduler"},
 			Ldflags:  k8sLdflags(),
 			Outputs:  []string{path.Join(assets.K8sDir, assets.APIServer), path.Join(assets.K8sDir, assets.ControllerManager), path.Join(assets.K8sDir, assets.Scheduler)},
-			Corpus:   true, Cold: 5 * time.Minute,
+			Corpus:   true, Cold: 10 * time.Minute,
 		},
 		{
 			Name: "etcd", What: "etcd", Module: "controlplane",
 			Packages: []string{"go.etcd.io/etcd/server/v3"}, Ldflags: "-s -w",
-			Outputs: []string{path.Join(assets.K8sDir, assets.Etcd)}, Corpus: true, Cold: 30 * time.Second,
+			Outputs: []string{path.Join(assets.K8sDir, assets.Etcd)}, Corpus: true, Cold: 20 * time.Second,
 		},
 		{
 			Name: "kwok", What: "kwok " + releases.KwokVersion, Module: "kwok",
 			Packages: []string{"sigs.k8s.io/kwok/cmd/kwok"}, Ldflags: "-s -w",
-			Outputs: []string{path.Join(assets.K8sDir, assets.Kwok)}, Corpus: true, Cold: 90 * time.Second,
+			Outputs: []string{path.Join(assets.K8sDir, assets.Kwok)}, Corpus: true, Cold: 2 * time.Minute,
 		},
 		{
 			Name: "kueue-" + releases.KueueVersion, What: "Kueue " + releases.KueueVersion, Module: path.Join("kueue", releases.KueueVersion),
 			Packages: []string{"sigs.k8s.io/kueue/cmd/kueue"}, Ldflags: "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=" + releases.KueueVersion,
-			Outputs: []string{assets.KueueBinary(releases.KueueVersion)}, Corpus: true, Cold: 7 * time.Minute,
+			Outputs: []string{assets.KueueBinary(releases.KueueVersion)}, Corpus: true, Cold: 6 * time.Minute,
 		},
 	}
 	var jobSets []string
@@ -124,13 +124,13 @@ func Plan() []Build {
 		plan = append(plan, Build{
 			Name: "jobset-" + v, What: "the JobSet " + v + " manager", Module: path.Join("jobset", v),
 			Packages: []string{"sigs.k8s.io/jobset"}, Ldflags: "-s -w -X sigs.k8s.io/jobset/pkg/version.GitVersion=" + v,
-			Outputs: []string{assets.JobSetBinary(v)}, Cold: 90 * time.Second,
+			Outputs: []string{assets.JobSetBinary(v)}, Cold: 160 * time.Second,
 		})
 	}
 	return append(plan, Build{
 		Name: "hollow-node", What: "the hollow kubelet (kubemark's) v" + k8s, Module: "kubemark",
 		Packages: []string{"."}, Ldflags: k8sLdflags(),
-		Outputs: []string{path.Join(assets.K8sDir, assets.HollowNode)}, Cold: 3 * time.Minute,
+		Outputs: []string{path.Join(assets.K8sDir, assets.HollowNode)}, Cold: time.Minute, // after the control plane's, whose packages it shares
 	})
 }
 
