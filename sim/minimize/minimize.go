@@ -238,10 +238,13 @@ func (m *minimizer) first(ctx context.Context, cands []*v1alpha1.Scenario) (int,
 			run = append(run, c)
 			at = append(at, i)
 		}
+		// A batch larger than the runs left runs as many as are left,
+		// then stops the search.
+		last := false
+		if left := m.o.MaxRuns - m.res.Runs; len(run) > left {
+			run, at, last = run[:max(left, 0)], at[:max(left, 0)], true
+		}
 		if len(run) > 0 {
-			if m.res.Runs+len(run) > m.o.MaxRuns {
-				return -1, errStop
-			}
 			if err := ctx.Err(); err != nil {
 				return -1, err
 			}
@@ -263,6 +266,9 @@ func (m *minimizer) first(ctx context.Context, cands []*v1alpha1.Scenario) (int,
 		}
 		if i := slices.Index(same, true); i >= 0 {
 			return start + i, nil
+		}
+		if last {
+			return -1, errStop
 		}
 	}
 	return -1, nil

@@ -277,6 +277,23 @@ func TestMinimizeStopsAtMaxRunsWithWhatItFound(t *testing.T) {
 	}
 }
 
+// A batch larger than the runs left runs as many as are left: with batches
+// of 12 (explore's --parallel) and 4 runs, the first run and 3 candidates
+// run, not the first alone.
+func TestMinimizeRunsWhatIsLeftOfABatch(t *testing.T) {
+	var runs []string
+	res, err := Minimize(context.Background(), padded(), rule(needs, &runs), Options{MaxRuns: 4, Batch: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Runs != 4 || len(runs) != 4 || res.Stopped == "" {
+		t.Errorf("want 4 runs and a stop, got %d runs (the test saw %d), stopped %q", res.Runs, len(runs), res.Stopped)
+	}
+	if !needs(res.Scenario) {
+		t.Errorf("the result no longer ends the same way: %v", names(res.Scenario))
+	}
+}
+
 func TestMinimizeBatchesTakeTheFirstInOrder(t *testing.T) {
 	var one, three []string
 	a, err := Minimize(context.Background(), padded(), rule(needs, &one), Options{})

@@ -217,13 +217,14 @@ func shorten(ctx context.Context, w io.Writer, c *candidates, file *scenario.Fil
 	}
 	verified := ""
 	if verify > 0 && ctx.Err() == nil {
-		same, err := c.verify(ctx, res.Scenario, verify, res.Want)
+		others, err := c.verify(ctx, res.Scenario, verify, res.Want)
+		same := verify - len(others)
 		switch {
 		case err != nil:
 			verifyErr = fmt.Errorf("the verification runs did not finish: %w", err)
 			verified = "not verified: " + err.Error()
 		case same < verify:
-			verifyErr = fmt.Errorf("the result ended as the original in %d of %d runs: a removed step stated an order it needs (--keep it), or the scenario does not always end the same way (simctl run --shake the original)", same, verify)
+			verifyErr = fmt.Errorf("the result ended as the original in %d of %d runs (the others: %s): a removed step stated an order it needs (--keep it), or the scenario does not always end the same way (simctl run --shake the original)", same, verify, outcomesText(others))
 			verified = fmt.Sprintf("ended as the original in %d of %d verification runs", same, verify)
 		default:
 			verified = fmt.Sprintf("ended as the original in %d of %d verification runs", same, verify)
@@ -338,9 +339,9 @@ func (c *candidates) cutWaits(sc *v1alpha1.Scenario) {
 	}
 }
 
-// verify runs sc n times at once, with its own waits, and counts the runs
-// that end as want.
-func (c *candidates) verify(ctx context.Context, sc *v1alpha1.Scenario, n int, want minimize.Outcome) (int, error) {
+// verify runs sc n times at once, with its own waits, and returns how the
+// runs that did not end as want ended.
+func (c *candidates) verify(ctx context.Context, sc *v1alpha1.Scenario, n int, want minimize.Outcome) ([]minimize.Outcome, error) {
 	c.verifying = true
 	cands := make([]*v1alpha1.Scenario, n)
 	for i := range cands {
@@ -348,15 +349,18 @@ func (c *candidates) verify(ctx context.Context, sc *v1alpha1.Scenario, n int, w
 	}
 	out, err := c.test(ctx, cands)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	same := 0
-	for _, o := range out {
-		if o.Same(want) {
-			same++
-		}
+	return slices.DeleteFunc(out, func(o minimize.Outcome) bool { return o.Same(want) }), nil
+}
+
+// outcomesText says how runs ended, one clause each.
+func outcomesText(outcomes []minimize.Outcome) string {
+	texts := make([]string, len(outcomes))
+	for i, o := range outcomes {
+		texts[i] = o.String()
 	}
-	return same, nil
+	return strings.Join(texts, "; ")
 }
 
 // notTrueWithin is the start of a wait's failure, which names its within.
