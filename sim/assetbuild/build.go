@@ -54,7 +54,8 @@ type Build struct {
 	// Corpus is whether the corpus needs it (the control plane, KWOK and
 	// Kueue); the other Trainer releases and the hollow kubelet are not.
 	Corpus bool
-	// Cold is about how long it takes on 2 cores with empty Go caches.
+	// Cold is about how long it takes with empty Go caches, in Plan's
+	// order, on the slower of the 2-core machines the project has run on.
 	Cold time.Duration
 	// Sources, when set, holds the modules as hack/ does (a checkout's
 	// hack/: make assets builds what the checkout says); nil: the copies

@@ -184,8 +184,8 @@ func TestBuildKeyAndCurrent(t *testing.T) {
 // TestBuildAllFetchesAhead: while a build runs, the modules of the next
 // one are downloaded (go list -deps of its packages, in a copy of its
 // module). The fake go command's build of etcd ends only once KWOK's fetch
-// has run, so BuildAll fails unless the two run side by side; every go
-// command it started has ended when it returns.
+// has run, so BuildAll fails unless the two run side by side; the first
+// build's modules are not fetched apart (its build downloads them).
 func TestBuildAllFetchesAhead(t *testing.T) {
 	dir := t.TempDir()
 	calls := filepath.Join(dir, "calls")

@@ -124,8 +124,8 @@ func BuildAll(ctx context.Context, o Options, out, errOut io.Writer) error {
 		return nil
 	}
 	start := time.Now()
-	// While one build compiles, the next ones' modules download (CPU
-	// bound, and network bound, side by side).
+	// While one build compiles, the next ones' modules download: the
+	// one waits on the CPU, the other mostly on the network.
 	fetchCtx, stopFetch := context.WithCancel(ctx)
 	fetched := make(chan struct{})
 	go func() {
