@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -304,7 +305,7 @@ func (c *candidates) test(ctx context.Context, cands []*v1alpha1.Scenario) ([]mi
 				return nil, c.skipped
 			}
 		}
-		out[i] = outcomeOf(runs[f.Path])
+		out[i] = outcomeOf(runs[f.Path], minimize.SizeOf(f.Scenario).Nodes)
 	}
 	return out, nil
 }
@@ -373,8 +374,10 @@ var generatedSuffix = regexp.MustCompile(`-[bcdfghjklmnpqrstvwxz2456789]{5}\b`)
 
 // outcomeOf is how the runs of one candidate (one per explored order)
 // ended: passed, or the first failing run's step and failure, its
-// namespace and nodes' names made the same for every run.
-func outcomeOf(runs []results.Scenario) minimize.Outcome {
+// namespace and nodes' names made the same for every run, and the
+// scheduler's tallies of nodes counting only the scenario's own (nodes
+// of them: ownNodesTally).
+func outcomeOf(runs []results.Scenario, nodes int) minimize.Outcome {
 	for _, sc := range runs {
 		if sc.Passed {
 			continue
@@ -393,9 +396,53 @@ func outcomeOf(runs []results.Scenario) minimize.Outcome {
 			o.Failure = strings.ReplaceAll(o.Failure, "sim-"+ns[strings.LastIndexByte(ns, '-')+1:], "<nodes>")
 		}
 		o.Failure = generatedSuffix.ReplaceAllString(o.Failure, "-<generated>")
+		o.Failure = ownNodesTally(o.Failure, nodes)
 		return o
 	}
 	return minimize.Outcome{Passed: len(runs) > 0}
+}
+
+// schedulerTally is the scheduler's count of the nodes a Pod fits none of,
+// by reason: "0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 3
+// node(s) had untolerated taint(s)." (the end: a period before a space, a
+// parenthesis or the end; a reason may hold one, nvidia.com).
+var schedulerTally = regexp.MustCompile(`(\d+)/(\d+) nodes are available: (.*?)\.(\s|\)|$)`)
+
+// othersReasons are what the scheduler says of another scenario's node,
+// tainted and labelled for that scenario's Pods alone: in its tally, and
+// in the preemption's.
+var othersReasons = []string{"node(s) had untolerated taint(s)", "node(s) didn't match Pod's node affinity/selector", "Preemption is not helpful for scheduling"}
+
+// ownNodesTally takes out of the scheduler's tallies in failure the nodes
+// that are not the scenario's (it has own): the other runs' on a cluster
+// they share, whose number changes from run to run (a discarded cluster
+// keeps every run's). They count as untolerated taints, and in the
+// preemption's tally as nodes where preemption does not help; a tally of
+// no more nodes than own is left as it is.
+func ownNodesTally(failure string, own int) string {
+	return schedulerTally.ReplaceAllStringFunc(failure, func(m string) string {
+		sub := schedulerTally.FindStringSubmatch(m)
+		total, err := strconv.Atoi(sub[2])
+		if err != nil || total <= own {
+			return m
+		}
+		others := total - own
+		var kept []string
+		for _, clause := range strings.Split(sub[3], ", ") {
+			count, reason, _ := strings.Cut(clause, " ")
+			n, err := strconv.Atoi(count)
+			if err == nil && others > 0 && slices.Contains(othersReasons, reason) {
+				theirs := min(n, others)
+				others -= theirs
+				if n -= theirs; n == 0 {
+					continue
+				}
+				clause = fmt.Sprintf("%d %s", n, reason)
+			}
+			kept = append(kept, clause)
+		}
+		return fmt.Sprintf("%s/%d nodes are available: %s.%s", sub[1], own, strings.Join(kept, ", "), sub[4])
+	})
 }
 
 // describeSize says a scenario's size in a few words.
