@@ -197,7 +197,7 @@ func (b Build) Run(ctx context.Context, goTool, bin string, out io.Writer) error
 		return err
 	}
 	args := append([]string{"build", "-trimpath", "-ldflags", b.Ldflags, "-o", target}, b.Packages...)
-	if err := b.goInCopy(ctx, goTool, args, out); err != nil {
+	if err := b.goInCopy(ctx, goTool, args, out, out); err != nil {
 		var notFound *exec.Error
 		if errors.As(err, &notFound) {
 			return fmt.Errorf("failed to build %s: the go command %q is not on PATH (simctl assets builds with Go %s or later)", b.What, goTool, goVersion())
@@ -218,7 +218,7 @@ func (b Build) Run(ctx context.Context, goTool, bin string, out io.Writer) error
 func (b Build) Fetch(ctx context.Context, goTool string) error {
 	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, b.Packages...)
 	var stderr strings.Builder
-	if err := b.goInCopy(ctx, goTool, args, &stderr); err != nil {
+	if err := b.goInCopy(ctx, goTool, args, io.Discard, &stderr); err != nil {
 		return fmt.Errorf("failed to download the modules of %s: %w: %s", b.What, err, strings.TrimSpace(stderr.String()))
 	}
 	return nil
@@ -226,9 +226,8 @@ func (b Build) Fetch(ctx context.Context, goTool string) error {
 
 // goInCopy runs the go command goTool with args in a copy of b's module
 // made in a temporary directory, with the environment of its builds: no
-// cgo, no workspace, go.mod and go.sum as they are. Its standard error
-// goes to out, its standard output too unless it is a go list.
-func (b Build) goInCopy(ctx context.Context, goTool string, args []string, out io.Writer) error {
+// cgo, no workspace, go.mod and go.sum as they are.
+func (b Build) goInCopy(ctx context.Context, goTool string, args []string, stdout, stderr io.Writer) error {
 	files, err := b.moduleFiles()
 	if err != nil {
 		return err
@@ -246,10 +245,7 @@ func (b Build) goInCopy(ctx context.Context, goTool string, args []string, out i
 	cmd := exec.CommandContext(ctx, goTool, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=readonly")
-	cmd.Stdout, cmd.Stderr = out, out
-	if args[0] == "list" {
-		cmd.Stdout = io.Discard
-	}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	return cmd.Run()
 }
 
