@@ -117,6 +117,10 @@ type Scenario struct {
 	// Timeline is every write of the scenario and every reaction the
 	// runner observed through watches, on one clock; see Timeline.
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// AbandonedHolds name the gate (the scenario's name for it) of each
+	// request a gate held until the API server stopped waiting for it (the
+	// webhook's timeout, or its sender gone): never answered, refused.
+	AbandonedHolds []string `json:"abandonedHolds,omitempty"`
 	// Changes, for a run told to record them (simctl explore's reference
 	// runs), are the accepted writes to the namespace's TrainJobs and
 	// JobSets (those the audit log records: their status), oldest first, each with its writer and the fields it changed.

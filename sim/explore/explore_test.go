@@ -3,6 +3,7 @@ package explore
 import (
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -330,6 +331,22 @@ func TestFlips(t *testing.T) {
 	}
 }
 
+// TestHeldGateFrom: a held write's gate matches the change from the value
+// the reference run had before it; where the field was absent, from any
+// value.
+func TestHeldGateFrom(t *testing.T) {
+	for _, c := range []struct {
+		from     string
+		wantFrom any
+	}{{"1", float64(1)}, {"", nil}} {
+		w := FlipWrite{Writer: "trainer", Verb: "patch", Resource: "trainjobs/status", Kind: "TrainJob", Name: "low", Field: "status.jobsStatus[name=node].suspended", From: c.from, To: "0"}
+		want := &v1alpha1.GateChange{Field: w.Field, From: c.wantFrom, To: float64(0)}
+		if diff := cmp.Diff(want, w.heldGate(FlipGate).Change); diff != "" {
+			t.Errorf("from %q: change (-want +got):\n%s", c.from, diff)
+		}
+	}
+}
+
 // flipSteps are the steps of kueueScenarioYAML's flip 7 (TestApplyFlip).
 var flipSteps = []string{
 	"low runs +expect", "high arrives",
@@ -351,7 +368,7 @@ func TestApplyFlip(t *testing.T) {
 		t.Fatalf("gates: %+v", out.Spec.Gates)
 	}
 	g := out.Spec.Gates[0]
-	if g.Name != FlipGate || g.Component != "trainer" || g.Resource != "trainjobs/status" || g.ObjectName != "low" || g.Change.Field != "status.jobsStatus[name=node].active" || g.Change.To != float64(1) || g.Change.From != nil {
+	if g.Name != FlipGate || g.Component != "trainer" || g.Resource != "trainjobs/status" || g.ObjectName != "low" || g.Change.Field != "status.jobsStatus[name=node].active" || g.Change.To != float64(1) || g.Change.From != float64(0) {
 		t.Errorf("gate: %+v %+v", g, g.Change)
 	}
 	first := out.Spec.Steps[0].Expect
@@ -415,6 +432,30 @@ func TestApplyFlipActorWrite(t *testing.T) {
 	lints(t, out)
 	if v := Judge(p, nil, nil, results.Scenario{Steps: []results.Step{{Name: "low runs", Passed: true}, {Name: p.flipHeldStep(), Failure: "not held within 30s"}}}); v.Kind != NotCarriedOut {
 		t.Errorf("failed waiting for the held write: %s", v.Kind)
+	}
+}
+
+// TestJudgeFlipHoldAbandoned: a flip's run in which the API server
+// stopped waiting for a request its gate held is not carried out, passed
+// or failed; a gate of the scenario's own may time out.
+func TestJudgeFlipHoldAbandoned(t *testing.T) {
+	p, _ := appliedFlip(t, 7)
+	passedAll := results.Scenario{Passed: true}
+	for _, n := range []string{"low runs", "high arrives", p.flipWaitStep(), p.lastFlipRelease(), "kueue preempts low: its expectations"} {
+		passedAll.Steps = append(passedAll.Steps, results.Step{Name: n, Passed: true})
+	}
+	found := passedAll
+	found.Passed, found.Steps = false, append(slices.Clone(passedAll.Steps[:4]), results.Step{Name: "kueue preempts low: its expectations", Failure: "not true within 1m0s"})
+	for _, run := range []results.Scenario{passedAll, found} {
+		run.AbandonedHolds = []string{"scenarios-own-gate", FlipGate}
+		v := Judge(p, nil, nil, run)
+		if v.Kind != NotCarriedOut || v.FailedStep != p.lastFlipRelease() || !strings.Contains(v.Failure, "gate explore-flip held trainer's patch of trainjobs/status low until the API server stopped waiting") {
+			t.Errorf("passed %t, the flip's hold abandoned: %+v", run.Passed, v)
+		}
+	}
+	found.AbandonedHolds = []string{"scenarios-own-gate"}
+	if v := Judge(p, nil, nil, found); v.Kind != Found {
+		t.Errorf("another gate's hold abandoned: %s, want %s", v.Kind, Found)
 	}
 }
 
@@ -772,7 +813,7 @@ func TestApplyIntermediate(t *testing.T) {
 			t.Errorf("%s: steps (-want +got):\n%s", c.plan.ID(), diff)
 		}
 		want := []v1alpha1.Gate{{Name: IntermediateGate, Component: c.plan.Component, Verb: c.plan.Held.Verb, Resource: c.plan.Held.Resource, ObjectName: "low",
-			Change: &v1alpha1.GateChange{Field: c.plan.Held.Field, To: decode(c.plan.Held.To)}, Until: "explore: " + c.plan.Component + " crashes with its write held"}}
+			Change: &v1alpha1.GateChange{Field: c.plan.Held.Field, From: decode(c.plan.Held.From), To: decode(c.plan.Held.To)}, Until: "explore: " + c.plan.Component + " crashes with its write held"}}
 		if diff := cmp.Diff(want, out.Spec.Gates); diff != "" {
 			t.Errorf("%s: gates (-want +got):\n%s", c.plan.ID(), diff)
 		}

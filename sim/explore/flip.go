@@ -88,10 +88,20 @@ func (w FlipWrite) String() string {
 
 // heldGate is the gate that holds w from the start of the run: the first
 // request of its writer, verb, resource and object that changes its field
-// to its value, from any other (the run may reach it from another: a
-// status written in one patch or two).
+// from the value it had before w in the reference run to w's value, or,
+// where the field was absent then, from any other value to w's. Without
+// the value before, a run could hold another write than the plan names: a
+// TrainJob's status.jobsStatus[name=node].suspended goes to 0 as the
+// Trainer first copies a JobSet status written before its Job reported
+// itself suspended (absent to 0) in some runs, and again as the JobSet
+// resumes (1 to 0); the gate held the first of them in those runs, the
+// Trainer's one worker with it, until the API server stopped waiting (30
+// s), and how the run went on hung on that timeout.
 func (w FlipWrite) heldGate(name string) v1alpha1.Gate {
 	change := &v1alpha1.GateChange{Field: w.Field, To: decode(w.To)}
+	if w.From != "" {
+		change.From = decode(w.From)
+	}
 	return v1alpha1.Gate{Name: name, Component: w.Writer, Verb: w.Verb, Resource: w.Resource, ObjectName: w.Name, Change: change}
 }
 

@@ -215,6 +215,9 @@ func (v Verdict) Signature() string {
 // Judge returns the verdict of a plan's run against the scenario's
 // reference end state and its noise.
 func Judge(p Plan, want EndState, noise map[string]bool, got results.Scenario) Verdict {
+	if v, ok := p.flipHoldAbandoned(got); ok {
+		return v
+	}
 	if !got.Passed {
 		step, failure := FailedStep(got)
 		if p.Kind == Down && step == p.StepName && refusedByWebhook(failure) {
@@ -255,6 +258,32 @@ func Judge(p Plan, want EndState, noise map[string]bool, got results.Scenario) V
 		return Verdict{Kind: Found, Differences: d}
 	}
 	return Verdict{Kind: Same}
+}
+
+// flipHoldAbandoned is the verdict of a flip's run in which a gate of
+// the flip held a write until the API server stopped waiting for it (30
+// s): that write never landed, its component sent it again once the
+// timeout refused it, and the run went on from the timeout, not in the
+// order the plan states, whatever it ended with. A run may hold another
+// write than the reference's (a field that reaches its value twice), or
+// the held write's component may be what the second write waits on.
+func (p Plan) flipHoldAbandoned(got results.Scenario) (Verdict, bool) {
+	if p.Kind != Flip {
+		return Verdict{}, false
+	}
+	for _, g := range got.AbandonedHolds {
+		steps := p.flipReleaseSteps()
+		held, step := p.Held, steps[0]
+		switch {
+		case g == FlipAlsoGate && p.Also != nil:
+			held, step = p.Also, steps[1]
+		case g != FlipGate:
+			continue
+		}
+		return Verdict{Kind: NotCarriedOut, FailedStep: step,
+			Failure: fmt.Sprintf("gate %s held %s's %s of %s %s until the API server stopped waiting for it (the webhook's 30 s timeout): that request never landed, and the run went on from the timeout, not in the order the plan states", g, held.who(), held.Verb, held.Resource, held.Name)}, true
+	}
+	return Verdict{}, false
 }
 
 // conflictsWithHeld reports whether the step named step of a flip's run

@@ -294,6 +294,23 @@ func (s *scenarioRun) gateEntries() []results.TimelineEntry {
 	return out
 }
 
+// abandonedHolds names the gate of each request a gate held until the
+// API server stopped waiting for it (results.Scenario.AbandonedHolds).
+func (s *scenarioRun) abandonedHolds() []string {
+	if s.gateServer == nil {
+		return nil
+	}
+	var out []string
+	for i, g := range s.gates {
+		for _, r := range s.gateServer.Requests(g.Name) {
+			if r.Released == gate.Abandoned {
+				out = append(out, s.gateSpecs[i].Name)
+			}
+		}
+	}
+	return out
+}
+
 // releaseVerb is the verb of a group's release entry in reports: a
 // controller's held requests let through, whose answer is the entry's.
 const releaseVerb = "release"

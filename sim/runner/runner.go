@@ -580,6 +580,7 @@ func (r *Runner) runPlan(ctx context.Context, p Plan, c cluster.Cluster, watches
 	// Runs before cleanup: the namespace's deletion is not the scenario's.
 	defer func() {
 		res.Timeline = run.timeline(res.Setup, res.Steps)
+		res.AbandonedHolds = run.abandonedHolds()
 		if r.RecordChanges {
 			var err error
 			if res.Changes, err = run.changes(res.Setup, res.Steps); err != nil && res.Timeline != nil {

@@ -100,7 +100,10 @@ file that replays it.
               writes to one TrainJob are what this tool is for. Only with
               --kind flip: each flip holds a write of a component that has
               one worker, so flips run one at a time, and a flip whose
-              second write never comes waits 30s before it says so.
+              second write never comes waits 30s before it says so. A
+              flip's run in which the API server stopped waiting for the
+              held write (30s) is not carried out: that write never
+              landed, and the run went on from the timeout.
      coalesce from the reference runs too: for Kueue's or the Trainer's
               write to a TrainJob, the last two changes of others to it
               before (since its own write before), which a view shows it as
