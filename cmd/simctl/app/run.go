@@ -259,6 +259,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 			return err
 		}
 	}
+	with := o.Components // --with's
 	if o.ClusterName() != cluster.Kubeconfig {
 		o.Components = runner.WithComponents(o.Components, files, o.Trainer)
 		o.Heartbeat = runner.HeartbeatFor(files, o.Trainer)
@@ -312,11 +313,15 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	// runs are done (the runner's ApartDone) or when the run ends.
 	var apart cluster.Cluster
 	stopApart := func() error { return nil }
-	apartRuns := runsApart(plans, f, o)
+	apartRuns, apartFiles, hereFiles := runsApart(plans, f, o)
 	apartStarted := make(chan struct{})
 	var apartErr error
 	if apartRuns > 0 {
-		apart = sim.NewCluster(apartOptions(o))
+		// A scenario that takes a node unreachable needs the fast
+		// heartbeat on the cluster it runs on only: Lease renewals of
+		// the other's nodes are spared.
+		o.Heartbeat = runner.HeartbeatFor(hereFiles, o.Trainer)
+		apart = sim.NewCluster(apartOptions(o, with, apartFiles))
 		go func() {
 			defer close(apartStarted)
 			apartErr = apart.Start(ctx)
@@ -469,34 +474,47 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 // run beside them, on a cluster simctl starts and discards with envtest, at
 // a --parallel above 1, without --one-cluster. A kept cluster, a recorded
 // audit log and a run of one scenario at a time are one cluster's.
-func runsApart(plans []runner.Plan, f runFlags, o sim.ClusterOptions) int {
+// It returns too the files of those plans, apart, and of the others,
+// here, each once.
+func runsApart(plans []runner.Plan, f runFlags, o sim.ClusterOptions) (n int, apart, here []*scenario.File) {
 	if f.oneCluster || f.keep || o.ClusterName() != cluster.Envtest || o.AuditLog != "" || f.parallel == 1 {
-		return 0
+		return 0, nil, nil
 	}
 	trainer := cmp.Or(o.Trainer, releases.CompiledTrainerVersion(o.TrainerAs))
-	n, rest := 0, 0
+	add := func(files []*scenario.File, f *scenario.File) []*scenario.File {
+		if slices.Contains(files, f) {
+			return files
+		}
+		return append(files, f)
+	}
 	for _, p := range plans {
 		switch {
 		case runner.SkippedOn(p.File.Scenario, cluster.Envtest, trainer) != "":
 		case runner.RunsApart(p):
 			n++
+			apart = add(apart, p.File)
 		default:
-			rest++
+			here = add(here, p.File)
 		}
 	}
-	if rest == 0 {
-		return 0
+	if len(here) == 0 {
+		return 0, nil, nil
 	}
-	return n
+	return n, apart, here
 }
 
 // apartOptions are the options of the second cluster: the first's, in a
-// work directory of its own, writing no kubeconfig and printing nothing.
-func apartOptions(o sim.ClusterOptions) sim.ClusterOptions {
+// work directory of its own, writing no kubeconfig and printing nothing,
+// with the components (beside with, those asked for), views and node
+// heartbeat that files, the scenarios it runs, need.
+func apartOptions(o sim.ClusterOptions, with []string, files []*scenario.File) sim.ClusterOptions {
 	o.Progress, o.KubeconfigOut = nil, ""
 	if o.WorkDir != "" {
 		o.WorkDir = filepath.Join(o.WorkDir, "second-cluster")
 	}
+	o.Components = runner.WithComponents(with, files, o.Trainer)
+	o.Heartbeat = runner.HeartbeatFor(files, o.Trainer)
+	o.Views = runner.ViewsFor(files, o.Trainer)
 	return o
 }
 

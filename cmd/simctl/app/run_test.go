@@ -3,12 +3,14 @@ package app
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/results"
 	"github.com/trainersim/trainersim/sim"
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
@@ -119,8 +121,34 @@ func TestRunsApart(t *testing.T) {
 		{"--kubeconfig", []*scenario.File{apart, plain}, runFlags{}, sim.ClusterOptions{Kubeconfig: "/tmp/kubeconfig"}, 0},
 		{"kind", []*scenario.File{apart, plain}, runFlags{}, sim.ClusterOptions{Provider: sim.ClusterKind}, 0},
 	} {
-		if got := runsApart(runner.Plans(tc.files, nil), tc.f, tc.o); got != tc.want {
+		if got, _, _ := runsApart(runner.Plans(tc.files, nil), tc.f, tc.o); got != tc.want {
 			t.Errorf("%s: %d runs apart, want %d", tc.name, got, tc.want)
 		}
+	}
+	// The files of each cluster, each once.
+	_, onApart, here := runsApart(runner.Plans([]*scenario.File{apart, plain, apart, skipped}, nil), runFlags{}, envtest)
+	if !slices.Equal(onApart, []*scenario.File{apart}) || !slices.Equal(here, []*scenario.File{plain}) {
+		t.Errorf("files: apart %v, here %v; want [apart.yaml], [plain.yaml]", onApart, here)
+	}
+}
+
+// TestApartOptions: the second cluster runs what its scenarios need: the
+// fast heartbeat only when one of them takes a node unreachable, Kueue
+// only when one runs it (or --with asks for it), their views.
+func TestApartOptions(t *testing.T) {
+	file := func(spec v1alpha1.ScenarioSpec) *scenario.File {
+		return &scenario.File{Path: "a.yaml", Scenario: &v1alpha1.Scenario{Metadata: v1alpha1.Metadata{Name: "a"}, Spec: spec}}
+	}
+	first := sim.ClusterOptions{WorkDir: "/w", Components: []string{"kueue"}, Heartbeat: fakegpu.FastHeartbeat, Views: []string{"trainer"}}
+	crash := file(v1alpha1.ScenarioSpec{Steps: []v1alpha1.Step{{Component: &v1alpha1.ComponentAction{Name: "trainer", Action: "crash"}}}})
+	o := apartOptions(first, nil, []*scenario.File{crash})
+	if o.WorkDir != "/w/second-cluster" || len(o.Components) != 0 || o.Heartbeat != fakegpu.KubernetesHeartbeat || len(o.Views) != 0 {
+		t.Errorf("a crash alone: %+v", o)
+	}
+	unreachable := file(v1alpha1.ScenarioSpec{Components: []string{"kueue"}, Views: []v1alpha1.View{{Component: "kueue"}},
+		Steps: []v1alpha1.Step{{Node: &v1alpha1.NodeAction{Action: v1alpha1.NodeUnreachable}}}})
+	o = apartOptions(first, []string{"kueue"}, []*scenario.File{crash, unreachable})
+	if !slices.Equal(o.Components, []string{"kueue"}) || o.Heartbeat != fakegpu.FastHeartbeat || !slices.Equal(o.Views, []string{"kueue"}) {
+		t.Errorf("with a node unreachable, Kueue and its view: %+v", o)
 	}
 }
