@@ -213,9 +213,10 @@ test: assets $(CHECKOUTS) $(GINKGO) ## Run the unit tests, the corpus as e2e-fra
 
 # make test-paths runs the e2e specs of the paths make test leaves out (label
 # other-paths in sim/e2e): other Trainer releases, local checkouts, the corpus's
-# round trip (its imports replayed plain and shaken), an import minimised.
+# round trip (its imports replayed plain and shaken), an import minimised, a new
+# finding of explore minimised.
 .PHONY: test-paths
-test-paths: assets $(GINKGO) ## Run the e2e specs of the other paths: other Trainer releases, TRAINER_DIR/KUEUE_DIR checkouts, the corpus's round trip (record, import, replay plain and shaken), minimize.
+test-paths: assets $(GINKGO) ## Run the e2e specs of the other paths: other Trainer releases, TRAINER_DIR/KUEUE_DIR checkouts, the corpus's round trip (record, import, replay plain and shaken), minimize, explore --minimize.
 	@rm -f reports/roundtrip/differences.txt
 	$(GINKGO) -p --procs=$(E2E_PROCS) --label-filter=$(OTHER_PATHS) --timeout 40m ./sim/e2e \
 		|| { cat reports/roundtrip/differences.txt 2>/dev/null; exit 1; }

@@ -1,8 +1,11 @@
 package e2e_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -10,6 +13,8 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 
+	"github.com/trainersim/trainersim/sim/explore"
+	"github.com/trainersim/trainersim/sim/minimize"
 	"github.com/trainersim/trainersim/sim/scenario"
 )
 
@@ -43,6 +48,77 @@ var _ = Describe("simctl minimize", Label(otherPaths), func() {
 		Expect(string(data)).To(ContainSubstring("# Minimized by simctl minimize from imported.yaml"))
 	})
 })
+
+// A new confirmed finding, end to end: a kept finding of scenarios/found is
+// found again by one of its flip plans from the scenario it was found in,
+// without --known, so explore takes it for new: it is confirmed, written as
+// a scenario, shortened by --minimize and the shorter one verified. One
+// plan (the first of the finding's the reference runs make: which they
+// make varies), one confirmation: each run of the finding waits out the
+// minute of the step it fails at.
+var _ = Describe("simctl explore --minimize", Label(otherPaths), func() {
+	It("writes a new confirmed finding as a scenario, shortens it within --minimize runs, and verifies the shorter one", func() {
+		found := loadScenario("../../scenarios/found/preempted-while-both-statuses-lag.yaml")
+		plans := strings.Fields(found.Scenario.Metadata.Annotations[explore.PlanAnnotation])
+		Expect(plans).NotTo(BeEmpty(), "the kept finding names the plans that found it")
+		quoted := make([]string, len(plans))
+		for i, p := range plans {
+			quoted[i] = regexp.QuoteMeta(p)
+		}
+		out := GinkgoT().TempDir()
+		session := startSimctl(buildSimctl(), "explore", "--kind", "flip", "--confirm", "1", "--minimize", "3", "-o", out,
+			"--plan", "^("+strings.Join(quoted, "|")+")$", "--plans", "1", "../../scenarios/real-kueue/preemption-by-higher-priority.yaml")
+		// 1: a confirmed finding that --known does not hold.
+		Eventually(session).WithTimeout(10 * time.Minute).Should(gexec.Exit(1))
+		Expect(session.Err).To(gbytes.Say(`minimizing .*findings/.*\.yaml`))
+
+		var report struct {
+			Run []struct {
+				Plan    string `json:"plan"`
+				Confirm *struct {
+					Runs            int    `json:"runs"`
+					Same            int    `json:"same"`
+					Scenario        string `json:"scenario"`
+					Minimized       string `json:"minimized"`
+					MinimizeProblem string `json:"minimizeProblem"`
+				} `json:"confirm"`
+			} `json:"run"`
+		}
+		data, err := os.ReadFile(filepath.Join(out, "explore.json"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(json.Unmarshal(data, &report)).To(Succeed())
+		Expect(report.Run).To(HaveLen(1), "explore.json: %s", data)
+		r := report.Run[0]
+		Expect(plans).To(ContainElement(r.Plan))
+		plan := r.Plan
+		Expect(r.Confirm).NotTo(BeNil(), "the plan is a finding: explore.json: %s", data)
+		c := r.Confirm
+		Expect(c.Runs).To(Equal(1))
+		Expect(c.Same).To(Equal(1), "confirmed")
+		Expect(c.Scenario).To(Equal(filepath.Join(out, "findings", plan+".yaml")))
+		Expect(c.MinimizeProblem).To(BeEmpty())
+		Expect(c.Minimized).To(Equal(filepath.Join(out, "findings", plan+".min.yaml")))
+
+		// Both lint clean; the shorter one says how it was made and that
+		// it was verified, and is not larger.
+		finding, short := loadScenario(c.Scenario), loadScenario(c.Minimized)
+		text, err := os.ReadFile(c.Minimized)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(text)).To(MatchRegexp(`# Minimized by simctl minimize from ` + regexp.QuoteMeta(plan) + `\.yaml \(.*\) to .* in [1-3] runs; .*; the result ended as the original in 1 of 1 verification runs`))
+		before, after := minimize.SizeOf(finding.Scenario), minimize.SizeOf(short.Scenario)
+		Expect(after.Steps).To(BeNumerically("<=", before.Steps))
+		Expect(after.Actors).To(BeNumerically("<=", before.Actors))
+	})
+})
+
+// loadScenario loads and lints a scenario file.
+func loadScenario(path string) *scenario.File {
+	data, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	f, err := scenario.Load(path, data, scenario.Options{FixturesDir: "../../fixtures"})
+	Expect(err).NotTo(HaveOccurred(), "%s lints", path)
+	return f
+}
 
 // writers lists the actors of a scenario file's steps, in order.
 func writers(path string) []string {
