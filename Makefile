@@ -79,8 +79,9 @@ assets: ## Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler a
 	$(GO) run ./hack/assets --dir $(BIN_DIR) --all
 
 # run-assets are the binaries the default corpus needs (make run, make shake):
-# the control plane, KWOK and Kueue; the other release's too when TRAINER names
-# one.
+# the control plane, KWOK, Kueue and the Trainer releases (with their JobSets)
+# the corpus's upgrade scenarios name; the other release's too when TRAINER
+# names one.
 .PHONY: run-assets
 run-assets:
 	$(GO) run ./hack/assets --dir $(BIN_DIR) $(if $(TRAINER),--trainer $(TRAINER))

@@ -51,8 +51,9 @@ type Build struct {
 	Ldflags  string
 	// Outputs are the binaries it writes, relative to the bin directory.
 	Outputs []string
-	// Corpus is whether the corpus needs it (the control plane, KWOK and
-	// Kueue); the other Trainer releases and the hollow kubelet are not.
+	// Corpus is whether the corpus needs it (the control plane, KWOK,
+	// Kueue, and the releases of CorpusTrainers with their JobSets); the
+	// other Trainer releases and the hollow kubelet are not.
 	Corpus bool
 	// Cold is about how long it takes with empty Go caches, in Plan's
 	// order, on the slower of the 2-core machines the project has run on.
@@ -76,10 +77,17 @@ func k8sLdflags() string {
 		"-X k8s.io/client-go/pkg/version.gitVersion=v" + v}, " ")
 }
 
+// CorpusTrainers are the Trainer releases that the corpus's component
+// steps upgrade from or to (scenarios/upgrades/): a scenario naming a
+// release whose binaries are not built does not lint, so make run builds
+// them too.
+var CorpusTrainers = []string{"v2.1.0", "v2.2.1"}
+
 // Plan is every build, what the corpus needs first: the control plane
 // (kube-apiserver, kube-controller-manager and kube-scheduler in one go
-// build), etcd, KWOK and Kueue; then each Trainer release that runs as
-// processes with the JobSet release it pins, and the hollow kubelet.
+// build), etcd, KWOK and Kueue, then the releases of CorpusTrainers with
+// the JobSet releases they pin; then each other Trainer release that runs
+// as processes with its JobSet release, and the hollow kubelet.
 func Plan() []Build {
 	k8s := releases.KubernetesVersion
 	plan := []Build{
@@ -107,26 +115,29 @@ func Plan() []Build {
 			Outputs: []string{assets.KueueBinary(releases.KueueVersion)}, Corpus: true, Cold: 6 * time.Minute,
 		},
 	}
-	var jobSets []string
-	for _, r := range releases.Trainers {
-		if r.InProcess() {
-			continue
+	// The corpus's releases first, then the others.
+	for _, corpus := range []bool{true, false} {
+		var jobSets []string
+		for _, r := range releases.Trainers {
+			if r.InProcess() || slices.Contains(CorpusTrainers, r.Version) != corpus {
+				continue
+			}
+			plan = append(plan, Build{
+				Name: "trainer-" + r.Version, What: "the Trainer " + r.Version + " controller manager", Module: path.Join("trainer", r.Version),
+				Packages: []string{"github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager"}, Ldflags: "-s -w",
+				Outputs: []string{assets.TrainerBinary(r.Version)}, Corpus: corpus, Cold: 150 * time.Second,
+			})
+			if !slices.Contains(jobSets, r.JobSet) && !slices.ContainsFunc(plan, func(b Build) bool { return b.Name == "jobset-"+r.JobSet }) {
+				jobSets = append(jobSets, r.JobSet)
+			}
 		}
-		plan = append(plan, Build{
-			Name: "trainer-" + r.Version, What: "the Trainer " + r.Version + " controller manager", Module: path.Join("trainer", r.Version),
-			Packages: []string{"github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager"}, Ldflags: "-s -w",
-			Outputs: []string{assets.TrainerBinary(r.Version)}, Cold: 150 * time.Second,
-		})
-		if !slices.Contains(jobSets, r.JobSet) {
-			jobSets = append(jobSets, r.JobSet)
+		for _, v := range jobSets {
+			plan = append(plan, Build{
+				Name: "jobset-" + v, What: "the JobSet " + v + " manager", Module: path.Join("jobset", v),
+				Packages: []string{"sigs.k8s.io/jobset"}, Ldflags: "-s -w -X sigs.k8s.io/jobset/pkg/version.GitVersion=" + v,
+				Outputs: []string{assets.JobSetBinary(v)}, Corpus: corpus, Cold: 160 * time.Second,
+			})
 		}
-	}
-	for _, v := range jobSets {
-		plan = append(plan, Build{
-			Name: "jobset-" + v, What: "the JobSet " + v + " manager", Module: path.Join("jobset", v),
-			Packages: []string{"sigs.k8s.io/jobset"}, Ldflags: "-s -w -X sigs.k8s.io/jobset/pkg/version.GitVersion=" + v,
-			Outputs: []string{assets.JobSetBinary(v)}, Cold: 160 * time.Second,
-		})
 	}
 	return append(plan, Build{
 		Name: "hollow-node", What: "the hollow kubelet (kubemark's) v" + k8s, Module: "kubemark",

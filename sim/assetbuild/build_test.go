@@ -2,7 +2,9 @@ package assetbuild
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -12,7 +14,10 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/trainersim/trainersim/internal/golden"
+	"github.com/trainersim/trainersim/sim/apis/v1alpha1"
 	"github.com/trainersim/trainersim/sim/internal/assets"
 	"github.com/trainersim/trainersim/sim/releases"
 )
@@ -94,6 +99,44 @@ func TestPlan(t *testing.T) {
 		if !slices.Contains(outputs, want) {
 			t.Errorf("no build writes %s", want)
 		}
+	}
+}
+
+// TestCorpusTrainers: every Trainer release a component step of the
+// corpus (scenarios/) upgrades to that runs as processes is one of
+// CorpusTrainers, which make run builds; and each of them is one.
+func TestCorpusTrainers(t *testing.T) {
+	named := map[string]bool{}
+	err := filepath.WalkDir("../../scenarios", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".yaml" {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var sc v1alpha1.Scenario
+		if err := yaml.Unmarshal(data, &sc); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		for _, st := range sc.Spec.Steps {
+			if c := st.Component; c != nil && c.To != "" {
+				r, err := releases.LookupTrainer(c.To)
+				if err != nil {
+					return fmt.Errorf("%s: %w", p, err)
+				}
+				if !r.InProcess() {
+					named[r.Version] = true
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(named)); !slices.Equal(got, CorpusTrainers) {
+		t.Errorf("the corpus's component steps upgrade to %v, CorpusTrainers is %v", got, CorpusTrainers)
 	}
 }
 

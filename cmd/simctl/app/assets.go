@@ -17,9 +17,10 @@ func newAssetsCommand(streams Streams) *cobra.Command {
 		Short: "Build the control plane, KWOK, Kueue and the other Trainer releases from source, once",
 		Long: `assets builds the binaries a cluster runs, with the go command, from the Go
 module proxy: kube-apiserver, kube-controller-manager and kube-scheduler
-v` + releases.KubernetesVersion + ` with etcd, KWOK and Kueue ` + releases.KueueVersion + ` (what the corpus needs),
-and with --all the Trainer releases that run as processes (` + strings.Join(assetbuild.OtherTrainers(), ", ") + `)
-with the JobSet releases they pin, and the hollow kubelet. The versions are
+v` + releases.KubernetesVersion + ` with etcd, KWOK, Kueue ` + releases.KueueVersion + ` and the Trainer releases the
+corpus's upgrade scenarios name (` + strings.Join(assetbuild.CorpusTrainers, ", ") + `) with the JobSet releases they pin
+(what the corpus needs), and with --all the other Trainer releases that run as
+processes (of ` + strings.Join(assetbuild.OtherTrainers(), ", ") + `) with theirs, and the hollow kubelet. The versions are
 the ones this simctl was built with: simctl carries the go.mod and go.sum of
 each build. The Trainer ` + releases.TrainerVersion + ` runs in simctl's own process and needs no
 build.
@@ -33,9 +34,10 @@ whose go.mod, flags and binaries have not changed since it last ran does not
 run again: a second call builds nothing. In a checkout, 'make assets' does
 the same into bin/.
 
-On 2 cores with empty Go caches the corpus's builds take about 10 minutes,
---all about 18 (most of it downloading and compiling Kubernetes and Kueue);
-with a warm Go build cache, a minute or two.
+On 2 cores with empty Go caches the corpus's builds take about 15 to 28
+minutes, --all 18 to 32 (most of it downloading and compiling Kubernetes and
+Kueue; the project's 2-core machines differ by up to twice); with a warm Go
+build cache, a minute or two.
 
 Exit codes: 0 built (or nothing to build), 1 a build failed (go's output
 says why), 2 usage.`,
