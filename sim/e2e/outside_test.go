@@ -68,7 +68,7 @@ var _ = Describe("simctl installed with go install", func() {
 		Expect(err).NotTo(HaveOccurred())
 		cache := filepath.Join(home, "cache")
 		Expect(os.MkdirAll(filepath.Join(cache, "trainersim", "bin"), 0o755)).To(Succeed())
-		for _, link := range []string{"bin/k8s", "bin/kueue", "bin/.builds"} {
+		for _, link := range []string{"bin/k8s", "bin/kueue", "bin/trainer", "bin/jobset", "bin/.builds"} {
 			Expect(os.Symlink(filepath.Join(repo, link), filepath.Join(cache, "trainersim", link))).To(Succeed())
 		}
 		for _, shared := range []string{"ports", "snapshots"} {
