@@ -34,10 +34,10 @@ whose go.mod, flags and binaries have not changed since it last ran does not
 run again: a second call builds nothing. In a checkout, 'make assets' does
 the same into bin/.
 
-On 2 cores with empty Go caches the corpus's builds take about 15 to 28
-minutes, --all 18 to 32 (most of it downloading and compiling Kubernetes and
-Kueue; the project's 2-core machines differ by up to twice); with a warm Go
-build cache, a minute or two.
+On the slower of the project's 2-core machines, with empty Go caches, the
+corpus's builds take about 28 minutes, --all about 32 (most of it downloading
+and compiling Kubernetes and Kueue); with a warm Go build cache, a minute or
+two.
 
 Exit codes: 0 built (or nothing to build), 1 a build failed (go's output
 says why), 2 usage.`,
