@@ -271,8 +271,8 @@ func (p Plan) flipHoldAbandoned(got results.Scenario) (Verdict, bool) {
 	if p.Kind != Flip {
 		return Verdict{}, false
 	}
+	steps := p.flipReleaseSteps()
 	for _, g := range got.AbandonedHolds {
-		steps := p.flipReleaseSteps()
 		held, step := p.Held, steps[0]
 		switch {
 		case g == FlipAlsoGate && p.Also != nil:
