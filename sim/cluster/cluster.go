@@ -14,6 +14,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -163,6 +164,21 @@ const (
 	// ComponentRestart is a stop, then a start.
 	ComponentRestart = "restart"
 )
+
+// CatchUp is implemented by clusters that can say how far a component
+// running in simctl's process has got with a namespace's changes
+// (envtest.Environment: the Trainer, when it runs in this process). A
+// quiet spell alone cannot: a component whose queue is behind under load
+// writes nothing while it catches up.
+type CatchUp interface {
+	// Behind says what such a component has not yet caught up with in
+	// namespace ns, given the objects the caller has seen there (per
+	// GroupKind, name to resourceVersion): a version its informers have
+	// not handed on, or a request of ns its queue holds or is reconciling.
+	// "" when none (or no such component is up). idle is when it last
+	// finished reconciling a request of ns (zero: never).
+	Behind(ns string, seen map[schema.GroupKind]map[string]string) (behind string, idle time.Time)
+}
 
 // ComponentLifecycle is implemented by clusters that can crash, stop and
 // start some of their components.

@@ -103,8 +103,9 @@ type Runner struct {
 	Durations Durations
 	// Settle, when set, makes each run wait after its last step, before
 	// it records its end state (FinalPods, FinalOwners, FinalTrainJobs),
-	// until its namespace has had no change for Settle, at most
-	// settleMax; a run that never got quiet says so in Unsettled.
+	// until its namespace has had no change for Settle and the components
+	// the cluster can say so of have caught up with it (settle), at most
+	// settleMax; a run that never settled says why in Unsettled.
 	Settle time.Duration
 	// RecordChanges, when set, gives each run's accepted writes to its
 	// TrainJobs, with their writers and the fields they changed
@@ -665,8 +666,8 @@ func (r *Runner) runPlan(ctx context.Context, p Plan, c cluster.Cluster, watches
 			break
 		}
 	}
-	if r.Settle > 0 && run.watch != nil && !run.watch.quiet(ctx, r.Settle, settleMax) {
-		res.Unsettled = fmt.Sprintf("its namespace still changed %s after the last step, never quiet for %s", settleMax, r.Settle)
+	if r.Settle > 0 && run.watch != nil {
+		res.Unsettled = run.settle(ctx, r.Settle, settleMax)
 	}
 	recording := clk.Now()
 	res.FinalPods = run.finalPods(context.WithoutCancel(ctx))

@@ -130,7 +130,9 @@ file that replays it.
    component and write (verb and kind) are merged into it, not run.
 3. The oracle: a plan's run that fails an expectation of the scenario, or
    passes but ends otherwise than the reference is a finding. The end state
-   is read once the namespace has had no change for --settle: its Pods
+   is read once the namespace has had no change for --settle and the
+   Trainer, when it runs in simctl's process, has reconciled every change
+   of it (and none for --settle): its Pods
    (phase, node profile, the reason one is unscheduled), the owners of each runtimePatches
    entry, each TrainJob's suspend and True conditions, whether a suspended
    TrainJob has running Pods, and whether the namespace settled at all;
@@ -193,7 +195,7 @@ not be started.`,
 	fl.StringVar(&f.run, "run", "", "explore only scenarios whose name matches this regular expression")
 	fl.StringVar(&f.plan, "plan", "", "run only plans whose ID (a finding's file name, its annotation "+explore.PlanAnnotation+") matches this regular expression: replay one plan, or one kind")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "explore only scenarios with this label, key=value (repeatable: all must match)")
-	fl.DurationVar(&f.settle, "settle", 2*time.Second, "before a run's end state is read, its namespace has had no change for this long (at most 30s; one that never does differs in that)")
+	fl.DurationVar(&f.settle, "settle", 2*time.Second, "before a run's end state is read, its namespace has had no change for this long, nor the Trainer in simctl's process a request of it to reconcile (at most 30s; one that never settles differs in that)")
 	fl.StringSliceVar(&f.kinds, "kind", explore.DefaultKinds, "plan kinds to run (comma-separated, repeatable): "+strings.Join(explore.Kinds, ", ")+"; flip, coalesce and intermediate only when asked (made from the reference runs)")
 	fl.StringVar(&f.known, "known", "", "a folder of findings kept as scenarios (scenarios/found): a confirmed finding whose plan one of them states (annotation "+explore.PlanAnnotation+": the IDs of the plans that found it, space-separated) is known and does not fail explore")
 	fl.StringVar(&f.found, "found", "", "a folder of findings kept as scenarios (scenarios/found): run one plan of each, from the scenario it was found in (of those given): the first its annotation names that the reference runs make; with --known set to it; a finding not found again, or none of whose plans is made, fails explore (LOST)")

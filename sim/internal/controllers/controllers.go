@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	ctrlpkg "sigs.k8s.io/controller-runtime/pkg/controller"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -73,6 +74,10 @@ type Options struct {
 	// webhooks get the trainer's runtimes themselves, undecorated. The
 	// Trainer's manager only.
 	OnBuild trainerruntime.BuildHook
+	// Progress, when set, observes how far the Trainer's controllers have
+	// got (its cache's handlers and its controllers' queues). The
+	// Trainer's manager only: JobSet's controllers take no options.
+	Progress *Progress
 }
 
 // trainerConcurrency is the groupKindConcurrency of manifests/base/manager/
@@ -91,7 +96,12 @@ var trainerConcurrency = map[string]int{
 // no metrics, probes or leader election; concurrency, when set, is its
 // controllers' groupKindConcurrency.
 func newManager(o Options, concurrency map[string]int) (ctrl.Manager, error) {
+	var newCache cache.NewCacheFunc
+	if o.Progress != nil {
+		newCache = o.Progress.NewCache
+	}
 	mgr, err := ctrl.NewManager(o.Config, ctrl.Options{
+		NewCache:               newCache,
 		Scheme:                 o.Scheme,
 		Logger:                 o.Logger,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -127,7 +137,11 @@ func NewTrainerManager(ctx context.Context, o Options) (ctrl.Manager, error) {
 	if o.OnBuild != nil {
 		runtimes = trainerruntime.Observe(runtimes, o.OnBuild)
 	}
-	if name, err := trainercontroller.SetupControllers(mgr, runtimes, ctrlpkg.Options{SkipNameValidation: ptr.To(true)}); err != nil {
+	options := ctrlpkg.Options{SkipNameValidation: ptr.To(true)}
+	if o.Progress != nil {
+		options.NewQueue = o.Progress.NewQueue(mgr.GetControllerOptions())
+	}
+	if name, err := trainercontroller.SetupControllers(mgr, runtimes, options); err != nil {
 		return nil, fmt.Errorf("failed to set up trainer controller %s: %w", name, err)
 	}
 	if name, err := trainerwebhooks.Setup(mgr, runtimes); err != nil {

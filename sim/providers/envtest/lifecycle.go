@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/identity"
 	"github.com/trainersim/trainersim/sim/internal/controllers"
 	"github.com/trainersim/trainersim/sim/internal/proc"
 	"github.com/trainersim/trainersim/sim/internal/startup"
@@ -40,6 +41,9 @@ type inProcessManager struct {
 	kill   *killSwitch
 	cancel context.CancelFunc
 	done   chan error // Start's result, once: nil while it is down
+	// progress observes the Trainer's manager while it is up
+	// (controllers.Options.Progress); nil for JobSet's.
+	progress *controllers.Progress
 }
 
 // runManager builds a new manager of m's component, with an empty cache and
@@ -55,6 +59,10 @@ func (e *Environment) runManager(m *inProcessManager) error {
 	}
 	kill := newKillSwitch()
 	cfg.Wrap(kill.wrap)
+	var progress *controllers.Progress
+	if m.component == identity.Trainer {
+		progress = controllers.NewProgress(e.scheme)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, err := m.build(ctx, controllers.Options{
 		Config:         cfg,
@@ -64,6 +72,7 @@ func (e *Environment) runManager(m *inProcessManager) error {
 		WebhookCertDir: hooks.LocalServingCertDir,
 		Logger:         e.logger.WithName(m.component),
 		OnBuild:        e.OnTrainerBuild,
+		Progress:       progress,
 	})
 	if err != nil {
 		cancel()
@@ -71,7 +80,7 @@ func (e *Environment) runManager(m *inProcessManager) error {
 	}
 	done := make(chan error, 1)
 	m.mu.Lock()
-	m.mgr, m.kill, m.cancel, m.done = mgr, kill, cancel, done
+	m.mgr, m.kill, m.cancel, m.done, m.progress = mgr, kill, cancel, done, progress
 	m.mu.Unlock()
 	go func() { done <- mgr.Start(ctx) }()
 	return nil
@@ -137,13 +146,15 @@ func startWatchedInformers(ctx context.Context, mgr ctrl.Manager, component stri
 	return nil
 }
 
-// cancelRun cancels m's manager's context: a graceful stop.
+// cancelRun cancels m's manager's context: a graceful stop. What its
+// queues held goes with it (progress).
 func (m *inProcessManager) cancelRun() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cancel != nil {
 		m.cancel()
 	}
+	m.progress = nil
 }
 
 // wait waits, at most grace, for m's manager to return, and marks it down.
@@ -157,7 +168,7 @@ func (m *inProcessManager) wait(grace time.Duration) error {
 	select {
 	case err := <-done:
 		m.mu.Lock()
-		m.mgr, m.kill, m.cancel, m.done = nil, nil, nil, nil
+		m.mgr, m.kill, m.cancel, m.done, m.progress = nil, nil, nil, nil, nil
 		m.mu.Unlock()
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return fmt.Errorf("the manager of %s: %w", m.component, err)
@@ -302,6 +313,27 @@ func (e *Environment) LifecycleComponents() []string {
 		out = append(out, c.component)
 	}
 	return out
+}
+
+var _ cluster.CatchUp = (*Environment)(nil)
+
+// Behind implements cluster.CatchUp for the Trainer when its manager runs
+// in this process and is up (controllers.Progress): "" when it is down or
+// runs as a process of its own, whose queues this process cannot see.
+func (e *Environment) Behind(ns string, seen map[schema.GroupKind]map[string]string) (string, time.Time) {
+	for _, m := range e.inProcessManagers() {
+		m.mu.Lock()
+		p := m.progress
+		m.mu.Unlock()
+		if p != nil {
+			behind, idle := p.Behind(ns, seen)
+			if behind != "" {
+				behind = m.component + ": " + behind
+			}
+			return behind, idle
+		}
+	}
+	return "", time.Time{}
 }
 
 // inProcessManagers returns the Trainer's and JobSet's managers in this
