@@ -76,16 +76,15 @@ func NewProgress(s *apiruntime.Scheme) *Progress {
 	return &Progress{scheme: s, now: time.Now, handed: map[schema.GroupKind][]map[string]map[string]string{}, queues: map[string]*queueState{}}
 }
 
-// Behind says what the manager has not yet caught up with in namespace ns
-// (naming objects and requests without ns: the caller's words stay the same
-// from one run's namespace to the next),
+// Behind says what the manager has not yet caught up with in namespace ns,
 // given the objects the caller has seen there (seen: per GroupKind, name to
 // resourceVersion): an object of a kind the manager watches whose version
 // seen some handler has not handed on (or one the manager still has and
 // seen does not), then a request of ns a controller's queue holds ready or
-// is reconciling. Empty when neither: the manager has reconciled every
-// change of seen that reached it. idle is when a controller last finished
-// a request of ns (zero: never).
+// is reconciling. It names them without ns, so that its words are the same
+// from one run's namespace to the next. Empty when neither: the manager
+// has reconciled every change of seen that reached it. idle is when a
+// controller last finished a request of ns (zero: never).
 //
 // A request added with a delay (a requeue after an error or after a
 // duration) is a timer, not work handed over: it counts once a worker has
@@ -117,7 +116,11 @@ func (p *Progress) Behind(ns string, seen map[schema.GroupKind]map[string]string
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.queues)) {
 		q := p.queues[name]
-		for _, r := range slices.SortedFunc(maps.Keys(q.added), func(a, b reconcile.Request) int {
+		requests := maps.Clone(q.working)
+		for r := range q.added {
+			requests[r] = true
+		}
+		for _, r := range slices.SortedFunc(maps.Keys(requests), func(a, b reconcile.Request) int {
 			return strings.Compare(a.String(), b.String())
 		}) {
 			if r.Namespace == ns && !q.caughtUp(r) {

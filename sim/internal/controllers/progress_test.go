@@ -69,12 +69,18 @@ func TestProgressQueue(t *testing.T) {
 		if b, idle := p.Behind("a", nil); b != "" || idle.Before(before) {
 			t.Errorf("after the worker after the add: behind %q, idle %v (want at or after %v)", b, idle, before)
 		}
-		q.AddRateLimited(x)
 		if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
 			pq.AddWithOpts(priorityqueue.AddOpts{After: time.Hour}, request("a", "later"))
 		}
+		q.AddRateLimited(request("a", "retried"))
 		if b := behind("a"); b != "" {
 			t.Errorf("requeues with a delay: behind %q, want none (timers)", b)
+		}
+		if retried, _ := q.Get(); retried.Name != "retried" {
+			t.Fatalf("the queue handed out %v, want the retried request once its back-off passed", retried)
+		}
+		if b := behind("a"); b != "its trainjob_controller is reconciling retried" {
+			t.Errorf("a worker got a request only ever requeued with a delay: behind %q", b)
 		}
 	}
 }
