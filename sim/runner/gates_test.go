@@ -1,11 +1,19 @@
 package runner
 
 import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"net/http"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	v1alpha1 "github.com/trainersim/trainersim/sim/apis/v1alpha1"
@@ -53,5 +61,68 @@ func TestHoldGates(t *testing.T) {
 	}
 	if gate.Matches(g, update(job(true, "a"), job(true, "b"))) {
 		t.Error("a label change is held")
+	}
+}
+
+// TestAbandonedHolds: a run names the gate of each request a gate held
+// until its caller stopped waiting (the API server after 30 s), and not one
+// whose request was released; the requests go through the gate server over
+// TLS, as the API server sends them.
+func TestAbandonedHolds(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := gate.WriteServingCert(dir, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := gate.NewServer("127.0.0.1", dir, ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	apiServer := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	s := &scenarioRun{gateServer: server}
+	urls := map[string]string{}
+	for _, name := range []string{"explore-flip", "released"} {
+		g := gate.Gate{Name: name + "-ns", Namespace: "ns", Verb: "update", Resource: "trainjobs"}
+		urls[name] = *server.Register(g).Webhooks[0].ClientConfig.URL
+		s.gates, s.gateSpecs = append(s.gates, g), append(s.gateSpecs, v1alpha1.Gate{Name: name})
+	}
+	send := func(ctx context.Context, url string) error {
+		body, _ := json.Marshal(&admissionv1.AdmissionReview{
+			TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+			Request: &admissionv1.AdmissionRequest{
+				UID: "u", Name: "llm", Namespace: "ns", Operation: admissionv1.Update,
+				Kind:     metav1.GroupVersionKind{Group: "trainer.kubeflow.org", Version: "v1alpha1", Kind: "TrainJob"},
+				Resource: metav1.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "trainjobs"},
+				Object:   runtime.RawExtension{Raw: []byte(`{"spec":{"suspend":false}}`)}, OldObject: runtime.RawExtension{Raw: []byte(`{"spec":{"suspend":true}}`)},
+				UserInfo: authenticationv1.UserInfo{Username: "system:serviceaccount:kueue-system:kueue-controller-manager"},
+			},
+		})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		resp, err := apiServer.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if err := send(ctx, urls["explore-flip"]); err == nil {
+		t.Fatal("a held request was answered")
+	}
+	released := make(chan error, 1)
+	go func() { released <- send(t.Context(), urls["released"]) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for (len(server.Holding("explore-flip-ns")) > 0 || len(server.Holding("released-ns")) == 0) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	server.Release("released-ns", "its step ended", false)
+	if err := <-released; err != nil {
+		t.Fatalf("a released request: %v", err)
+	}
+	if got := s.abandonedHolds(); !cmp.Equal(got, []string{"explore-flip"}) {
+		t.Errorf("abandoned holds %v, want the gate whose request its caller stopped waiting for", got)
 	}
 }
