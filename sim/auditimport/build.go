@@ -535,10 +535,26 @@ func hasCondition(obj map[string]any, typ, status, reason string) bool {
 // apart): real-kueue-preempted-before-reported-active's import, shaken,
 // reached "Resumed, 1 active", which the recording's Trainer reported only
 // with the Job still suspended.
+//
+// The counts the Trainer's write copied may be older than its JobSet's by
+// then (its cache lagged): the counts the JobSet controller wrote after
+// the write the Trainer copied count too, even those received before the
+// Trainer's write. restrictions-immutable-fields-while-suspended's
+// recording had the JobSet report its Job suspended, then the Trainer
+// report none suspended, from the JobSet's status before; its replays,
+// plain and shaken, never reported none suspended (CI's round trip).
 func (b *builder) copiedLater(name string, statuses, earlier []map[string]any, last, next *write, reactions time.Time) []map[string]any {
 	accepted := slices.Clone(statuses)
+	from := last.ev.Received
+	if copied, ok := statuses[0]["jobsStatus"]; ok {
+		for _, js := range b.jobSets {
+			if js.name == name && js.received.Before(last.ev.Received) && reflect.DeepEqual(js.status["replicatedJobsStatus"], copied) {
+				from = js.received // the last the Trainer's write could have copied
+			}
+		}
+	}
 	for _, js := range b.jobSets {
-		if js.name != name || js.received.Before(last.ev.Received) || js.at.After(next.ev.Received) || !reactions.IsZero() && js.received.After(reactions) {
+		if js.name != name || js.received.Before(from) || js.at.After(next.ev.Received) || !reactions.IsZero() && js.received.After(reactions) {
 			continue
 		}
 		for _, status := range accepted {

@@ -1635,7 +1635,9 @@ func TestReactionsFrom(t *testing.T) {
 // TestCopiedLater: a wait for the Trainer's job counts accepts each count
 // the JobSet controller reported between the Trainer's write and the
 // manager's, with the conditions of each status it accepts, but not one
-// reported after the manager's write, nor a state the TrainJob had before.
+// reported after the manager's write, nor a state the TrainJob had before;
+// and, when the Trainer's write copied counts older than the JobSet's
+// latest, the counts reported after the copied ones.
 func TestCopiedLater(t *testing.T) {
 	at := func(ms int) time.Time { return time.Date(2026, 1, 1, 0, 0, 0, ms*int(time.Millisecond), time.UTC) }
 	jobs := func(active, suspended int) []any {
@@ -1657,6 +1659,20 @@ func TestCopiedLater(t *testing.T) {
 	want := []map[string]any{status("Suspended", 0, 1), status("Resumed", 0, 1), status("Suspended", 1, 0), status("Resumed", 1, 0)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("accepted statuses (-want +got):\n%s", diff)
+	}
+
+	// The Trainer's write copied the JobSet's counts from before its
+	// latest, received before the write (a lagging cache): the latest
+	// counts too, not those before the copied ones.
+	b = &builder{jobSets: []jobSetStatus{
+		{name: "low", status: map[string]any{"replicatedJobsStatus": jobs(1, 0)}, received: at(2), at: at(3)},
+		{name: "low", status: map[string]any{"replicatedJobsStatus": jobs(0, 0)}, received: at(5), at: at(6)},
+		{name: "low", status: map[string]any{"replicatedJobsStatus": jobs(0, 1)}, received: at(8), at: at(9)},
+	}}
+	got = b.copiedLater("low", []map[string]any{status("Suspended", 0, 0)}, nil, last, next, time.Time{})
+	want = []map[string]any{status("Suspended", 0, 0), status("Suspended", 0, 1)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("a Trainer that copied counts older than the JobSet's: accepted statuses (-want +got):\n%s", diff)
 	}
 }
 
