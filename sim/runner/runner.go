@@ -907,7 +907,7 @@ func (s *scenarioRun) setUp(ctx context.Context) error {
 // cluster is Discarded, its namespace, and its nodes once its Pods are
 // gone (removeNodesAfterPods), without waiting. On a Discarded cluster,
 // a scenario that leaves Pods to schedule has them deleted with what makes
-// them (stopPodsToSchedule).
+// them (deletePodsAndOwners).
 func (s *scenarioRun) cleanup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
@@ -916,7 +916,7 @@ func (s *scenarioRun) cleanup() error {
 	case !s.runner.Discarded:
 		err = s.deleteNamespaceAndNodes(ctx)
 	case s.leavesPodsToSchedule():
-		err = s.stopPodsToSchedule(ctx)
+		err = s.deletePodsAndOwners(ctx)
 	}
 	return errors.Join(err, s.uninstallWebhooks(ctx), s.uninstallGates(ctx), s.uninstallDelayer(ctx), s.deleteQueues(ctx), s.lifecycle().Uninstall(ctx, s.cluster.Client()))
 }

@@ -1,18 +1,22 @@
 package runner
 
 // A scenario's teardown in the order a cluster needs: its namespace is
-// deleted (no object can be created in it any more), its Pods are deleted
-// (gracefully, as the namespace controller would, only sooner: its first
-// pass comes seconds later), the simulated kubelet (KWOK, on the
-// scenario's nodes) ends them, and only then are the nodes deleted.
-// Deleted first, the nodes would leave the Pods Terminating until the Pod
-// garbage collector removes them (45 to 84 s measured on a kept cluster).
+// deleted (no object can be created in it any more), its TrainJobs,
+// JobSets, Jobs and Pods are deleted (gracefully, as the namespace
+// controller would, only sooner: its first pass comes seconds later), the
+// simulated kubelet (KWOK, on the scenario's nodes) ends the Pods, and
+// only then are the nodes deleted. The Jobs go before their Pods: the Job
+// controller lets go of a Pod whose Job is gone at once (its tracking
+// finalizer), where it would batch the Pod's end into its Job's next sync,
+// a second later. Deleted first, the nodes would leave the Pods
+// Terminating until the Pod garbage collector removes them (45 to 84 s
+// measured on a kept cluster).
 // The wait runs beside the next scenarios; Run and RunPlan return once it
 // is done, so that a cluster kept after a run holds no Pod nor node of it;
 // the namespace, empty of Pods, ends its deletion on its own. On a cluster
 // thrown away after the run (Runner.Discarded) none of this is done; a
 // scenario that ends with Pods still to schedule (leavesPodsToSchedule)
-// has what makes them deleted instead (stopPodsToSchedule).
+// has them and what makes them deleted instead (deletePodsAndOwners).
 
 import (
 	"context"
@@ -34,8 +38,9 @@ import (
 // Pods, then the namespace, are gone.
 const teardownPoll = 100 * time.Millisecond
 
-// deleteNamespaceAndNodes deletes the scenario's namespace, then its
-// Pods, then, once they are gone, its nodes (removeNodesAfterPods).
+// deleteNamespaceAndNodes deletes the scenario's namespace, then its Pods
+// and what makes them, then, once the Pods are gone, its nodes
+// (removeNodesAfterPods).
 func (s *scenarioRun) deleteNamespaceAndNodes(ctx context.Context) error {
 	bg := client.PropagationPolicy(metav1.DeletePropagationBackground)
 	err := s.cluster.Client().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}, bg)
@@ -52,7 +57,7 @@ func (s *scenarioRun) deleteNamespaceAndNodes(ctx context.Context) error {
 // them (their failed plugin's queueing hint), each try an event and a
 // status patch: on the corpus, more requests per scenario than the
 // scheduler's own work. Such a scenario's Pods are deleted with what makes
-// them (stopPodsToSchedule).
+// them (deletePodsAndOwners).
 func (s *scenarioRun) leavesPodsToSchedule() bool {
 	pods, ok := s.watches.list("Pod", s.ns)
 	if !ok {
@@ -70,15 +75,16 @@ func (s *scenarioRun) leavesPodsToSchedule() bool {
 	return false
 }
 
-// stopPodsToSchedule deletes, on a Discarded cluster, what the Pods of the
-// scenario's namespace come from and the Pods: its TrainJobs, JobSets,
-// Jobs and Pods, one collection after the other (a TrainJob left would
-// make its JobSet again, a JobSet its Jobs, a Job its Pods), in the
-// background, without waiting. The namespace and nodes stay, as every
-// scenario's do on such a cluster. Deleting the namespace instead cost
-// about 90 requests a scenario: the namespace controller lists and deletes
-// every namespaced resource type the server serves, most of them empty.
-func (s *scenarioRun) stopPodsToSchedule(ctx context.Context) error {
+// deletePodsAndOwners deletes what the Pods of the scenario's namespace
+// come from and the Pods: its TrainJobs, JobSets, Jobs and Pods, one
+// collection after the other (a TrainJob left would make its JobSet
+// again, a JobSet its Jobs, a Job its Pods, in a namespace not being
+// deleted), in the background, without waiting. On a Discarded cluster,
+// the namespace and nodes stay, as every scenario's do there: deleting the
+// namespace instead cost about 90 requests a scenario (the namespace
+// controller lists and deletes every namespaced resource type the server
+// serves, most of them empty).
+func (s *scenarioRun) deletePodsAndOwners(ctx context.Context) error {
 	var errs []error
 	for _, kind := range []string{"TrainJob", "JobSet", "Job", "Pod"} {
 		gvk := watched[kind].GroupVersion().WithKind(kind)
@@ -86,7 +92,7 @@ func (s *scenarioRun) stopPodsToSchedule(ctx context.Context) error {
 		obj.SetGroupVersionKind(gvk)
 		err := s.cluster.Client().DeleteAllOf(ctx, obj, client.InNamespace(s.ns), client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("failed to delete the %ss of namespace %s, whose Pods were still to schedule: %w", gvk.Kind, s.ns, err))
+			errs = append(errs, fmt.Errorf("failed to delete the %ss of namespace %s: %w", gvk.Kind, s.ns, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -110,14 +116,14 @@ func (ws *Watches) podsIn(ns string) (int, bool) {
 }
 
 // removeNodesAfterPods deletes the Pods of the scenario's namespace (being
-// deleted) and waits, in the background, until it has none, then deletes
-// its nodes. Pods that do not go within cleanupTimeout are said by
-// Teardowns.
+// deleted) and what makes them, and waits, in the background, until it
+// has no Pod, then deletes its nodes. Pods that do not go within
+// cleanupTimeout are said by Teardowns.
 func (s *scenarioRun) removeNodesAfterPods(ctx context.Context) error {
-	if err := s.cluster.Client().DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(s.ns)); err != nil && !apierrors.IsNotFound(err) {
+	if err := s.deletePodsAndOwners(ctx); err != nil {
 		// Nothing ends the Pods sooner than the namespace controller
 		// will: the nodes go now, and the refusal is the result.
-		return errors.Join(fmt.Errorf("failed to delete the Pods of namespace %s: %w", s.ns, err), s.cluster.RemoveNodes(ctx, s.nodes))
+		return errors.Join(err, s.cluster.RemoveNodes(ctx, s.nodes))
 	}
 	r := s.runner
 	r.teardowns.Add(1)
