@@ -208,7 +208,7 @@ up: run-assets build ## Start the cluster and keep it up until Ctrl-C (kubeconfi
 	$(SIMCTL) up --kubeconfig $(BIN_DIR)/kubeconfig
 
 .PHONY: test
-test: assets $(CHECKOUTS) $(GINKGO) ## Run the unit tests, the corpus as e2e-framework features and the e2e specs of simctl's contract (ginkgo -p, E2E_PROCS processes); TRAINER_DIR=..., KUEUE_DIR=...: against local checkouts.
+test: run-assets $(CHECKOUTS) $(GINKGO) ## Run the unit tests, the corpus as e2e-framework features and the e2e specs of simctl's contract (ginkgo -p, E2E_PROCS processes); TRAINER_DIR=..., KUEUE_DIR=...: against local checkouts.
 	$(GO) test $(CHECKOUT_LDFLAGS) $$($(GO) list ./... | grep -v '/sim/e2e$$') -timeout 30m
 	$(GINKGO) -p --procs=$(E2E_PROCS) $(CHECKOUT_LDFLAGS) --timeout 30m ./sim/e2e
 
