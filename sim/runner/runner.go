@@ -916,7 +916,7 @@ func (s *scenarioRun) cleanup() error {
 	case !s.runner.Discarded:
 		err = s.deleteNamespaceAndNodes(ctx)
 	case s.leavesPodsToSchedule():
-		err = s.deletePodsAndOwners(ctx)
+		_, err = s.deletePodsAndOwners(ctx)
 	}
 	return errors.Join(err, s.uninstallWebhooks(ctx), s.uninstallGates(ctx), s.uninstallDelayer(ctx), s.deleteQueues(ctx), s.lifecycle().Uninstall(ctx, s.cluster.Client()))
 }

@@ -83,8 +83,9 @@ func (s *scenarioRun) leavesPodsToSchedule() bool {
 // the namespace and nodes stay, as every scenario's do there: deleting the
 // namespace instead cost about 90 requests a scenario (the namespace
 // controller lists and deletes every namespaced resource type the server
-// serves, most of them empty).
-func (s *scenarioRun) deletePodsAndOwners(ctx context.Context) error {
+// serves, most of them empty). podsDeleted says whether the Pods'
+// deletion was accepted, whatever became of their owners'.
+func (s *scenarioRun) deletePodsAndOwners(ctx context.Context) (podsDeleted bool, err error) {
 	var errs []error
 	for _, kind := range []string{"TrainJob", "JobSet", "Job", "Pod"} {
 		gvk := watched[kind].GroupVersion().WithKind(kind)
@@ -93,9 +94,11 @@ func (s *scenarioRun) deletePodsAndOwners(ctx context.Context) error {
 		err := s.cluster.Client().DeleteAllOf(ctx, obj, client.InNamespace(s.ns), client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("failed to delete the %ss of namespace %s: %w", gvk.Kind, s.ns, err))
+			continue
 		}
+		podsDeleted = kind == "Pod"
 	}
-	return errors.Join(errs...)
+	return podsDeleted, errors.Join(errs...)
 }
 
 // podsIn returns how many Pods of namespace ns the shared Pod informer
@@ -118,12 +121,14 @@ func (ws *Watches) podsIn(ns string) (int, bool) {
 // removeNodesAfterPods deletes the Pods of the scenario's namespace (being
 // deleted) and what makes them, and waits, in the background, until it
 // has no Pod, then deletes its nodes. Pods that do not go within
-// cleanupTimeout are said by Teardowns.
+// cleanupTimeout are said by Teardowns; a refused deletion of their
+// owners is the result, and the Pods are waited for all the same.
 func (s *scenarioRun) removeNodesAfterPods(ctx context.Context) error {
-	if err := s.deletePodsAndOwners(ctx); err != nil {
+	podsDeleted, refused := s.deletePodsAndOwners(ctx)
+	if !podsDeleted {
 		// Nothing ends the Pods sooner than the namespace controller
 		// will: the nodes go now, and the refusal is the result.
-		return errors.Join(err, s.cluster.RemoveNodes(ctx, s.nodes))
+		return errors.Join(refused, s.cluster.RemoveNodes(ctx, s.nodes))
 	}
 	r := s.runner
 	r.teardowns.Add(1)
@@ -144,7 +149,7 @@ func (s *scenarioRun) removeNodesAfterPods(ctx context.Context) error {
 			r.mu.Unlock()
 		}
 	}()
-	return nil
+	return refused
 }
 
 // waitPodsGone waits, at most cleanupTimeout, until the scenario's
