@@ -28,6 +28,9 @@ func (s *scenarioRun) settle(ctx context.Context, d, max time.Duration) string {
 	catchUp, _ := s.cluster.(cluster.CatchUp)
 	for {
 		if !s.watch.quiet(ctx, d, time.Until(deadline)) {
+			if err := ctx.Err(); err != nil {
+				return "not caught up: " + err.Error()
+			}
 			return fmt.Sprintf("its namespace still changed %s after the last step, never quiet for %s", max, d)
 		}
 		if catchUp == nil {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -60,5 +61,16 @@ func TestSettle(t *testing.T) {
 	}
 	if why := run(catchUpCluster{}.Cluster).settle(t.Context(), d, 300*time.Millisecond); why != "" {
 		t.Errorf("a quiet namespace on a cluster that cannot say more: %q", why)
+	}
+
+	// Ended while its namespace still changes: the end is why, not the
+	// changes.
+	changing := run(catchUpCluster{}.Cluster)
+	changing.watch.last = time.Now()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	want = "not caught up: context canceled"
+	if why := changing.settle(ctx, d, 5*time.Second); why != want {
+		t.Errorf("ended while its namespace changed: %q, want %q", why, want)
 	}
 }
