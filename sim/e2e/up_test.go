@@ -23,6 +23,7 @@ import (
 
 	"github.com/trainersim/trainersim/fakegpu"
 	"github.com/trainersim/trainersim/sim/cluster"
+	"github.com/trainersim/trainersim/sim/internal/startup"
 	"github.com/trainersim/trainersim/sim/policy"
 )
 
@@ -30,11 +31,14 @@ var _ = Describe("simctl up", Ordered, func() {
 	var (
 		session    *gexec.Session
 		kubeconfig string
+		tmp        string // its TMPDIR
 	)
 
 	BeforeAll(func(ctx SpecContext) {
 		kubeconfig = filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+		tmp = GinkgoT().TempDir()
 		cmd := exec.Command(buildSimctl(), "up", "--kubeconfig", kubeconfig, "--pods-start-after", "2s", "--pods-succeed-after", "3s")
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 		var err error
 		session, err = gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
@@ -124,7 +128,17 @@ var _ = Describe("simctl up", Ordered, func() {
 		Expect(inScenario.Annotations).To(BeEmpty())
 	})
 
-	It("leaves no process behind when killed with SIGKILL", func(ctx SpecContext) {
+	It("leaves no process behind when killed with SIGKILL, and no file the next start does not remove", func(ctx SpecContext) {
+		// What the cluster writes is in its work dir (the webhooks'
+		// serving certificates too, which envtest puts in a directory of
+		// its own).
+		entries, err := os.ReadDir(tmp)
+		Expect(err).NotTo(HaveOccurred())
+		var files []string
+		for _, e := range entries {
+			files = append(files, e.Name())
+		}
+		Expect(files).To(ConsistOf(HavePrefix("trainersim-")), "TMPDIR of simctl up")
 		children := childProcesses(session.Command.Process.Pid)
 		names := map[string]bool{}
 		for _, name := range children {
@@ -137,6 +151,9 @@ var _ = Describe("simctl up", Ordered, func() {
 		Eventually(session).WithTimeout(processExitTimeout).Should(gexec.Exit())
 		Eventually(func() []string { return stillAlive(children) }).
 			WithTimeout(processExitTimeout).WithPolling(pollInterval).Should(BeEmpty())
+		// The next start removes the work dir of a harness that is gone.
+		startup.RemoveStaleWorkDirs(tmp)
+		Expect(os.ReadDir(tmp)).To(BeEmpty(), "TMPDIR of the killed simctl up once the next start cleaned it")
 	})
 })
 

@@ -63,9 +63,33 @@ func (e *Environment) startAPIServer(bins map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("failed to start kube-apiserver and etcd: %w", err)
 	}
+	if err := e.moveServingCerts(); err != nil {
+		return err
+	}
 	e.cfg = cfg
 	e.cfg.QPS, e.cfg.Burst = 200, 400
 	e.ready(StepAPIServer, since)
+	return nil
+}
+
+// moveServingCerts moves the webhooks' serving certificates, which envtest
+// writes to a temporary directory of its own, into the work dir, before
+// anything reads them: there they go with it, also when a SIGKILL leaves
+// the work dir to the next start (startup.RemoveStaleWorkDirs). envtest's
+// Stop removes them wherever LocalServingCertDir says.
+func (e *Environment) moveServingCerts() error {
+	hooks := &e.env.WebhookInstallOptions
+	to := filepath.Join(e.WorkDir, "webhook-serving-certs")
+	if err := os.Rename(hooks.LocalServingCertDir, to); err != nil {
+		// Another file system: copied, then removed.
+		if err := os.CopyFS(to, os.DirFS(hooks.LocalServingCertDir)); err != nil {
+			return fmt.Errorf("failed to move the webhooks' serving certificates into the work dir: %w", err)
+		}
+		if err := os.RemoveAll(hooks.LocalServingCertDir); err != nil {
+			return fmt.Errorf("failed to move the webhooks' serving certificates into the work dir: %w", err)
+		}
+	}
+	hooks.LocalServingCertDir = to
 	return nil
 }
 
