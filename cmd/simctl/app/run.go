@@ -310,7 +310,7 @@ func runScenarios(ctx context.Context, streams Streams, f runFlags, paths []stri
 	// (Started while the first cluster's first runs went on, it made a
 	// view of the first cluster's Trainer miss a watch event in 3 of 14
 	// corpus runs at 1e2dcdd, for a cause not found; at abfa705 it did not
-	// in 17, and the corpus ended 1 s sooner of 54, within the spread of
+	// in 18, and the corpus ended 1 s sooner of 54, within the spread of
 	// four pairs: the cores, busy with the runs, are what the corpus
 	// waits for, not the start.) It stops as soon as its runs are done
 	// (the runner's ApartDone) or when the run ends.
