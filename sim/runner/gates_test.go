@@ -114,8 +114,13 @@ func TestAbandonedHolds(t *testing.T) {
 	}
 	released := make(chan error, 1)
 	go func() { released <- send(t.Context(), urls["released"]) }()
+	// The abandoned request let go, the other one held: only then is the
+	// second released (released before it came, it would wait forever).
 	deadline := time.Now().Add(10 * time.Second)
-	for (len(server.Holding("explore-flip-ns")) > 0 || len(server.Holding("released-ns")) == 0) && time.Now().Before(deadline) {
+	for len(server.Holding("explore-flip-ns")) > 0 || len(server.Holding("released-ns")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s the gate server holds %d abandoned and %d waiting requests, want 0 and 1", len(server.Holding("explore-flip-ns")), len(server.Holding("released-ns")))
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	server.Release("released-ns", "its step ended", false)
