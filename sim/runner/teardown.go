@@ -86,19 +86,22 @@ func (s *scenarioRun) leavesPodsToSchedule() bool {
 // serves, most of them empty). podsDeleted says whether the Pods'
 // deletion was accepted, whatever became of their owners'.
 func (s *scenarioRun) deletePodsAndOwners(ctx context.Context) (podsDeleted bool, err error) {
-	var errs []error
-	for _, kind := range []string{"TrainJob", "JobSet", "Job", "Pod"} {
+	deleteAll := func(kind string) error {
 		gvk := watched[kind].GroupVersion().WithKind(kind)
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(gvk)
 		err := s.cluster.Client().DeleteAllOf(ctx, obj, client.InNamespace(s.ns), client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("failed to delete the %ss of namespace %s: %w", gvk.Kind, s.ns, err))
-			continue
+			return fmt.Errorf("failed to delete the %ss of namespace %s: %w", kind, s.ns, err)
 		}
-		podsDeleted = kind == "Pod"
+		return nil
 	}
-	return podsDeleted, errors.Join(errs...)
+	var errs []error
+	for _, owner := range []string{"TrainJob", "JobSet", "Job"} {
+		errs = append(errs, deleteAll(owner))
+	}
+	podsErr := deleteAll("Pod")
+	return podsErr == nil, errors.Join(append(errs, podsErr)...)
 }
 
 // podsIn returns how many Pods of namespace ns the shared Pod informer
