@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // TestStartRefusesUsedWorkDir: a --work-dir that holds the etcd data of an
@@ -23,5 +25,45 @@ func TestStartRefusesUsedWorkDir(t *testing.T) {
 	}
 	if _, err := os.Stat(member); err != nil {
 		t.Errorf("the earlier data is gone: %v", err)
+	}
+}
+
+// TestMoveServingCerts: the webhooks' serving certificates envtest wrote
+// to a directory of its own end up in the work dir, whole, and envtest's
+// directory is gone: on the same file system (a rename) and from another
+// one (/dev/shm, a tmpfs, to the work dir: a copy), as --work-dir may
+// choose.
+func TestMoveServingCerts(t *testing.T) {
+	for name, from := range map[string]string{"same file system": t.TempDir(), "another file system": "/dev/shm"} {
+		t.Run(name, func(t *testing.T) {
+			certs, err := os.MkdirTemp(from, "envtest-serving-certs-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = os.RemoveAll(certs) })
+			files := map[string]string{"tls.crt": "cert", "tls.key": "key"}
+			for f, data := range files {
+				if err := os.WriteFile(filepath.Join(certs, f), []byte(data), 0o640); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e := &Environment{WorkDir: t.TempDir(), env: &envtest.Environment{}}
+			e.env.WebhookInstallOptions.LocalServingCertDir = certs
+			if err := e.moveServingCerts(); err != nil {
+				t.Fatal(err)
+			}
+			moved := e.env.WebhookInstallOptions.LocalServingCertDir
+			if filepath.Dir(moved) != e.WorkDir {
+				t.Errorf("the certificates are in %s, want a directory of the work dir %s", moved, e.WorkDir)
+			}
+			for f, want := range files {
+				if got, err := os.ReadFile(filepath.Join(moved, f)); err != nil || string(got) != want {
+					t.Errorf("%s: %q, %v; want %q", f, got, err, want)
+				}
+			}
+			if _, err := os.Stat(certs); !os.IsNotExist(err) {
+				t.Errorf("envtest's directory %s is still there: %v", certs, err)
+			}
+		})
 	}
 }
