@@ -26,11 +26,11 @@ import (
 // reports both median start times, their ratio and the per-component
 // breakdown of the full start (each step's median ready time): on the small
 // VMs the project runs on, one start in a few takes a second longer than
-// the others, which a mean of a few carries into the ratio. The full start is from the snapshot, as every start
-// but the first on a machine is: one start before the measured ones makes
-// sure it exists, and its time (which includes building the snapshot when
-// there was none) is reported apart. Target: full/bare <= 1.3. Run with
-// `make bench`.
+// the others, which a mean of a few carries into the ratio. The full start
+// is from the snapshot, as every start but the first on a machine is: one
+// start before the measured ones makes sure it exists, and its time (which
+// includes building the snapshot when there was none) is reported apart.
+// Target: full/bare <= 1.3. Run with `make bench` (five of each).
 func BenchmarkStart(b *testing.B) {
 	proclog.Install() // as simctl: the libraries' loggers off the terminal
 	bins, err := assets.Find("")
