@@ -81,11 +81,13 @@ func (e *Environment) moveServingCerts() error {
 	hooks := &e.env.WebhookInstallOptions
 	to := filepath.Join(e.WorkDir, "webhook-serving-certs")
 	if err := os.Rename(hooks.LocalServingCertDir, to); err != nil {
-		// Another file system: copied, then removed.
-		if err := os.CopyFS(to, os.DirFS(hooks.LocalServingCertDir)); err != nil {
-			return fmt.Errorf("failed to move the webhooks' serving certificates into the work dir: %w", err)
+		// Another file system: copied with each file's mode (the key
+		// stays its owner's), then removed.
+		err := copyTree(hooks.LocalServingCertDir, to)
+		if err == nil {
+			err = os.RemoveAll(hooks.LocalServingCertDir)
 		}
-		if err := os.RemoveAll(hooks.LocalServingCertDir); err != nil {
+		if err != nil {
 			return fmt.Errorf("failed to move the webhooks' serving certificates into the work dir: %w", err)
 		}
 	}

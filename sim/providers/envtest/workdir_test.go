@@ -32,7 +32,7 @@ func TestStartRefusesUsedWorkDir(t *testing.T) {
 // to a directory of its own end up in the work dir, whole, and envtest's
 // directory is gone: on the same file system (a rename) and from another
 // one (/dev/shm, a tmpfs, to the work dir: a copy), as --work-dir may
-// choose.
+// choose, each file with its mode.
 func TestMoveServingCerts(t *testing.T) {
 	for name, from := range map[string]string{"same file system": t.TempDir(), "another file system": "/dev/shm"} {
 		t.Run(name, func(t *testing.T) {
@@ -43,7 +43,7 @@ func TestMoveServingCerts(t *testing.T) {
 			t.Cleanup(func() { _ = os.RemoveAll(certs) })
 			files := map[string]string{"tls.crt": "cert", "tls.key": "key"}
 			for f, data := range files {
-				if err := os.WriteFile(filepath.Join(certs, f), []byte(data), 0o640); err != nil {
+				if err := os.WriteFile(filepath.Join(certs, f), []byte(data), 0o600); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -59,6 +59,14 @@ func TestMoveServingCerts(t *testing.T) {
 			for f, want := range files {
 				if got, err := os.ReadFile(filepath.Join(moved, f)); err != nil || string(got) != want {
 					t.Errorf("%s: %q, %v; want %q", f, got, err, want)
+				}
+				// The key readable by its owner alone, as envtest wrote it.
+				st, err := os.Stat(filepath.Join(moved, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Mode().Perm() != 0o600 {
+					t.Errorf("%s: mode %v, want -rw-------", f, st.Mode().Perm())
 				}
 			}
 			if _, err := os.Stat(certs); !os.IsNotExist(err) {
